@@ -1,0 +1,31 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { AuthModule } from './auth/auth.module.js';
+import type { AppConfig } from './config/app-config.js';
+import { ConfigModule } from './config/config.module.js';
+import { DatabaseModule } from './database/database.module.js';
+import { ApiErrorFilter } from './http/api-error.filter.js';
+import { RequestValidationPipe } from './http/request-validation.pipe.js';
+import { PetsModule } from './pets/pets.module.js';
+
+/** A configuration whose database is known: DATABASE_URL, or the embedded cluster main.ts started. */
+export type ResolvedConfig = AppConfig & { databaseUrl: string };
+
+@Module({})
+export class AppModule {
+  static forRoot(config: ResolvedConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule.forRoot({ url: config.databaseUrl, migrationsRun: config.migrationsRun }),
+        AuthModule,
+        PetsModule,
+      ],
+      providers: [
+        { provide: APP_PIPE, useClass: RequestValidationPipe },
+        { provide: APP_FILTER, useClass: ApiErrorFilter },
+      ],
+    };
+  }
+}

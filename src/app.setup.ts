@@ -1,0 +1,36 @@
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { LoggerService, LogLevel } from '@nestjs/common';
+import { AppModule, ResolvedConfig } from './app.module.js';
+import { handleFrameworkError } from './http/framework-errors.js';
+
+export const API_PREFIX = 'v1';
+export const BODY_LIMIT_BYTES = 16 * 1024;
+
+export function createFastifyAdapter(): FastifyAdapter {
+  return new FastifyAdapter({
+    bodyLimit: BODY_LIMIT_BYTES,
+    frameworkErrors: handleFrameworkError,
+  });
+}
+
+/** What cannot be a provider: prefix and body parsing. Shared by main.ts and the tests. */
+export function configureApp(app: NestFastifyApplication): void {
+  app.setGlobalPrefix(API_PREFIX);
+  // Only JSON bodies are accepted; Fastify's default text/plain parser would let other bodies through to validation.
+  app.getHttpAdapter().getInstance().removeContentTypeParser('text/plain');
+}
+
+export async function createApp(
+  config: ResolvedConfig,
+  logger?: LoggerService | LogLevel[] | false,
+): Promise<NestFastifyApplication> {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), createFastifyAdapter(), {
+    logger,
+    abortOnError: false,
+  });
+  configureApp(app);
+  await app.init();
+  await app.getHttpAdapter().getInstance().ready();
+  return app;
+}

@@ -1,0 +1,39 @@
+import { ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { AuthGuard } from '@nestjs/passport';
+import { ApiError } from '../http/api-error.js';
+import { ErrorCode } from '../http/error-code.js';
+import type { ApiKeyIdentity } from './api-key-identity.js';
+import { REALM } from './bearer.strategy.js';
+import { IS_PUBLIC } from './public.decorator.js';
+
+/** The global guard: every route needs a valid bearer key unless marked `@Public()`. */
+@Injectable()
+export class ApiKeyGuard extends AuthGuard('bearer') {
+  constructor(private readonly reflector: Reflector) {
+    super();
+  }
+
+  canActivate(context: ExecutionContext) {
+    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]);
+    return isPublic || super.canActivate(context);
+  }
+
+  // `challenge` is what passport-http-bearer answers: the WWW-Authenticate value
+  // (RFC 6750 §3), or a bare status (400) for a malformed Authorization header.
+  handleRequest<TUser = ApiKeyIdentity>(error: unknown, identity: TUser | false, challenge: unknown): TUser {
+    if (error) throw error;
+    if (identity) return identity;
+    if (typeof challenge === 'string' && challenge.includes('invalid_token')) {
+      throw new ApiError(401, ErrorCode.Unauthorized, 'The API key is not valid.', { 'WWW-Authenticate': challenge });
+    }
+    if (typeof challenge === 'string') {
+      throw new ApiError(401, ErrorCode.Unauthorized, 'An API key is required: send Authorization: Bearer <key>.', {
+        'WWW-Authenticate': challenge,
+      });
+    }
+    throw new ApiError(401, ErrorCode.Unauthorized, 'The Authorization header is malformed: use Bearer <key>.', {
+      'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_request"`,
+    });
+  }
+}

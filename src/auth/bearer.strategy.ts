@@ -1,0 +1,28 @@
+import { Injectable } from '@nestjs/common';
+import { PassportStrategy } from '@nestjs/passport';
+import { Strategy } from 'passport-http-bearer';
+import type { ApiKeyIdentity } from './api-key-identity.js';
+import { ApiKeyStore } from './api-key-store.js';
+
+export const REALM = 'animal-store';
+
+@Injectable()
+export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
+  constructor(private readonly keys: ApiKeyStore) {
+    super({ realm: REALM });
+  }
+
+  /**
+   * passport-http-bearer also reads `access_token` from the query string and
+   * the body; RFC 6750 §2.3 advises against it (URLs end up in logs), so the
+   * strategy only ever sees the Authorization header.
+   */
+  authenticate(request: { headers: { authorization?: string } }, options?: object): void {
+    const headers = { authorization: request.headers.authorization };
+    super.authenticate({ headers } as never, options);
+  }
+
+  async validate(token: string): Promise<ApiKeyIdentity | false> {
+    return (await this.keys.verify(token)) ?? false;
+  }
+}

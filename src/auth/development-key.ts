@@ -1,0 +1,24 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export function developmentKeyFile(dataDir: string): string {
+  return join(dataDir, 'dev-api-key');
+}
+
+/**
+ * Outside production, with no API_KEYS set, the service makes up one key and
+ * keeps it in a file readable by its owner only, so that a first `npm start`
+ * can be called without any set-up and the key never appears in a log.
+ */
+export async function developmentApiKey(dataDir: string): Promise<string> {
+  const file = developmentKeyFile(dataDir);
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch {
+    const key = `pet_dev_${randomBytes(24).toString('base64url')}`;
+    await mkdir(dataDir, { recursive: true });
+    await writeFile(file, `${key}\n`, { mode: 0o600 });
+    return key;
+  }
+}

@@ -1,0 +1,28 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG } from '../config/config.module.js';
+import type { AppConfig } from '../config/app-config.js';
+import type { ApiKeyIdentity } from './api-key-identity.js';
+import { ApiKeyStore } from './api-key-store.js';
+import { keyDigest } from './key-digest.js';
+
+/**
+ * Keys from `API_KEYS`. Only their digests stay in memory; a presented key is
+ * digested and looked up by digest, so no comparison ever runs on raw key
+ * bytes and its timing reveals nothing about a valid key.
+ */
+@Injectable()
+export class EnvApiKeyStore extends ApiKeyStore {
+  private readonly identities = new Map<string, ApiKeyIdentity>();
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    super();
+    config.apiKeys.forEach((key, index) => {
+      const digest = keyDigest(key);
+      this.identities.set(digest, { id: `env-${digest.slice(0, 8)}`, name: `API_KEYS #${index + 1}` });
+    });
+  }
+
+  verify(key: string): Promise<ApiKeyIdentity | null> {
+    return Promise.resolve(this.identities.get(keyDigest(key)) ?? null);
+  }
+}

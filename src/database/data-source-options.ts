@@ -1,0 +1,34 @@
+import { dirname, extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { DataSourceOptions } from 'typeorm';
+
+// Compiled, this file runs from dist/database next to dist/migrations; under
+// ts-jest it runs from src/database and the migrations are the .ts sources.
+const here = fileURLToPath(import.meta.url);
+const compiled = extname(here) === '.js';
+const directory = dirname(here);
+const migrations = compiled
+  ? join(directory, '..', 'migrations', '*.js')
+  : join(directory, '..', '..', 'migrations', '*.ts');
+
+/** The one set of DataSource options, shared by the service and the TypeORM CLI. */
+export function dataSourceOptions(url: string): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url,
+    entities: [join(directory, '..', '**', `*.entity${compiled ? '.js' : '.ts'}`)],
+    migrations: [migrations],
+    migrationsTableName: 'migrations',
+    synchronize: false,
+    migrationsRun: false,
+    extra: {
+      max: 10,
+      // A dead or unreachable database must fail a request quickly (503), never hang it.
+      connectionTimeoutMillis: 2_000,
+      statement_timeout: 5_000,
+      query_timeout: 6_000,
+      idle_in_transaction_session_timeout: 10_000,
+      application_name: 'animal-store',
+    },
+  };
+}

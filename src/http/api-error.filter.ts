@@ -1,0 +1,59 @@
+import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from './api-error.js';
+import { ErrorCode } from './error-code.js';
+import { toApiError } from './to-api-error.js';
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+export const WWW_AUTHENTICATE = 'Bearer realm="animal-store"';
+
+/**
+ * The one place every error leaves through: Nest exceptions, Fastify's own
+ * errors (which the adapter wraps with the original in `cause`), database
+ * failures and bugs all become `{ code, message, status }`.
+ */
+@Catch()
+export class ApiErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ApiErrorFilter');
+
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const request = host.switchToHttp().getRequest<FastifyRequest>();
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const error = this.routeAwareError(toApiError(exception), exception, request);
+
+    if (error.getStatus() >= 500) {
+      this.logger.error(
+        { err: exception, requestId: request.id, method: request.method, route: request.routeOptions?.url },
+        `${request.method} ${request.routeOptions?.url ?? 'unmatched route'} failed with ${error.getStatus()}`,
+      );
+    }
+
+    reply.headers(error.headers);
+    if (error.getStatus() === 401 && !reply.hasHeader('WWW-Authenticate')) {
+      reply.header('WWW-Authenticate', WWW_AUTHENTICATE);
+    }
+    this.adapterHost.httpAdapter.reply(reply, error.toBody(), error.getStatus());
+  }
+
+  /** A 404 from the router means either "no such path" or "path exists, wrong method" (405). */
+  private routeAwareError(error: ApiError, exception: unknown, request: FastifyRequest): ApiError {
+    if (error.getStatus() !== 404 || exception instanceof ApiError) return error;
+    const path = request.url.split('?', 1)[0];
+    const allowed = this.allowedMethods(path);
+    if (allowed.length === 0) {
+      return new ApiError(404, ErrorCode.NotFound, 'No resource exists at this path.');
+    }
+    return new ApiError(405, ErrorCode.MethodNotAllowed, `${request.method} is not allowed on this path.`, {
+      Allow: allowed.join(', '),
+    });
+  }
+
+  private allowedMethods(path: string): string[] {
+    const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
+    return METHODS.filter((method) => fastify.findRoute({ method, url: path }) !== null);
+  }
+}

@@ -1,0 +1,79 @@
+import { HttpException } from '@nestjs/common';
+import { ApiError } from './api-error.js';
+import { ErrorCode } from './error-code.js';
+
+export const RETRY_AFTER_SECONDS = '5';
+
+const internalError = () => new ApiError(500, ErrorCode.InternalError, 'Internal server error.');
+
+export const serviceUnavailable = () =>
+  new ApiError(503, ErrorCode.ServiceUnavailable, 'The service is temporarily unavailable; retry later.', {
+    'Retry-After': RETRY_AFTER_SECONDS,
+  });
+
+/** Errors Fastify raises itself (body parsing, router), keyed by their `code`. */
+const fastifyErrors: Record<string, () => ApiError> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: () => new ApiError(400, ErrorCode.InvalidJson, 'The request body is not valid JSON.'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => new ApiError(400, ErrorCode.InvalidJson, 'The request body is empty.'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
+    new ApiError(400, ErrorCode.InvalidJson, 'The request body does not match its Content-Length.'),
+  FST_ERR_CTP_BODY_TOO_LARGE: () =>
+    new ApiError(413, ErrorCode.PayloadTooLarge, 'The request body is larger than 16 KiB.'),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
+    new ApiError(415, ErrorCode.UnsupportedMediaType, 'The request body must be application/json.'),
+  FST_ERR_CTP_INVALID_TYPE: () =>
+    new ApiError(415, ErrorCode.UnsupportedMediaType, 'The request body must be application/json.'),
+  FST_ERR_BAD_URL: () => new ApiError(400, ErrorCode.ValidationFailed, 'The request URL is malformed.'),
+  FST_ERR_MAX_PARAM_LENGTH: () =>
+    new ApiError(400, ErrorCode.ValidationFailed, 'A path parameter is longer than allowed.'),
+};
+
+const statusCodes: Record<number, ErrorCode> = {
+  400: ErrorCode.ValidationFailed,
+  401: ErrorCode.Unauthorized,
+  404: ErrorCode.NotFound,
+  405: ErrorCode.MethodNotAllowed,
+  413: ErrorCode.PayloadTooLarge,
+  415: ErrorCode.UnsupportedMediaType,
+  429: ErrorCode.RateLimited,
+  503: ErrorCode.ServiceUnavailable,
+};
+
+/**
+ * node-postgres and PostgreSQL signal "the database is not there right now"
+ * in several ways: socket errors, pool timeouts, class 08 (connection
+ * exception), 57P0x (server shutting down) and 57014 (statement timeout).
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const err = error as { code?: unknown; message?: unknown; driverError?: unknown } | null;
+  if (!err || typeof err !== 'object') return false;
+  if (err.driverError && isDatabaseUnavailable(err.driverError)) return true;
+  const code = typeof err.code === 'string' ? err.code : '';
+  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', '57014'].includes(code)) {
+    return true;
+  }
+  if (code.startsWith('08') || code.startsWith('57P')) return true;
+  const message = typeof err.message === 'string' ? err.message : '';
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|the database system is (starting up|shutting down)|ECONNREFUSED/i.test(
+    message,
+  );
+}
+
+/** Maps anything thrown while serving a request to the Error it is answered with. */
+export function toApiError(exception: unknown): ApiError {
+  if (exception instanceof ApiError) return exception;
+
+  const cause = exception instanceof HttpException ? exception.cause : exception;
+  const fastifyCode = (cause as { code?: unknown } | undefined)?.code;
+  if (typeof fastifyCode === 'string' && fastifyErrors[fastifyCode]) return fastifyErrors[fastifyCode]();
+
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    if (status >= 500) return status === 503 ? serviceUnavailable() : internalError();
+    const code = statusCodes[status] ?? ErrorCode.ValidationFailed;
+    return new ApiError(status, code, exception.message);
+  }
+
+  if (isDatabaseUnavailable(exception)) return serviceUnavailable();
+  return internalError();
+}

@@ -1,0 +1,25 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IsEnum, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { PetStatus } from '../pet-status.enum.js';
+import { MAX_ID, MIN_ID } from '../pet-id.js';
+import { IsPetName, NAME_MAX_LENGTH } from './is-pet-name.decorator.js';
+
+const ID_RANGE = { message: `categoryId must be an integer from ${MIN_ID} to ${MAX_ID}` };
+
+/** The body of `createPet`; unknown properties (including `id`) are rejected. */
+export class NewPet {
+  @ApiProperty({ minLength: 1, maxLength: NAME_MAX_LENGTH, example: 'Rex', description: 'Not only whitespace; no control characters. Stored exactly as sent.' })
+  @IsPetName()
+  name: string;
+
+  @ApiProperty({ type: 'integer', format: 'int64', minimum: MIN_ID, maximum: MAX_ID, example: 3 })
+  @IsInt(ID_RANGE)
+  @Min(MIN_ID, ID_RANGE)
+  @Max(MAX_ID, ID_RANGE)
+  categoryId: number;
+
+  @ApiProperty({ enum: PetStatus, enumName: 'PetStatus', required: false, default: PetStatus.Available })
+  @IsOptional()
+  @IsEnum(PetStatus, { message: 'status must be one of available, pending, sold' })
+  status?: PetStatus;
+}

@@ -1,0 +1,29 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsEnum, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { PetStatus } from '../pet-status.enum.js';
+
+export const LIMIT_DEFAULT = 20;
+export const LIMIT_MAX = 100;
+
+const LIMIT_RANGE = { message: `limit must be an integer from 1 to ${LIMIT_MAX}` };
+
+// Only a plain decimal becomes a number: `1e2`, ` 5`, `5.0`, '' and repeated values stay as sent and fail @IsInt.
+const toDecimalInteger = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && /^[0-9]{1,3}$/.test(value) ? Number(value) : value;
+
+/** Query of `listPets`; unknown parameters are ignored. */
+export class ListPetsQuery {
+  @ApiProperty({ type: 'integer', minimum: 1, maximum: LIMIT_MAX, default: LIMIT_DEFAULT, required: false })
+  @IsOptional()
+  @Transform(toDecimalInteger)
+  @IsInt(LIMIT_RANGE)
+  @Min(1, LIMIT_RANGE)
+  @Max(LIMIT_MAX, LIMIT_RANGE)
+  limit: number = LIMIT_DEFAULT;
+
+  @ApiProperty({ enum: PetStatus, enumName: 'PetStatus', required: false })
+  @IsOptional()
+  @IsEnum(PetStatus, { message: 'status must be one of available, pending, sold' })
+  status?: PetStatus;
+}

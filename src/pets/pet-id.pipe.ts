@@ -1,0 +1,15 @@
+import { Injectable, PipeTransform } from '@nestjs/common';
+import { ApiError } from '../http/api-error.js';
+import { ErrorCode } from '../http/error-code.js';
+import { MAX_ID, parseId } from './pet-id.js';
+
+@Injectable()
+export class PetIdPipe implements PipeTransform<unknown, number> {
+  transform(value: unknown): number {
+    const id = parseId(value);
+    if (id === undefined) {
+      throw new ApiError(400, ErrorCode.ValidationFailed, `petId must be an integer from 1 to ${MAX_ID}.`);
+    }
+    return id;
+  }
+}

@@ -1,0 +1,23 @@
+import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { PetStatus } from './pet-status.enum.js';
+
+/** A row of `pets`. node-postgres returns `bigint` columns as strings; `toPet` converts them. */
+@Entity('pets')
+@Index('pets_status_id_idx', ['status', 'id'])
+@Check('pets_status_check', `"status" IN ('available', 'pending', 'sold')`)
+export class PetEntity {
+  @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS', primaryKeyConstraintName: 'pets_pkey' })
+  id: string;
+
+  @Column('text')
+  name: string;
+
+  @Column('bigint', { name: 'category_id' })
+  categoryId: string;
+
+  @Column('text', { default: PetStatus.Available })
+  status: PetStatus;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}

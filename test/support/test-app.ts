@@ -1,0 +1,65 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Client } from 'pg';
+import { createApp } from '../../src/app.setup.js';
+import { AppConfig, loadConfig } from '../../src/config/app-config.js';
+import { createTestDatabase, TestDatabase } from './test-database.js';
+
+export const TEST_KEY = 'test-key-0123456789abcdef';
+
+export interface TestApp {
+  app: NestFastifyApplication;
+  /** e.g. http://127.0.0.1:41234 */
+  origin: string;
+  database: TestDatabase;
+  /** A direct connection to the test database, for assertions on what was stored. */
+  sql: Client;
+  close(): Promise<void>;
+}
+
+/**
+ * The real application (AppModule, the same globals and configureApp as
+ * production) on a real port, against a fresh database with the migrations applied.
+ */
+export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const config = { ...loadConfig({}), apiKeys: [TEST_KEY], ...overrides, databaseUrl: database.url };
+  const app = await createApp(config, false);
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as { port: number };
+  const sql = new Client({ connectionString: database.url });
+  await sql.connect();
+  return {
+    app,
+    origin: `http://127.0.0.1:${port}`,
+    database,
+    sql,
+    close: async () => {
+      await sql.end();
+      await app.close();
+      await database.drop();
+    },
+  };
+}
+
+export interface ApiResponse<T = unknown> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+/** A real HTTP request; the body is parsed when the response says it is JSON. */
+export async function request<T = any>(origin: string, path: string, init: RequestInit = {}): Promise<ApiResponse<T>> {
+  const response = await fetch(`${origin}${path}`, init);
+  const text = await response.text();
+  const json = response.headers.get('content-type')?.startsWith('application/json');
+  return { status: response.status, headers: response.headers, body: json && text ? JSON.parse(text) : text, text };
+}
+
+export const auth = (key = TEST_KEY) => ({ authorization: `Bearer ${key}` });
+
+export const jsonBody = (body: unknown, key = TEST_KEY): RequestInit => ({
+  method: 'POST',
+  headers: { ...auth(key), 'content-type': 'application/json' },
+  body: typeof body === 'string' ? body : JSON.stringify(body),
+});
