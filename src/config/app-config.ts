@@ -82,7 +82,9 @@ export const CURSOR_SECRET_MIN_LENGTH = 32;
 function cursorSecret(env: Env, production: boolean): string | undefined {
   const raw = env.CURSOR_SECRET;
   if (raw === undefined || raw === '') {
-    if (production) throw new ConfigError('CURSOR_SECRET is required when NODE_ENV=production (the same value on every instance)');
+    if (production) {
+      throw new ConfigError('CURSOR_SECRET is required when NODE_ENV=production (the same value on every instance)');
+    }
     return undefined;
   }
   if (raw.length < CURSOR_SECRET_MIN_LENGTH) {

@@ -33,7 +33,10 @@ export class PetsController {
           'Present only when more animals match: `<…/v1/pets?limit=N&status=S&cursor=C>; rel="next"` (RFC 8288), ' +
           'the same query parameters plus the cursor of the next page. The target is relative to the request URL. ' +
           'Absent on the last page.',
-        schema: { type: 'string', example: '</v1/pets?limit=20&status=available&cursor=AQEAAAAAAAAAFMpQOT0J6I4T3mC2IMU9>; rel="next"' },
+        schema: {
+          type: 'string',
+          example: '</v1/pets?limit=20&status=available&cursor=AQEAAAAAAAAAAkSyaFXD96jEr34WvngD>; rel="next"',
+        },
       },
     },
   })

@@ -13,7 +13,8 @@ import { PetsService } from './pets.service.js';
 function pageCursorCodec(config: AppConfig): PageCursorCodec {
   if (config.cursorSecret !== undefined) return new PageCursorCodec(config.cursorSecret);
   new Logger('Pagination').warn(
-    'CURSOR_SECRET is not set: pagination cursors are signed with a random secret and stop working when this process restarts.',
+    'CURSOR_SECRET is not set: pagination cursors are signed with a random secret ' +
+      'and stop working when this process restarts.',
   );
   return new PageCursorCodec(randomBytes(32));
 }

@@ -9,15 +9,16 @@ const COLUMNS = 'id, name, category_id, status';
 
 /**
  * Keyset pages: a page deep in the table costs what the first one does (no
- * OFFSET rows to walk past). Without a status, `id > $1` on the primary key.
- * With one, the row comparison is `status = $1 AND id > $2` written so that
- * only `pets_status_id_idx` can deliver the order: with a plain equality the
- * planner may walk the primary key and filter on status, which reads most of
- * the table when a status is rare among the oldest rows (old animals are
- * mostly sold).
+ * OFFSET rows to walk past). Without a status, `id > $1` is a range of the
+ * primary key. With one, `(status, id) > ($1, $2) AND status <= $1` means
+ * `status = $1 AND id > $2` but leaves the planner only `pets_status_id_idx`
+ * to deliver the order: given the plain equality it may walk the primary key
+ * and discard other statuses, which reads most of the table when the status
+ * is rare among the oldest rows (old animals are mostly sold).
  */
 export const PAGE_SQL = `SELECT ${COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`;
-export const STATUS_PAGE_SQL = `SELECT ${COLUMNS} FROM pets WHERE (status, id) > ($1, $2) AND status <= $1 ORDER BY status, id LIMIT $3`;
+export const STATUS_PAGE_SQL =
+  `SELECT ${COLUMNS} FROM pets WHERE (status, id) > ($1, $2) AND status <= $1 ORDER BY status, id LIMIT $3`;
 
 export interface PetPageQuery {
   status?: PetStatus;

@@ -57,7 +57,8 @@ export class PetsService {
     }
     if (position.status !== status) {
       const filter = position.status === undefined ? 'without status' : `with status=${position.status}`;
-      throw new ApiError(400, ErrorCode.InvalidCursor, `The cursor was issued for the list ${filter}; send it ${filter}.`);
+      const message = `The cursor was issued for the list ${filter}; send it ${filter}.`;
+      throw new ApiError(400, ErrorCode.InvalidCursor, message);
     }
     return position.after;
   }
