@@ -15,6 +15,8 @@ export interface AppConfig {
   dataDir: string;
   embeddedPostgresPort: number;
   production: boolean;
+  /** Signs pagination cursors. Absent (development only): a random secret per process. */
+  cursorSecret?: string;
 }
 
 export class ConfigError extends Error {}
@@ -73,8 +75,27 @@ function logLevel(env: Env): LogLevel {
   return raw as LogLevel;
 }
 
+export const CURSOR_SECRET_MIN_LENGTH = 32;
+
+// Every instance behind a load balancer must verify the cursors the others sign,
+// so production refuses to start with a per-process secret.
+function cursorSecret(env: Env, production: boolean): string | undefined {
+  const raw = env.CURSOR_SECRET;
+  if (raw === undefined || raw === '') {
+    if (production) {
+      throw new ConfigError('CURSOR_SECRET is required when NODE_ENV=production (the same value on every instance)');
+    }
+    return undefined;
+  }
+  if (raw.length < CURSOR_SECRET_MIN_LENGTH) {
+    throw new ConfigError(`CURSOR_SECRET must be at least ${CURSOR_SECRET_MIN_LENGTH} characters`);
+  }
+  return raw;
+}
+
 /** Reads and validates the configuration; a bad value throws a ConfigError naming the variable. */
 export function loadConfig(env: Env = process.env): AppConfig {
+  const production = env.NODE_ENV === 'production';
   return {
     host: env.HOST || '127.0.0.1',
     port: integer(env, 'PORT', 3000, 0, 65535),
@@ -84,6 +105,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     migrationsRun: boolean(env, 'MIGRATIONS_RUN', true),
     dataDir: resolve(env.DATA_DIR || '.data'),
     embeddedPostgresPort: integer(env, 'EMBEDDED_POSTGRES_PORT', 5433, 1, 65535),
-    production: env.NODE_ENV === 'production',
+    production,
+    cursorSecret: cursorSecret(env, production),
   };
 }

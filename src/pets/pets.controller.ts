@@ -1,9 +1,11 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
 import { Deprecated } from '../http/deprecated.decorator.js';
 import { NewPet } from './dto/create-pet.dto.js';
 import { ListPetsQuery } from './dto/list-pets.query.js';
 import { Pet } from './dto/pet.dto.js';
+import { nextPageLink } from './next-page-link.js';
 import { PetIdPipe } from './pet-id.pipe.js';
 import { PetsService } from './pets.service.js';
 
@@ -21,8 +23,29 @@ export class PetsController {
 
   @Get()
   @ApiOperation({ operationId: 'listPets', summary: 'List all animals' })
-  list(@Query() query: ListPetsQuery): Promise<Pet[]> {
-    return this.pets.list(query);
+  @ApiOkResponse({
+    description: 'The page of animals, ordered by id ascending.',
+    type: Pet,
+    isArray: true,
+    headers: {
+      Link: {
+        description:
+          'Present only when more animals match: `<…/v1/pets?limit=N&status=S&cursor=C>; rel="next"` (RFC 8288), ' +
+          'the same query parameters plus the cursor of the next page. The target is relative to the request URL. ' +
+          'Absent on the last page.',
+        schema: {
+          type: 'string',
+          example: '</v1/pets?limit=20&status=available&cursor=AQEAAAAAAAAAAkSyaFXD96jEr34WvngD>; rel="next"',
+        },
+      },
+    },
+  })
+  async list(@Query() query: ListPetsQuery, @Res({ passthrough: true }) reply: FastifyReply): Promise<Pet[]> {
+    const page = await this.pets.list(query);
+    if (page.nextCursor !== undefined) {
+      reply.header('Link', nextPageLink(reply.request.routeOptions.url!, query.limit, query.status, page.nextCursor));
+    }
+    return page.pets;
   }
 
   @Post()

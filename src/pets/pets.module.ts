@@ -1,13 +1,31 @@
-import { Module } from '@nestjs/common';
+import { Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { randomBytes } from 'node:crypto';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { PageCursorCodec } from './page-cursor.codec.js';
 import { PetEntity } from './pet.entity.js';
 import { PetsController } from './pets.controller.js';
 import { PetsRepository } from './pets.repository.js';
 import { PetsService } from './pets.service.js';
 
+// loadConfig refuses to start production without CURSOR_SECRET, so the fallback only ever serves development.
+function pageCursorCodec(config: AppConfig): PageCursorCodec {
+  if (config.cursorSecret !== undefined) return new PageCursorCodec(config.cursorSecret);
+  new Logger('Pagination').warn(
+    'CURSOR_SECRET is not set: pagination cursors are signed with a random secret ' +
+      'and stop working when this process restarts.',
+  );
+  return new PageCursorCodec(randomBytes(32));
+}
+
 @Module({
   imports: [TypeOrmModule.forFeature([PetEntity])],
   controllers: [PetsController],
-  providers: [PetsService, PetsRepository],
+  providers: [
+    PetsService,
+    PetsRepository,
+    { provide: PageCursorCodec, inject: [APP_CONFIG], useFactory: pageCursorCodec },
+  ],
 })
 export class PetsModule {}

@@ -7,9 +7,30 @@ import { PetStatus } from './pet-status.enum.js';
 
 const COLUMNS = 'id, name, category_id, status';
 
+/**
+ * Keyset pages: a page deep in the table costs what the first one does (no
+ * OFFSET rows to walk past). Without a status, `id > $1` is a range of the
+ * primary key. With one, `(status, id) > ($1, $2) AND status <= $1` means
+ * `status = $1 AND id > $2` but leaves the planner only `pets_status_id_idx`
+ * to deliver the order: given the plain equality it may walk the primary key
+ * and discard other statuses, which reads most of the table when the status
+ * is rare among the oldest rows (old animals are mostly sold).
+ */
+export const PAGE_SQL = `SELECT ${COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`;
+export const STATUS_PAGE_SQL =
+  `SELECT ${COLUMNS} FROM pets WHERE (status, id) > ($1, $2) AND status <= $1 ORDER BY status, id LIMIT $3`;
+
 export interface PetPageQuery {
   status?: PetStatus;
   limit: number;
+  /** The last id of the previous page; 0 for the first page. */
+  after: number;
+}
+
+export interface PetRowPage {
+  rows: PetRow[];
+  /** Whether rows exist beyond this page. */
+  more: boolean;
 }
 
 export interface NewPetRow {
@@ -27,10 +48,15 @@ export interface NewPetRow {
 export class PetsRepository {
   constructor(@InjectRepository(PetEntity) private readonly pets: Repository<PetEntity>) {}
 
-  findPage({ status, limit }: PetPageQuery): Promise<PetRow[]> {
-    return status === undefined
-      ? this.pets.query(`SELECT ${COLUMNS} FROM pets ORDER BY id LIMIT $1`, [limit])
-      : this.pets.query(`SELECT ${COLUMNS} FROM pets WHERE status = $1 ORDER BY id LIMIT $2`, [status, limit]);
+  /** One row more than `limit` is read to learn whether a next page exists without a second query. */
+  async findPage({ status, limit, after }: PetPageQuery): Promise<PetRowPage> {
+    const rows: PetRow[] =
+      status === undefined
+        ? await this.pets.query(PAGE_SQL, [after, limit + 1])
+        : await this.pets.query(STATUS_PAGE_SQL, [status, after, limit + 1]);
+    const more = rows.length > limit;
+    if (more) rows.pop();
+    return { rows, more };
   }
 
   async findById(id: number): Promise<PetRow | undefined> {

@@ -4,17 +4,30 @@ import { ErrorCode } from '../http/error-code.js';
 import { NewPet } from './dto/create-pet.dto.js';
 import { ListPetsQuery } from './dto/list-pets.query.js';
 import { Pet } from './dto/pet.dto.js';
+import { PageCursorCodec } from './page-cursor.codec.js';
 import { toPet } from './pet.mapper.js';
 import { PetStatus } from './pet-status.enum.js';
 import { PetsRepository } from './pets.repository.js';
 
+export interface PetPage {
+  pets: Pet[];
+  /** Present when more animals match: the `cursor` of the next page. */
+  nextCursor?: string;
+}
+
 @Injectable()
 export class PetsService {
-  constructor(private readonly pets: PetsRepository) {}
+  constructor(
+    private readonly pets: PetsRepository,
+    private readonly cursors: PageCursorCodec,
+  ) {}
 
-  async list(query: ListPetsQuery): Promise<Pet[]> {
-    const rows = await this.pets.findPage({ status: query.status, limit: query.limit });
-    return rows.map(toPet);
+  async list({ status, limit, cursor }: ListPetsQuery): Promise<PetPage> {
+    const after = cursor === undefined ? 0 : this.pageStart(cursor, status);
+    const { rows, more } = await this.pets.findPage({ status, limit, after });
+    const pets = rows.map(toPet);
+    if (!more) return { pets };
+    return { pets, nextCursor: this.cursors.encode({ after: pets[pets.length - 1].id, status }) };
   }
 
   async create(newPet: NewPet): Promise<Pet> {
@@ -30,5 +43,23 @@ export class PetsService {
     const row = await this.pets.findById(id);
     if (!row) throw new ApiError(404, ErrorCode.NotFound, `No animal has id ${id}.`);
     return toPet(row);
+  }
+
+  /** The id a cursor continues after; a cursor this service did not issue for this filter is a 400. */
+  private pageStart(cursor: string, status: PetStatus | undefined): number {
+    const position = this.cursors.decode(cursor);
+    if (position === undefined) {
+      throw new ApiError(
+        400,
+        ErrorCode.InvalidCursor,
+        'The cursor is malformed or was not issued by this service; start again from the first page.',
+      );
+    }
+    if (position.status !== status) {
+      const filter = position.status === undefined ? 'without status' : `with status=${position.status}`;
+      const message = `The cursor was issued for the list ${filter}; send it ${filter}.`;
+      throw new ApiError(400, ErrorCode.InvalidCursor, message);
+    }
+    return position.after;
   }
 }

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsEnum, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsEnum, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { PetStatus } from '../pet-status.enum.js';
 
 export const LIMIT_DEFAULT = 20;
@@ -26,4 +26,19 @@ export class ListPetsQuery {
   @IsOptional()
   @IsEnum(PetStatus, { message: 'status must be one of available, pending, sold' })
   status?: PetStatus;
+
+  @ApiProperty({
+    required: false,
+    type: 'string',
+    example: 'AQEAAAAAAAAAAkSyaFXD96jEr34WvngD',
+    description:
+      'Opaque, url-safe position of the next page, taken from the `Link: rel="next"` header of the previous ' +
+      'page; clients follow that link and never build or edit a cursor. A cursor is bound to the `status` ' +
+      'filter it was issued for: a malformed or altered cursor, or one sent with a different `status`, is ' +
+      'answered with 400 `invalid_cursor`.',
+  })
+  @IsOptional()
+  // Checked here only for shape (a repeated parameter arrives as an array); the service decodes it.
+  @IsString({ message: 'cursor must be given once' })
+  cursor?: string;
 }

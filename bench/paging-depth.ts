@@ -1,0 +1,301 @@
+/**
+ * Does a page deep in the table cost what the first page costs?
+ *
+ * Seeds 1,000,000 animals into a real PostgreSQL, runs the built service
+ * (`node dist/main.js`, production settings) against it, and measures the
+ * median latency of the first page and of a page near the end of the table,
+ * interleaved in one run, for `GET /v1/pets` with and without a status filter.
+ * Prints the deep / first ratio and the EXPLAIN plans of the deep queries.
+ *
+ *   npm run bench:paging
+ *
+ * BENCH_DATABASE_URL: a throw-away database to use (its `pets` table is
+ * emptied); unset, an embedded PostgreSQL in a temporary directory.
+ * BENCH_PAGING_ROWS (default 1000000), BENCH_PAGING_SAMPLES (default 2000 per
+ * page), BENCH_TIMEOUT_SECONDS (default 300): the whole run is bounded by it.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { Agent, request as httpRequest } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+/** The built service, imported at run time: the benchmark measures what `npm run build` produced. */
+const built = (path: string) => new URL(`../../dist/${path}`, import.meta.url).href;
+
+type Status = 'available' | 'pending' | 'sold';
+interface CursorCodec {
+  encode(cursor: { after: number; status?: Status }): string;
+}
+
+const ROWS = positiveInteger('BENCH_PAGING_ROWS', 1_000_000);
+const SAMPLES = positiveInteger('BENCH_PAGING_SAMPLES', 2_000);
+const TIMEOUT_SECONDS = positiveInteger('BENCH_TIMEOUT_SECONDS', 300);
+const WARM_UP = 200;
+const LIMIT = 20;
+const TARGET_RATIO = 1.5;
+const API_KEY = `bench_${randomBytes(18).toString('base64url')}`;
+const CURSOR_SECRET = randomBytes(32).toString('base64url');
+
+function positiveInteger(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[1-9][0-9]*$/.test(raw)) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return Number(raw);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Things to undo at the end, newest first, whatever happened. */
+const cleanups: (() => Promise<unknown>)[] = [];
+
+async function cleanUp(): Promise<void> {
+  for (const cleanup of cleanups.splice(0).reverse()) {
+    await cleanup().catch((error: unknown) => console.error(`clean-up failed: ${String(error)}`));
+  }
+}
+
+async function startDatabase(): Promise<string> {
+  if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL;
+  const { startEmbeddedPostgres } = (await import(built('database/embedded-postgres.js'))) as {
+    startEmbeddedPostgres(options: { dataDir: string; port: number }): Promise<{ url: string; stop(): Promise<void> }>;
+  };
+  const dataDir = await mkdtemp(join(tmpdir(), 'animal-store-paging-'));
+  // The cluster may run as a separate `postgres` user, which must reach the directory.
+  await chmod(dataDir, 0o755);
+  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+  const embedded = await startEmbeddedPostgres({ dataDir, port: await freePort() });
+  cleanups.push(() => embedded.stop());
+  return embedded.url;
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+interface Answer {
+  status: number;
+  link: string | undefined;
+  body: string;
+}
+
+function get(origin: string, path: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${origin}${path}`, { agent, headers: { authorization: `Bearer ${API_KEY}` } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const link = res.headers.link;
+        resolve({
+          status: res.statusCode!,
+          link: Array.isArray(link) ? link.join(', ') : link,
+          body: Buffer.concat(chunks).toString('utf8'),
+        });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Runs the built service with production settings; resolves once it answers. */
+async function startService(databaseUrl: string): Promise<string> {
+  if (!existsSync('dist/main.js')) throw new Error('dist/main.js is missing: run `npm run build` first');
+  const port = await freePort();
+  const dataDir = await mkdtemp(join(tmpdir(), 'animal-store-paging-service-'));
+  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+  const output: string[] = [];
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATABASE_URL: databaseUrl,
+      API_KEYS: API_KEY,
+      CURSOR_SECRET,
+      MIGRATIONS_RUN: 'true',
+      LOG_LEVEL: 'warn',
+      DATA_DIR: dataDir,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const keep = (chunk: Buffer) => output.push(chunk.toString('utf8'));
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  cleanups.push(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited(child);
+    clearTimeout(killer);
+  });
+
+  const origin = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) break;
+    const answer = await get(origin, '/v1/pets?limit=1').catch(() => undefined);
+    if (answer?.status === 200) return origin;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`The service did not start within 60 s:\n${output.join('').slice(-2_000)}`);
+}
+
+/** Old animals are mostly sold, recent ones spread over the three statuses, as in a store that has run for years. */
+async function seed(sql: pg.Client): Promise<void> {
+  await sql.query('TRUNCATE pets RESTART IDENTITY');
+  await sql.query(
+    `INSERT INTO pets (name, category_id, status)
+     SELECT 'Animal ' || g, 1 + g % 50,
+            CASE WHEN g <= $1 * 0.8 AND g % 50 <> 0 THEN 'sold' ELSE (ARRAY['available', 'pending', 'sold'])[1 + g % 3] END
+     FROM generate_series(1, $1::int) AS g`,
+    [ROWS],
+  );
+  await sql.query('VACUUM ANALYZE pets');
+}
+
+/** The id a page starts after so that at least `LIMIT` more animals (of `status`) follow it. */
+async function deepAfter(sql: pg.Client, status?: Status): Promise<number> {
+  const { rows } = status
+    ? await sql.query<{ id: string }>('SELECT id FROM pets WHERE status = $1 ORDER BY id DESC OFFSET $2 LIMIT 1', [status, 2 * LIMIT])
+    : await sql.query<{ id: string }>('SELECT id FROM pets ORDER BY id DESC OFFSET $1 LIMIT 1', [2 * LIMIT]);
+  return Number(rows[0].id);
+}
+
+const median = (values: number[]) => quantile(values, 0.5);
+
+function quantile(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+async function timed(origin: string, path: string): Promise<number> {
+  const started = process.hrtime.bigint();
+  const answer = await get(origin, path);
+  const elapsed = Number(process.hrtime.bigint() - started) / 1e6;
+  if (answer.status !== 200 || !answer.link || (JSON.parse(answer.body) as unknown[]).length !== LIMIT) {
+    throw new Error(`GET ${path} answered ${answer.status} with ${answer.body.length} bytes, Link ${answer.link ?? 'absent'}`);
+  }
+  return elapsed;
+}
+
+interface Comparison {
+  label: string;
+  first: number[];
+  deep: number[];
+}
+
+/** Alternates first and deep requests (swapping which goes first) so drift affects both alike. */
+async function compare(origin: string, label: string, firstPath: string, deepPath: string): Promise<Comparison> {
+  const result: Comparison = { label, first: [], deep: [] };
+  for (let i = 0; i < WARM_UP + SAMPLES; i += 1) {
+    const [a, b] = i % 2 === 0 ? [firstPath, deepPath] : [deepPath, firstPath];
+    const ta = await timed(origin, a);
+    const tb = await timed(origin, b);
+    if (i < WARM_UP) continue;
+    result.first.push(a === firstPath ? ta : tb);
+    result.deep.push(a === firstPath ? tb : ta);
+  }
+  return result;
+}
+
+async function explain(sql: pg.Client, text: string, params: unknown[]): Promise<string> {
+  const { rows } = await sql.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, params);
+  return rows.map((row) => `    ${row['QUERY PLAN']}`).join('\n');
+}
+
+async function main(): Promise<void> {
+  const { PageCursorCodec } = (await import(built('pets/page-cursor.codec.js'))) as {
+    PageCursorCodec: new (secret: string) => CursorCodec;
+  };
+  const { PAGE_SQL, STATUS_PAGE_SQL } = (await import(built('pets/pets.repository.js'))) as {
+    PAGE_SQL: string;
+    STATUS_PAGE_SQL: string;
+  };
+  const cursors = new PageCursorCodec(CURSOR_SECRET);
+
+  const databaseUrl = await startDatabase();
+  const origin = await startService(databaseUrl);
+  const sql = new pg.Client({ connectionString: databaseUrl });
+  await sql.connect();
+  cleanups.push(() => sql.end());
+
+  let started = performance.now();
+  await seed(sql);
+  console.log(`Seeded ${ROWS.toLocaleString('en')} animals and analysed the table in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
+
+  const cases: { label: string; status?: Status }[] = [{ label: 'no filter' }, { label: 'status=available', status: 'available' }];
+  const comparisons: Comparison[] = [];
+  const plans: string[] = [];
+  for (const { label, status } of cases) {
+    const after = await deepAfter(sql, status);
+    const filter = status ? `&status=${status}` : '';
+    const firstPath = `/v1/pets?limit=${LIMIT}${filter}`;
+    const deepPath = `${firstPath}&cursor=${cursors.encode(status ? { after, status } : { after })}`;
+    started = performance.now();
+    comparisons.push(await compare(origin, `${label}, after id ${after.toLocaleString('en')}`, firstPath, deepPath));
+    console.log(`Measured ${label} (${SAMPLES} samples each) in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
+    plans.push(
+      `  ${label}, deep page:\n` +
+        (status
+          ? await explain(sql, STATUS_PAGE_SQL, [status, after, LIMIT + 1])
+          : await explain(sql, PAGE_SQL, [after, LIMIT + 1])),
+    );
+  }
+  const offset = await sql.query<{ 'QUERY PLAN': string }>(
+    `EXPLAIN (ANALYZE) SELECT id, name, category_id, status FROM pets ORDER BY id OFFSET $1 LIMIT $2`,
+    [ROWS - 2 * LIMIT, LIMIT + 1],
+  );
+  const offsetTime = offset.rows.map((row) => row['QUERY PLAN']).find((line) => line.startsWith('Execution Time'));
+
+  console.log(`\nGET /v1/pets?limit=${LIMIT}, ${ROWS.toLocaleString('en')} animals, median latency (p90) in ms:`);
+  let worst = 0;
+  for (const { label, first, deep } of comparisons) {
+    const ratio = median(deep) / median(first);
+    worst = Math.max(worst, ratio);
+    console.log(
+      `  ${label.padEnd(36)} first ${median(first).toFixed(3)} (${quantile(first, 0.9).toFixed(3)})` +
+        `  deep ${median(deep).toFixed(3)} (${quantile(deep, 0.9).toFixed(3)})  deep/first ratio ${ratio.toFixed(2)}`,
+    );
+  }
+  console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of the deep pages:\n${plans.join('\n')}`);
+  console.log(`\nFor comparison, the same deep page read with OFFSET ${(ROWS - 2 * LIMIT).toLocaleString('en')}: ${offsetTime}`);
+  const verdict = worst <= TARGET_RATIO ? 'within' : 'ABOVE';
+  console.log(`\nWorst deep/first ratio ${worst.toFixed(2)}: ${verdict} the ${TARGET_RATIO}x target.`);
+  if (worst > TARGET_RATIO) process.exitCode = 1;
+}
+
+const timeout = setTimeout(() => {
+  console.error(`The paging benchmark did not finish within ${TIMEOUT_SECONDS} s; stopping.`);
+  void cleanUp().finally(() => process.exit(2));
+}, TIMEOUT_SECONDS * 1000);
+
+main()
+  .catch((error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+    process.exitCode = 2;
+  })
+  .finally(async () => {
+    agent.destroy();
+    await cleanUp();
+    clearTimeout(timeout);
+  });

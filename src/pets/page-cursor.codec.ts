@@ -1,0 +1,73 @@
+import { createHmac, createSecretKey, KeyObject, timingSafeEqual } from 'node:crypto';
+import { MAX_ID, MIN_ID } from './pet-id.js';
+import { PetStatus } from './pet-status.enum.js';
+
+/** Where the next page starts: after the last id seen, within the same status filter. */
+export interface PageCursor {
+  after: number;
+  status?: PetStatus;
+}
+
+// Layout: version (1 byte), status filter (1), last id (8, big-endian), truncated HMAC-SHA256 of the
+// first 10 bytes (14). 24 bytes are exactly 32 base64url characters, with no padding bits that would let
+// two different strings decode to the same bytes.
+const VERSION = 1;
+const PAYLOAD_BYTES = 10;
+const TAG_BYTES = 14;
+const CURSOR_BYTES = PAYLOAD_BYTES + TAG_BYTES;
+export const CURSOR_LENGTH = (CURSOR_BYTES / 3) * 4;
+const CURSOR_REGEX = new RegExp(`^[A-Za-z0-9_-]{${CURSOR_LENGTH}}$`);
+
+// Explicit codes, so reordering the enum never changes what an issued cursor means.
+const STATUS_CODES: Record<PetStatus, number> = {
+  [PetStatus.Available]: 1,
+  [PetStatus.Pending]: 2,
+  [PetStatus.Sold]: 3,
+};
+const STATUS_BY_CODE: readonly (PetStatus | undefined)[] = [
+  undefined,
+  PetStatus.Available,
+  PetStatus.Pending,
+  PetStatus.Sold,
+];
+
+const UINT32 = 2 ** 32;
+
+/**
+ * Turns a page position into the opaque, url-safe `cursor` clients send back,
+ * and back again. Cursors are signed, so a client can neither forge nor edit
+ * one: anything not issued with this secret decodes to `undefined`.
+ */
+export class PageCursorCodec {
+  private readonly key: KeyObject;
+
+  constructor(secret: string | Buffer) {
+    this.key = createSecretKey(typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret);
+  }
+
+  encode({ after, status }: PageCursor): string {
+    const bytes = Buffer.allocUnsafe(CURSOR_BYTES);
+    bytes[0] = VERSION;
+    bytes[1] = status === undefined ? 0 : STATUS_CODES[status];
+    bytes.writeUInt32BE(Math.floor(after / UINT32), 2);
+    bytes.writeUInt32BE(after % UINT32, 6);
+    this.tag(bytes).copy(bytes, PAYLOAD_BYTES, 0, TAG_BYTES);
+    return bytes.toString('base64url');
+  }
+
+  decode(cursor: string): PageCursor | undefined {
+    // Buffer.from(…, 'base64url') skips characters it does not know, so the alphabet is checked first.
+    if (cursor.length !== CURSOR_LENGTH || !CURSOR_REGEX.test(cursor)) return undefined;
+    const bytes = Buffer.from(cursor, 'base64url');
+    if (!timingSafeEqual(this.tag(bytes).subarray(0, TAG_BYTES), bytes.subarray(PAYLOAD_BYTES))) return undefined;
+    if (bytes[0] !== VERSION || bytes[1] >= STATUS_BY_CODE.length) return undefined;
+    const after = bytes.readUInt32BE(2) * UINT32 + bytes.readUInt32BE(6);
+    if (after < MIN_ID || after > MAX_ID) return undefined;
+    const status = STATUS_BY_CODE[bytes[1]];
+    return status === undefined ? { after } : { after, status };
+  }
+
+  private tag(bytes: Buffer): Buffer {
+    return createHmac('sha256', this.key).update(bytes.subarray(0, PAYLOAD_BYTES)).digest();
+  }
+}

@@ -1,0 +1,292 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { randomBytes } from 'node:crypto';
+import type { Client } from 'pg';
+import { createApp } from '../src/app.setup.js';
+import { loadConfig } from '../src/config/app-config.js';
+import { PageCursorCodec } from '../src/pets/page-cursor.codec.js';
+import { PetStatus } from '../src/pets/pet-status.enum.js';
+import { PAGE_SQL, STATUS_PAGE_SQL } from '../src/pets/pets.repository.js';
+import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
+
+const CURSOR_SECRET = 'pagination-e2e-cursor-secret-0123456789';
+
+interface PetBody {
+  id: number;
+  name: string;
+  categoryId: number;
+  status: PetStatus;
+}
+
+/** Inserts `count` animals whose status cycles available, pending, sold. */
+function seed(sql: Client, count: number): Promise<unknown> {
+  return sql.query(
+    `INSERT INTO pets (name, category_id, status)
+     SELECT 'pet-' || g, 1 + g % 5, (ARRAY['available', 'pending', 'sold'])[1 + g % 3]
+     FROM generate_series(1, $1) AS g`,
+    [count],
+  );
+}
+
+async function storedIds(sql: Client, status?: PetStatus): Promise<number[]> {
+  const { rows } = status
+    ? await sql.query<{ id: string }>('SELECT id FROM pets WHERE status = $1 ORDER BY id', [status])
+    : await sql.query<{ id: string }>('SELECT id FROM pets ORDER BY id');
+  return rows.map((row) => Number(row.id));
+}
+
+/** The target of `Link: <…>; rel="next"`, or undefined when the header is absent. */
+function nextLink(response: ApiResponse): string | undefined {
+  const link = response.headers.get('link');
+  if (link === null) return undefined;
+  const match = /^<(\/v1\/pets\?[^>]*)>; rel="next"$/.exec(link);
+  if (!match) throw new Error(`Unexpected Link header: ${link}`);
+  return match[1];
+}
+
+function cursorOf(path: string): string {
+  return new URLSearchParams(path.split('?')[1]).get('cursor')!;
+}
+
+interface Walk {
+  pages: PetBody[][];
+  /** The `next` target of every page but the last. */
+  links: string[];
+}
+
+/** Follows `next` links from `path` to the last page; `alongside` runs concurrently with each page request. */
+async function walk(origin: string, path: string, alongside: () => Promise<unknown> = async () => undefined): Promise<Walk> {
+  const result: Walk = { pages: [], links: [] };
+  let next: string | undefined = path;
+  for (let page = 0; next !== undefined; page += 1) {
+    if (page === 500) throw new Error('More than 500 pages: the walk does not end');
+    const [response] = await Promise.all([request<PetBody[]>(origin, next, { headers: auth() }), alongside()]);
+    expect(response.status).toBe(200);
+    result.pages.push(response.body);
+    next = nextLink(response);
+    if (next !== undefined) result.links.push(next);
+  }
+  return result;
+}
+
+const ids = (pages: PetBody[][]) => pages.flat().map((pet) => pet.id);
+
+function expectInvalidCursor(response: ApiResponse): void {
+  expect(response.status).toBe(400);
+  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+  expect(response.body).toEqual({ code: 'invalid_cursor', message: expect.any(String), status: 400 });
+  expect(response.headers.get('link')).toBeNull();
+}
+
+describe('keyset pagination of GET /v1/pets', () => {
+  let t: TestApp;
+  let all: number[];
+
+  beforeAll(async () => {
+    t = await startTestApp({ cursorSecret: CURSOR_SECRET });
+    await seed(t.sql, 250);
+    all = await storedIds(t.sql);
+  });
+  afterAll(() => t.close());
+
+  const get = (path: string) => request<PetBody[]>(t.origin, path, { headers: auth() });
+
+  it('walks all 250 animals at limit 7: each once, in id order, full pages, no link on the last', async () => {
+    const { pages, links } = await walk(t.origin, '/v1/pets?limit=7');
+
+    expect(all).toHaveLength(250);
+    expect(ids(pages)).toEqual(all);
+    expect(pages).toHaveLength(Math.ceil(250 / 7));
+    expect(pages.slice(0, -1).every((page) => page.length === 7)).toBe(true);
+    expect(pages.at(-1)).toHaveLength(250 % 7);
+    expect(links).toHaveLength(pages.length - 1);
+    for (const link of links) expect(link).toMatch(/^\/v1\/pets\?limit=7&cursor=[A-Za-z0-9_-]+$/);
+  });
+
+  it('keeps the body a plain array of whitelisted animals', async () => {
+    const response = await get('/v1/pets?limit=3');
+    const { rows } = await t.sql.query('SELECT id, name, category_id, status FROM pets ORDER BY id LIMIT 3');
+    expect(response.body).toEqual(
+      rows.map((row) => ({ id: Number(row.id), name: row.name, categoryId: Number(row.category_id), status: row.status })),
+    );
+  });
+
+  it('carries the status filter and the limit over to every next link', async () => {
+    for (const status of Object.values(PetStatus)) {
+      const { pages, links } = await walk(t.origin, `/v1/pets?status=${status}&limit=7`);
+      expect(ids(pages)).toEqual(await storedIds(t.sql, status));
+      expect(pages.flat().every((pet) => pet.status === status)).toBe(true);
+      for (const link of links) expect(link).toMatch(new RegExp(`^/v1/pets\\?limit=7&status=${status}&cursor=[A-Za-z0-9_-]+$`));
+    }
+  });
+
+  it('puts the default limit in the link', async () => {
+    const response = await get('/v1/pets');
+    expect(response.body).toHaveLength(20);
+    expect(nextLink(response)).toMatch(/^\/v1\/pets\?limit=20&cursor=/);
+  });
+
+  it('sends no link when the last page is exactly full', async () => {
+    const { pages } = await walk(t.origin, '/v1/pets?limit=50');
+    expect(pages.map((page) => page.length)).toEqual([50, 50, 50, 50, 50]);
+  });
+
+  it('sends no link when everything fits on the first page', async () => {
+    const response = await get(`/v1/pets?status=${PetStatus.Sold}&limit=100`);
+    expect(response.body).toHaveLength(83);
+    expect(nextLink(response)).toBeUndefined();
+  });
+
+  describe('refuses cursors it did not issue for this list', () => {
+    let cursor: string;
+    let availableCursor: string;
+
+    beforeAll(async () => {
+      cursor = cursorOf(nextLink(await get('/v1/pets?limit=7'))!);
+      availableCursor = cursorOf(nextLink(await get(`/v1/pets?limit=7&status=${PetStatus.Available}`))!);
+    });
+
+    const flipByte = (value: string, index: number) => {
+      const bytes = Buffer.from(value, 'base64url');
+      bytes[index] ^= 0x01;
+      return bytes.toString('base64url');
+    };
+
+    it.each([
+      ['garbage', () => 'not-a-cursor'],
+      ['empty', () => ''],
+      ['truncated', () => cursor.slice(0, -3)],
+      ['extended', () => `${cursor}AAAA`],
+      ['tampered id', () => flipByte(cursor, 9)],
+      ['tampered status', () => flipByte(cursor, 1)],
+      ['tampered signature', () => flipByte(cursor, 20)],
+      ['valid-looking base64url of junk', () => randomBytes(24).toString('base64url')],
+      ['signed with another secret', () => new PageCursorCodec('some-other-deployment-secret-0123456789').encode({ after: 7 })],
+      ['huge', () => 'A'.repeat(8_000)],
+      ['percent-encoded junk', () => '%00%FF%2F..%2F'],
+    ])('%s: 400 invalid_cursor', async (_name, makeCursor) => {
+      expectInvalidCursor(await get(`/v1/pets?limit=7&cursor=${makeCursor()}`));
+    });
+
+    it('a cursor sent with a different status than it was issued for: 400 invalid_cursor', async () => {
+      expectInvalidCursor(await get(`/v1/pets?limit=7&status=${PetStatus.Sold}&cursor=${availableCursor}`));
+      expectInvalidCursor(await get(`/v1/pets?limit=7&cursor=${availableCursor}`));
+      expectInvalidCursor(await get(`/v1/pets?limit=7&status=${PetStatus.Available}&cursor=${cursor}`));
+    });
+
+    it('accepts a cursor with another limit, which only changes the page size', async () => {
+      const response = await get(`/v1/pets?limit=3&cursor=${cursor}`);
+      expect(response.body.map((pet) => pet.id)).toEqual(all.slice(7, 10));
+      expect(nextLink(response)).toMatch(/^\/v1\/pets\?limit=3&cursor=/);
+    });
+
+    it('a repeated cursor parameter is a validation error', async () => {
+      const response = await get(`/v1/pets?cursor=${cursor}&cursor=${cursor}`);
+      expect(response.status).toBe(400);
+      expect(response.body).toMatchObject({ code: 'validation_failed', status: 400 });
+    });
+  });
+
+  it('another instance sharing CURSOR_SECRET continues from a cursor this one issued', async () => {
+    const config = { ...loadConfig({}), apiKeys: [TEST_KEY], cursorSecret: CURSOR_SECRET, databaseUrl: t.database.url };
+    const other: NestFastifyApplication = await createApp(config, false);
+    await other.listen(0, '127.0.0.1');
+    try {
+      const { port } = other.getHttpServer().address() as { port: number };
+      const link = nextLink(await get('/v1/pets?limit=7'))!;
+      const response = await request<PetBody[]>(`http://127.0.0.1:${port}`, link, { headers: auth() });
+      expect(response.status).toBe(200);
+      expect(response.body.map((pet) => pet.id)).toEqual(all.slice(7, 14));
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('describes cursor and the Link header in the OpenAPI document', () => {
+    const document = SwaggerModule.createDocument(t.app, new DocumentBuilder().build());
+    const listPets = document.paths['/v1/pets'].get!;
+    expect(listPets.parameters).toContainEqual(
+      expect.objectContaining({ name: 'cursor', in: 'query', required: false, schema: expect.objectContaining({ type: 'string' }) }),
+    );
+    const ok = listPets.responses['200'] as { headers?: Record<string, { description?: string }> };
+    expect(ok.headers?.Link?.description).toMatch(/rel="next"/);
+  });
+});
+
+describe('following next links while other clients add animals', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('visits every animal that existed before the walk exactly once, in order', async () => {
+    await seed(t.sql, 250);
+    const before = await storedIds(t.sql);
+    let created = 0;
+    const addAnimals = () =>
+      Promise.all(
+        Object.values(PetStatus).map(async (status) => {
+          const response = await request(t.origin, '/v1/pets', jsonBody({ name: `late-${created}`, categoryId: 1, status }));
+          expect(response.status).toBe(201);
+          created += 1;
+        }),
+      );
+
+    const { pages } = await walk(t.origin, '/v1/pets?limit=7', addAnimals);
+    const visited = ids(pages);
+
+    expect(created).toBeGreaterThanOrEqual(3 * Math.ceil(250 / 7));
+    for (let i = 1; i < visited.length; i += 1) expect(visited[i]).toBeGreaterThan(visited[i - 1]);
+    expect(visited.filter((id) => id <= before.at(-1)!)).toEqual(before);
+  });
+});
+
+describe('the page queries on a realistic table', () => {
+  const ROWS = 200_000;
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+    // Like a store that has been running for years: the oldest four fifths are nearly all sold,
+    // recent animals are spread over the three statuses.
+    await t.sql.query(
+      `INSERT INTO pets (name, category_id, status)
+       SELECT 'pet-' || g, 1 + g % 5,
+              CASE WHEN g <= $1 * 0.8 AND g % 50 <> 0 THEN 'sold' ELSE (ARRAY['available', 'pending', 'sold'])[1 + g % 3] END
+       FROM generate_series(1, $1) AS g`,
+      [ROWS],
+    );
+    await t.sql.query('VACUUM ANALYZE pets');
+  });
+  afterAll(() => t.close());
+
+  /** Every node of an EXPLAIN (FORMAT JSON) plan, depth first. */
+  function nodes(plan: Record<string, unknown>): Record<string, unknown>[] {
+    const children = (plan.Plans as Record<string, unknown>[] | undefined) ?? [];
+    return [plan, ...children.flatMap(nodes)];
+  }
+
+  /** The plan as executed, so that "Rows Removed by Filter" would show rows read and thrown away. */
+  async function explain(sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+    const { rows } = await t.sql.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params);
+    return nodes(rows[0]['QUERY PLAN'][0].Plan);
+  }
+
+  function expectIndexRangeScan(plan: Record<string, unknown>[], index: string, rows: number): void {
+    expect(plan).toContainEqual(expect.objectContaining({ 'Node Type': 'Index Scan', 'Index Name': index, 'Actual Rows': rows }));
+    const types = plan.map((node) => node['Node Type']);
+    expect(types).not.toContain('Seq Scan');
+    expect(types).not.toContain('Sort');
+    expect(plan.filter((node) => 'Filter' in node)).toEqual([]);
+  }
+
+  it.each([0, ROWS / 2, ROWS - 100])('without status, the page after id %d is a primary-key range scan', async (after) => {
+    expectIndexRangeScan(await explain(PAGE_SQL, [after, 21]), 'pets_pkey', 21);
+  });
+
+  it.each(
+    Object.values(PetStatus).flatMap((status) => [0, ROWS / 2, ROWS - 1_000].map((after) => [status, after] as const)),
+  )('with status=%s, the page after id %d is a (status, id) range scan', async (status, after) => {
+    expectIndexRangeScan(await explain(STATUS_PAGE_SQL, [status, after, 21]), 'pets_status_id_idx', 21);
+  });
+});
