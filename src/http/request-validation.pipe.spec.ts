@@ -68,9 +68,9 @@ describe('RequestValidationPipe', () => {
       },
     );
 
-    it('rejects an unknown status', async () => {
+    it.each([['lost'], [null]])('rejects the status %j (only an absent status defaults)', async (status) => {
       await expect(
-        rejection(() => pipe.transform({ name: 'Rex', categoryId: 1, status: 'lost' }, body)),
+        rejection(() => pipe.transform({ name: 'Rex', categoryId: 1, status }, body)),
       ).resolves.toMatchObject({ message: 'status must be one of available, pending, sold.' });
     });
   });
