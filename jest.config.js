@@ -14,6 +14,12 @@ export default {
   globalSetup: '<rootDir>/test/support/database-server.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 30_000,
+  // A fresh worker per test file. TypeORM loads entities and migrations with
+  // `Function('return p => import(p)')`, and Node hands that import() to the
+  // Jest runtime of the first file that ran it, torn down by the second file
+  // ("Cannot read properties of undefined (reading 'identifier')"). Any limit
+  // also keeps Jest from running in band, which would share one process.
+  workerIdleMemoryLimit: '1MB',
   collectCoverageFrom: ['src/**/*.ts'],
   coverageDirectory: './coverage',
 };
