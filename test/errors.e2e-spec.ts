@@ -140,7 +140,7 @@ describe('errors (e2e)', () => {
   });
 
   describe('routing', () => {
-    it.each([['/v1/animals'], ['/v1'], ['/'], ['/v2/pets'], ['/v1/pets/1/owner'], ['/pets']])(
+    it.each([['/v1/animals'], ['/v1'], ['/'], ['/v2/pets'], ['/v1/pets/1/owner'], ['/pets'], ['/v1/pets/'], ['/v1//pets']])(
       'answers the unknown path %s with 404, without echoing it',
       async (path) => {
         const response = await request(t.origin, path, { headers: auth() });
@@ -154,7 +154,7 @@ describe('errors (e2e)', () => {
       expectError(await request(t.origin, '/v1/animals'), 404, 'not_found', 'No resource exists at this path.');
     });
 
-    it.each([['DELETE'], ['PUT'], ['PATCH']])('answers %s /v1/pets with 405 and Allow', async (method) => {
+    it.each([['DELETE'], ['PUT'], ['PATCH'], ['OPTIONS']])('answers %s /v1/pets with 405 and Allow', async (method) => {
       const response = await request(t.origin, '/v1/pets', { method, headers: auth() });
 
       expectError(response, 405, 'method_not_allowed', `${method} is not allowed on this path.`);

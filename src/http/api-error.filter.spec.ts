@@ -130,6 +130,16 @@ describe('ApiErrorFilter', () => {
       expect(result.headers).toEqual({ Allow: allow });
     });
 
+    it('answers 404, not a 405 contradicting its own Allow, when the method is one the path has', () => {
+      const { send } = setUp();
+
+      const result = send(new NotFoundException('Cannot GET /v1/pets/1'), 'GET', '/v1/pets/1');
+
+      expect(result.status).toBe(404);
+      expect(result.body).toEqual({ code: 'not_found', message: 'No resource exists at this path.', status: 404 });
+      expect(result.headers).toEqual({});
+    });
+
     it('keeps a 404 the application raised itself, even on a known path', () => {
       const { send } = setUp();
 
