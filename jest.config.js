@@ -14,12 +14,14 @@ export default {
   globalSetup: '<rootDir>/test/support/database-server.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 30_000,
-  // TypeORM loads entities and migrations with a dynamic import(); in a Jest
-  // process that already ran one test file, that import resolves against the
-  // torn-down module registry of the previous file ("reading 'identifier'").
-  // A fresh worker per file avoids it; two workers also keep both cores busy.
+  // A fresh worker per test file. TypeORM loads entities and migrations with
+  // `Function('return p => import(p)')`, and Node hands that import() to the
+  // Jest runtime of the first file that ran it, torn down by the second file
+  // ("Cannot read properties of undefined (reading 'identifier')"). Any limit
+  // also keeps Jest from running in band, which would share one process.
+  workerIdleMemoryLimit: '1MB',
+  // Two workers keep both cores busy (the default is one fewer than the cores).
   maxWorkers: 2,
-  workerIdleMemoryLimit: '1KB',
   collectCoverageFrom: ['src/**/*.ts'],
   coverageDirectory: './coverage',
 };

@@ -28,6 +28,8 @@ export async function createApp(
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), createFastifyAdapter(), {
     logger,
     abortOnError: false,
+    // Nest's parsers would add application/x-www-form-urlencoded; Fastify's own JSON parser is the only one we want.
+    bodyParser: false,
   });
   configureApp(app);
   await app.init();

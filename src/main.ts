@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { relative } from 'node:path';
 import { createApp, API_PREFIX } from './app.setup.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
+import { nestLogLevels } from './config/nest-log-levels.js';
 import { developmentApiKey, developmentKeyFile } from './auth/development-key.js';
 import { startEmbeddedPostgres } from './database/embedded-postgres.js';
 
@@ -19,7 +20,10 @@ async function bootstrap(): Promise<void> {
     ? null
     : await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort });
 
-  const app = await createApp({ ...config, databaseUrl: config.databaseUrl ?? embedded!.url });
+  const app = await createApp(
+    { ...config, databaseUrl: config.databaseUrl ?? embedded!.url },
+    nestLogLevels(config.logLevel),
+  );
   app.enableShutdownHooks();
   if (embedded) process.once('exit', () => void embedded.stop());
   await app.listen(config.port, config.host);

@@ -1,4 +1,151 @@
+import { resolve } from 'node:path';
 import { ConfigError, loadConfig } from './app-config.js';
+
+function configError(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('has a default for every variable', () => {
+    expect(loadConfig({})).toEqual({
+      host: '127.0.0.1',
+      port: 3000,
+      databaseUrl: undefined,
+      apiKeys: [],
+      logLevel: 'info',
+      migrationsRun: true,
+      dataDir: resolve('.data'),
+      embeddedPostgresPort: 5433,
+      production: false,
+    });
+  });
+
+  it('treats empty values as unset', () => {
+    expect(
+      loadConfig({ HOST: '', PORT: '', DATABASE_URL: '', API_KEYS: '', LOG_LEVEL: '', MIGRATIONS_RUN: '', DATA_DIR: '' }),
+    ).toEqual(loadConfig({}));
+  });
+
+  it('reads every variable', () => {
+    expect(
+      loadConfig({
+        HOST: '0.0.0.0',
+        PORT: '8080',
+        DATABASE_URL: 'postgresql://app:secret@db:5432/animal_store',
+        API_KEYS: 'first-key-0123456789, second-key-0123456789',
+        LOG_LEVEL: 'debug',
+        MIGRATIONS_RUN: 'false',
+        DATA_DIR: '/tmp/animal-store-data',
+        EMBEDDED_POSTGRES_PORT: '15433',
+        NODE_ENV: 'production',
+      }),
+    ).toEqual({
+      host: '0.0.0.0',
+      port: 8080,
+      databaseUrl: 'postgresql://app:secret@db:5432/animal_store',
+      apiKeys: ['first-key-0123456789', 'second-key-0123456789'],
+      logLevel: 'debug',
+      migrationsRun: false,
+      dataDir: '/tmp/animal-store-data',
+      embeddedPostgresPort: 15433,
+      production: true,
+    });
+  });
+
+  describe('PORT', () => {
+    it.each([['0', 0], ['65535', 65535]])('accepts %s', (raw, port) => {
+      expect(loadConfig({ PORT: raw }).port).toBe(port);
+    });
+
+    it.each([['65536'], ['-1'], ['80.5'], ['http'], [' 80'], ['1e3']])('rejects %j, naming PORT', (raw) => {
+      expect(configError({ PORT: raw })).toBe(`PORT must be an integer from 0 to 65535, got "${raw}"`);
+    });
+  });
+
+  describe('EMBEDDED_POSTGRES_PORT', () => {
+    it.each([['0'], ['65536'], ['pg']])('rejects %j, naming EMBEDDED_POSTGRES_PORT', (raw) => {
+      expect(configError({ EMBEDDED_POSTGRES_PORT: raw })).toBe(
+        `EMBEDDED_POSTGRES_PORT must be an integer from 1 to 65535, got "${raw}"`,
+      );
+    });
+  });
+
+  describe('DATABASE_URL', () => {
+    it('accepts postgres://', () => {
+      expect(loadConfig({ DATABASE_URL: 'postgres://u:p@h/db' }).databaseUrl).toBe('postgres://u:p@h/db');
+    });
+
+    it('rejects something that is not a URL, without echoing it (it may hold a password)', () => {
+      const message = configError({ DATABASE_URL: 'host=db password=hunter2' });
+
+      expect(message).toBe('DATABASE_URL must be a URL such as postgres://user:password@host:5432/db');
+      expect(message).not.toContain('hunter2');
+    });
+
+    it('rejects another scheme', () => {
+      expect(configError({ DATABASE_URL: 'mysql://u:hunter2@h/db' })).toBe(
+        'DATABASE_URL must start with postgres:// or postgresql://',
+      );
+    });
+  });
+
+  describe('API_KEYS', () => {
+    it('splits on commas, trims and drops empty entries', () => {
+      expect(loadConfig({ API_KEYS: ' first-key-0123456789 ,, second-key-0123456789,' }).apiKeys).toEqual([
+        'first-key-0123456789',
+        'second-key-0123456789',
+      ]);
+    });
+
+    it.each([
+      ['a key shorter than 16 characters', 'short', 1],
+      ['a key with a space inside', 'first-key-0123456789,second key 0123456789', 2],
+      ['a key with a non-ASCII character', 'clé-0123456789abcdef', 1],
+      ['a key longer than 512 characters', 'k'.repeat(513), 1],
+    ])('rejects %s, naming the entry but not the key', (_case, raw, entry) => {
+      const message = configError({ API_KEYS: raw });
+
+      expect(message).toBe(`API_KEYS entry ${entry} must be 16 to 512 printable characters without spaces`);
+      expect(message).not.toContain('short');
+    });
+  });
+
+  describe('LOG_LEVEL', () => {
+    it.each([['fatal'], ['error'], ['warn'], ['info'], ['debug'], ['trace']])('accepts %s', (level) => {
+      expect(loadConfig({ LOG_LEVEL: level }).logLevel).toBe(level);
+    });
+
+    it.each([['verbose'], ['INFO']])('rejects %j, naming LOG_LEVEL', (raw) => {
+      expect(configError({ LOG_LEVEL: raw })).toBe(
+        `LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, got "${raw}"`,
+      );
+    });
+  });
+
+  describe('MIGRATIONS_RUN', () => {
+    it.each([['true', true], ['false', false]])('reads %s', (raw, expected) => {
+      expect(loadConfig({ MIGRATIONS_RUN: raw }).migrationsRun).toBe(expected);
+    });
+
+    it.each([['yes'], ['1'], ['TRUE']])('rejects %j, naming MIGRATIONS_RUN', (raw) => {
+      expect(configError({ MIGRATIONS_RUN: raw })).toBe(`MIGRATIONS_RUN must be "true" or "false", got "${raw}"`);
+    });
+  });
+
+  it('resolves a relative DATA_DIR against the working directory', () => {
+    expect(loadConfig({ DATA_DIR: 'var/data' }).dataDir).toBe(resolve('var/data'));
+  });
+
+  it.each([['production', true], ['development', false], ['test', false]])('NODE_ENV=%s: production is %s', (raw, expected) => {
+    expect(loadConfig({ NODE_ENV: raw }).production).toBe(expected);
+  });
+});
 
 describe('loadConfig: CURSOR_SECRET', () => {
   const secret = 'a-cursor-secret-of-at-least-32-chars';

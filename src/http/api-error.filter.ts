@@ -44,7 +44,8 @@ export class ApiErrorFilter implements ExceptionFilter {
     if (error.getStatus() !== 404 || exception instanceof ApiError) return error;
     const path = request.url.split('?', 1)[0];
     const allowed = this.allowedMethods(path);
-    if (allowed.length === 0) {
+    // findRoute also matches paths the router itself refused (e.g. `/v1/pets/`, an empty petId).
+    if (allowed.length === 0 || allowed.includes(request.method)) {
       return new ApiError(404, ErrorCode.NotFound, 'No resource exists at this path.');
     }
     return new ApiError(405, ErrorCode.MethodNotAllowed, `${request.method} is not allowed on this path.`, {

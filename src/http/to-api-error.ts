@@ -21,8 +21,6 @@ const fastifyErrors: Record<string, () => ApiError> = {
     new ApiError(413, ErrorCode.PayloadTooLarge, 'The request body is larger than 16 KiB.'),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
     new ApiError(415, ErrorCode.UnsupportedMediaType, 'The request body must be application/json.'),
-  FST_ERR_CTP_INVALID_TYPE: () =>
-    new ApiError(415, ErrorCode.UnsupportedMediaType, 'The request body must be application/json.'),
   FST_ERR_BAD_URL: () => new ApiError(400, ErrorCode.ValidationFailed, 'The request URL is malformed.'),
   FST_ERR_MAX_PARAM_LENGTH: () =>
     new ApiError(400, ErrorCode.ValidationFailed, 'A path parameter is longer than allowed.'),

@@ -20,9 +20,13 @@ export interface TestApp {
  * The real application (AppModule, the same globals and configureApp as
  * production) on a real port, against a fresh database with the migrations applied.
  */
-export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<TestApp> {
+export async function startTestApp(
+  overrides: Partial<AppConfig> = {},
+  /** How the app reaches the database, e.g. through a proxy a test can cut; `sql` always connects directly. */
+  { appDatabaseUrl = (url: string) => url }: { appDatabaseUrl?: (url: string) => string } = {},
+): Promise<TestApp> {
   const database = await createTestDatabase();
-  const config = { ...loadConfig({}), apiKeys: [TEST_KEY], ...overrides, databaseUrl: database.url };
+  const config = { ...loadConfig({}), apiKeys: [TEST_KEY], ...overrides, databaseUrl: appDatabaseUrl(database.url) };
   const app = await createApp(config, false);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsEnum, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsEnum, IsInt, Max, Min, ValidateIf } from 'class-validator';
 import { PetStatus } from '../pet-status.enum.js';
 import { MAX_ID, MIN_ID } from '../pet-id.js';
 import { IsPetName, NAME_MAX_LENGTH } from './is-pet-name.decorator.js';
@@ -19,7 +19,8 @@ export class NewPet {
   categoryId: number;
 
   @ApiProperty({ enum: PetStatus, enumName: 'PetStatus', required: false, default: PetStatus.Available })
-  @IsOptional()
+  // Only an absent status defaults to available; @IsOptional would let null through as well.
+  @ValidateIf((_newPet, status) => status !== undefined)
   @IsEnum(PetStatus, { message: 'status must be one of available, pending, sold' })
   status?: PetStatus;
 }

@@ -1,0 +1,199 @@
+import { ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { ApiError } from '../http/api-error.js';
+import { ApiKeyIdentity } from './api-key-identity.js';
+import { ApiKeyStore } from './api-key-store.js';
+import { ApiKeyGuard } from './api-key.guard.js';
+import { BearerStrategy } from './bearer.strategy.js';
+import { IS_PUBLIC, Public } from './public.decorator.js';
+
+const VALID_KEY = 'valid-key-0123456789abcdef';
+const IDENTITY: ApiKeyIdentity = { id: 'env-0123abcd', name: 'API_KEYS #1' };
+
+class FakeApiKeyStore extends ApiKeyStore {
+  readonly presented: string[] = [];
+  verify(key: string): Promise<ApiKeyIdentity | null> {
+    this.presented.push(key);
+    return Promise.resolve(key === VALID_KEY ? IDENTITY : null);
+  }
+}
+
+interface FakeRequest {
+  headers: Record<string, string>;
+  query?: unknown;
+  body?: unknown;
+  user?: ApiKeyIdentity;
+}
+
+type Marking = 'public handler' | 'public controller' | 'explicitly not public';
+
+function contextFor(request: FakeRequest, marking?: Marking) {
+  const handler = () => undefined;
+  class Controller {}
+  if (marking === 'public handler') Public()(handler);
+  if (marking === 'public controller') Public()(Controller);
+  if (marking === 'explicitly not public') Reflect.defineMetadata(IS_PUBLIC, false, handler);
+  return {
+    getHandler: () => handler,
+    getClass: () => Controller,
+    switchToHttp: () => ({ getRequest: () => request, getResponse: () => ({}) }),
+  } as unknown as ExecutionContext;
+}
+
+async function rejection(promise: Promise<unknown>) {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(ApiError);
+  const apiError = error as ApiError;
+  return { body: apiError.toBody(), headers: apiError.headers };
+}
+
+const MISSING = {
+  body: {
+    code: 'unauthorized',
+    message: 'An API key is required: send Authorization: Bearer <key>.',
+    status: 401,
+  },
+  headers: { 'WWW-Authenticate': 'Bearer realm="animal-store"' },
+};
+
+const INVALID = {
+  body: { code: 'unauthorized', message: 'The API key is not valid.', status: 401 },
+  headers: { 'WWW-Authenticate': 'Bearer realm="animal-store", error="invalid_token"' },
+};
+
+const MALFORMED = {
+  body: {
+    code: 'unauthorized',
+    message: 'The Authorization header is malformed: use Bearer <key>.',
+    status: 401,
+  },
+  headers: { 'WWW-Authenticate': 'Bearer realm="animal-store", error="invalid_request"' },
+};
+
+describe('ApiKeyGuard', () => {
+  let store: FakeApiKeyStore;
+  let guard: ApiKeyGuard;
+
+  beforeEach(() => {
+    store = new FakeApiKeyStore();
+    // Registers the "bearer" strategy with passport, backed by the fake store.
+    new BearerStrategy(store);
+    guard = new ApiKeyGuard(new Reflector());
+  });
+
+  describe('@Public routes', () => {
+    it.each([['public handler' as const], ['public controller' as const]])(
+      'lets a request without a key through on a %s without consulting the store',
+      (marking) => {
+        expect(guard.canActivate(contextFor({ headers: {} }, marking))).toBe(true);
+        expect(store.presented).toEqual([]);
+      },
+    );
+
+    it('still protects a route whose metadata says it is not public', async () => {
+      await expect(rejection(guard.canActivate(contextFor({ headers: {} }, 'explicitly not public')) as Promise<boolean>)).resolves.toEqual(
+        MISSING,
+      );
+    });
+  });
+
+  describe('protected routes', () => {
+    it('accepts a valid bearer key and attaches its identity as request.user', async () => {
+      const request: FakeRequest = { headers: { authorization: `Bearer ${VALID_KEY}` } };
+
+      await expect(guard.canActivate(contextFor(request))).resolves.toBe(true);
+      expect(request.user).toEqual(IDENTITY);
+      expect(store.presented).toEqual([VALID_KEY]);
+    });
+
+    it('matches the scheme case-insensitively', async () => {
+      await expect(guard.canActivate(contextFor({ headers: { authorization: `bearer ${VALID_KEY}` } }))).resolves.toBe(
+        true,
+      );
+    });
+
+    it.each([
+      ['no Authorization header', {}],
+      ['the Basic scheme', { authorization: 'Basic dXNlcjpwYXNz' }],
+    ])('answers %s with 401 and the bare challenge', async (_case, headers) => {
+      await expect(rejection(guard.canActivate(contextFor({ headers })) as Promise<boolean>)).resolves.toEqual(MISSING);
+    });
+
+    it('answers a wrong key with 401 and error="invalid_token"', async () => {
+      const context = contextFor({ headers: { authorization: 'Bearer wrong-key-0123456789abcdef' } });
+
+      await expect(rejection(guard.canActivate(context) as Promise<boolean>)).resolves.toEqual(INVALID);
+    });
+
+    it.each([['Bearer'], ['Bearer two words'], ['Bearer  double-space']])(
+      'answers the malformed header %j with 401 and error="invalid_request"',
+      async (authorization) => {
+        const context = contextFor({ headers: { authorization } });
+
+        await expect(rejection(guard.canActivate(context) as Promise<boolean>)).resolves.toEqual(MALFORMED);
+      },
+    );
+
+    it.each([
+      ['query string', { query: { access_token: VALID_KEY } }],
+      ['body', { body: { access_token: VALID_KEY } }],
+      ['query string, as an array', { query: { access_token: [VALID_KEY, VALID_KEY] } }],
+      ['body, as an object', { body: { access_token: { key: VALID_KEY } } }],
+    ])('ignores access_token in the %s', async (_case, extra) => {
+      const context = contextFor({ headers: {}, ...extra });
+
+      await expect(rejection(guard.canActivate(context) as Promise<boolean>)).resolves.toEqual(MISSING);
+      expect(store.presented).toEqual([]);
+    });
+
+    it('uses only the header when access_token is also sent elsewhere', async () => {
+      const request: FakeRequest = {
+        headers: { authorization: `Bearer ${VALID_KEY}` },
+        query: { access_token: 'other' },
+        body: { access_token: 'other' },
+      };
+
+      await expect(guard.canActivate(contextFor(request))).resolves.toBe(true);
+      expect(store.presented).toEqual([VALID_KEY]);
+    });
+  });
+
+  describe('handleRequest', () => {
+    const outcome = (call: () => unknown) => {
+      try {
+        call();
+      } catch (error) {
+        expect(error).toBeInstanceOf(ApiError);
+        return { body: (error as ApiError).toBody(), headers: (error as ApiError).headers };
+      }
+      throw new Error('expected a throw');
+    };
+
+    it('returns the identity', () => {
+      expect(guard.handleRequest(null, IDENTITY, undefined)).toBe(IDENTITY);
+    });
+
+    it('rethrows a store failure as it is, for the filter to map', () => {
+      const failure = new Error('database down');
+
+      expect(() => guard.handleRequest(failure, false, undefined)).toThrow(failure);
+    });
+
+    it('answers a bare challenge with "An API key is required"', () => {
+      expect(outcome(() => guard.handleRequest(null, false, 'Bearer realm="animal-store"'))).toEqual(MISSING);
+    });
+
+    it('answers an invalid_token challenge with "not valid", passing the challenge on', () => {
+      expect(
+        outcome(() => guard.handleRequest(null, false, 'Bearer realm="animal-store", error="invalid_token"')),
+      ).toEqual(INVALID);
+    });
+
+    it('answers a missing challenge (the strategy failed with 400) as malformed', () => {
+      expect(outcome(() => guard.handleRequest(null, false, undefined))).toEqual(MALFORMED);
+    });
+  });
+});

@@ -1,0 +1,49 @@
+import { createHash } from 'node:crypto';
+import { loadConfig } from '../config/app-config.js';
+import { EnvApiKeyStore } from './env-api-key-store.js';
+import { keyDigest } from './key-digest.js';
+
+const FIRST = 'first-key-0123456789abcdef';
+const SECOND = 'second-key-0123456789abcdef';
+
+const storeWith = (...apiKeys: string[]) => new EnvApiKeyStore({ ...loadConfig({}), apiKeys });
+const digestPrefix = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 8);
+
+describe('keyDigest', () => {
+  it('is the hex SHA-256 of the key', () => {
+    expect(keyDigest('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+});
+
+describe('EnvApiKeyStore', () => {
+  it('identifies each configured key by a digest prefix and its position', async () => {
+    const store = storeWith(FIRST, SECOND);
+
+    await expect(store.verify(FIRST)).resolves.toEqual({ id: `env-${digestPrefix(FIRST)}`, name: 'API_KEYS #1' });
+    await expect(store.verify(SECOND)).resolves.toEqual({ id: `env-${digestPrefix(SECOND)}`, name: 'API_KEYS #2' });
+  });
+
+  it.each([
+    ['an unknown key', 'other-key-0123456789abcdef'],
+    ['a prefix of a valid key', FIRST.slice(0, -1)],
+    ['a valid key with a trailing space', `${FIRST} `],
+    ['a valid key in another case', FIRST.toUpperCase()],
+    ['the digest of a valid key', keyDigest(FIRST)],
+    ['an empty string', ''],
+  ])('refuses %s', async (_case, key) => {
+    await expect(storeWith(FIRST).verify(key)).resolves.toBeNull();
+  });
+
+  it('refuses everything when no key is configured', async () => {
+    await expect(storeWith().verify(FIRST)).resolves.toBeNull();
+  });
+
+  it('keeps no raw key in memory', () => {
+    const store = storeWith(FIRST, SECOND);
+
+    const held = JSON.stringify([...(store as unknown as { identities: Map<string, unknown> }).identities]);
+    expect(held).not.toContain(FIRST);
+    expect(held).not.toContain(SECOND);
+    expect(held).toContain(keyDigest(FIRST));
+  });
+});

@@ -1,0 +1,104 @@
+import { jest } from '@jest/globals';
+import { CallHandler, ExecutionContext, Logger } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { firstValueFrom, of } from 'rxjs';
+import { GET_PET_DEPRECATION } from '../pets/pets.controller.js';
+import { DEPRECATION_POLICY, DeprecationInterceptor, deprecationHeaders } from './deprecation.interceptor.js';
+
+const KEY = 'raw-secret-key-0123456789';
+
+function getPet() {}
+Reflect.defineMetadata(DEPRECATION_POLICY, GET_PET_DEPRECATION, getPet);
+
+function context(handler: () => void, user?: { id: string; name: string }) {
+  const sent: Record<string, string> = {};
+  const reply = { headers: (values: Record<string, string>) => Object.assign(sent, values) };
+  const request = {
+    method: 'GET',
+    routeOptions: { url: '/v1/pets/:petId' },
+    headers: { authorization: `Bearer ${KEY}` },
+    user,
+  };
+  const executionContext = {
+    getHandler: () => handler,
+    getClass: () => Object,
+    switchToHttp: () => ({ getRequest: () => request, getResponse: () => reply }),
+  } as unknown as ExecutionContext;
+  return { executionContext, sent };
+}
+
+const handlerReturning = (value: unknown): CallHandler => ({ handle: () => of(value) });
+
+describe('deprecationHeaders', () => {
+  it('formats getPet’s policy as RFC 9745, RFC 8594 and successor-version headers', () => {
+    expect(deprecationHeaders(GET_PET_DEPRECATION)).toEqual({
+      Deprecation: '@1795132800',
+      Sunset: 'Thu, 05 Dec 2030 00:00:00 GMT',
+      Link: '</v1/pets>; rel="successor-version"',
+    });
+  });
+});
+
+describe('DeprecationInterceptor', () => {
+  let warned: jest.SpiedFunction<Logger['warn']>;
+  const interceptor = new DeprecationInterceptor(new Reflector());
+
+  beforeEach(() => {
+    warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+  });
+
+  afterEach(() => warned.mockRestore());
+
+  it('sets the three headers and passes the handler’s result through', async () => {
+    const { executionContext, sent } = context(getPet, { id: 'env-1a2b3c4d', name: 'API_KEYS #1' });
+
+    const result = await firstValueFrom(interceptor.intercept(executionContext, handlerReturning({ id: 1 })));
+
+    expect(result).toEqual({ id: 1 });
+    expect(sent).toEqual({
+      Deprecation: '@1795132800',
+      Sunset: 'Thu, 05 Dec 2030 00:00:00 GMT',
+      Link: '</v1/pets>; rel="successor-version"',
+    });
+  });
+
+  it('sets the headers before the handler runs, so error responses carry them too', () => {
+    const { executionContext, sent } = context(getPet);
+    const failing: CallHandler = {
+      handle: () => {
+        throw new Error('not found');
+      },
+    };
+
+    expect(() => interceptor.intercept(executionContext, failing)).toThrow('not found');
+    expect(sent.Deprecation).toBe('@1795132800');
+  });
+
+  it('logs each call at warn level with the key id, never the key', async () => {
+    const { executionContext } = context(getPet, { id: 'env-1a2b3c4d', name: 'API_KEYS #1' });
+
+    await firstValueFrom(interceptor.intercept(executionContext, handlerReturning(null)));
+    await firstValueFrom(interceptor.intercept(executionContext, handlerReturning(null)));
+
+    expect(warned).toHaveBeenCalledTimes(2);
+    expect(warned).toHaveBeenCalledWith('Deprecated operation GET /v1/pets/:petId called by API key env-1a2b3c4d');
+    expect(JSON.stringify(warned.mock.calls)).not.toContain(KEY);
+  });
+
+  it('says "unknown" when no identity is attached', async () => {
+    const { executionContext } = context(getPet);
+
+    await firstValueFrom(interceptor.intercept(executionContext, handlerReturning(null)));
+
+    expect(warned).toHaveBeenCalledWith('Deprecated operation GET /v1/pets/:petId called by API key unknown');
+  });
+
+  it('sets no headers on a handler without a policy', async () => {
+    function undecorated() {}
+    const { executionContext, sent } = context(undecorated);
+
+    await firstValueFrom(interceptor.intercept(executionContext, handlerReturning(null)));
+
+    expect(sent).toEqual({});
+  });
+});

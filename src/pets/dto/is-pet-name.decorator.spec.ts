@@ -1,0 +1,61 @@
+import { validateSync } from 'class-validator';
+import { IsPetName, NAME_MAX_LENGTH, isPetName } from './is-pet-name.decorator.js';
+
+describe('isPetName', () => {
+  it.each([
+    ['a single character', 'R'],
+    ['surrounding spaces, kept as sent', '  Rex  '],
+    ['unicode letters and emoji', 'Bébé 🐶 ねこ'],
+    ['255 characters', 'x'.repeat(255)],
+    ['255 astral characters (510 UTF-16 units)', '🐶'.repeat(255)],
+  ])('accepts %s', (_case, value) => {
+    expect(isPetName(value)).toBe(true);
+  });
+
+  it.each([
+    ['an empty string', ''],
+    ['only spaces', '   '],
+    ['only whitespace of several kinds', ' \u00a0\u2003'],
+    ['256 characters', 'x'.repeat(256)],
+    ['256 astral characters', '🐶'.repeat(256)],
+    ['NUL', 'Re\u0000x'],
+    ['a tab', 'Re\tx'],
+    ['a newline', 'Rex\n'],
+    ['DEL', 'Rex\u007f'],
+    ['a C1 control', 'Rex\u0085'],
+    ['a lone high surrogate', 'Rex\ud83d'],
+    ['a lone low surrogate', '\udc36Rex'],
+  ])('rejects %s', (_case, value) => {
+    expect(isPetName(value)).toBe(false);
+  });
+
+  it.each([[42], [null], [undefined], [['Rex']], [{ name: 'Rex' }], [true]])('rejects the non-string %j', (value) => {
+    expect(isPetName(value)).toBe(false);
+  });
+
+  it('limits names to 255 characters', () => {
+    expect(NAME_MAX_LENGTH).toBe(255);
+  });
+});
+
+describe('@IsPetName', () => {
+  class Named {
+    @IsPetName()
+    name: unknown;
+  }
+
+  const errorsFor = (name: unknown) => validateSync(Object.assign(new Named(), { name }));
+
+  it('passes a valid name', () => {
+    expect(errorsFor('Rex')).toEqual([]);
+  });
+
+  it('explains the rule, naming the property', () => {
+    const [error] = errorsFor('\u0000');
+
+    expect(error.property).toBe('name');
+    expect(error.constraints).toEqual({
+      isPetName: 'name must be a string of 1 to 255 characters, not only whitespace, without control characters',
+    });
+  });
+});

@@ -1,0 +1,363 @@
+import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
+
+const MAX_SAFE = 9007199254740991;
+const DEPRECATION_HEADERS = {
+  deprecation: '@1795132800',
+  sunset: 'Thu, 05 Dec 2030 00:00:00 GMT',
+  link: '</v1/pets>; rel="successor-version"',
+};
+
+describe('pets (e2e)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+  beforeEach(() => t.sql.query('TRUNCATE pets RESTART IDENTITY'));
+
+  const get = (path: string) => request(t.origin, path, { headers: auth() });
+  const create = (body: unknown) => request(t.origin, '/v1/pets', jsonBody(body));
+
+  const storedRows = async () =>
+    (await t.sql.query('SELECT id::text, name, category_id::text, status FROM pets ORDER BY id')).rows;
+
+  /** Rows inserted straight into the table with the ids given, in the order given. */
+  async function seed(pets: { id: number; name?: string; status?: string }[]) {
+    for (const pet of pets) {
+      await t.sql.query(
+        'INSERT INTO pets (id, name, category_id, status) OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3, $4)',
+        [pet.id, pet.name ?? `pet-${pet.id}`, 1, pet.status ?? 'available'],
+      );
+    }
+  }
+
+  function expectValidationError(response: ApiResponse, message: string) {
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(response.body).toEqual({ code: 'validation_failed', message, status: 400 });
+  }
+
+  describe('GET /v1/pets', () => {
+    it('answers 200 with an empty JSON array when there are no animals', async () => {
+      const response = await get('/v1/pets');
+
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(response.body).toEqual([]);
+    });
+
+    it('returns at most 20 animals by default, ordered by id', async () => {
+      await seed(Array.from({ length: 25 }, (_, index) => ({ id: 25 - index })));
+
+      const response = await get('/v1/pets');
+
+      expect(response.status).toBe(200);
+      expect(response.body.map((pet: { id: number }) => pet.id)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    });
+
+    it('orders by id ascending, not by insertion order or name', async () => {
+      await seed([
+        { id: 30, name: 'Alpha' },
+        { id: 10, name: 'Charlie' },
+        { id: 20, name: 'Bravo' },
+      ]);
+
+      const response = await get('/v1/pets');
+
+      expect(response.body).toEqual([
+        { id: 10, name: 'Charlie', categoryId: 1, status: 'available' },
+        { id: 20, name: 'Bravo', categoryId: 1, status: 'available' },
+        { id: 30, name: 'Alpha', categoryId: 1, status: 'available' },
+      ]);
+    });
+
+    it.each([
+      ['1', 1],
+      ['7', 7],
+      ['100', 100],
+    ])('honours limit=%s', async (limit, expected) => {
+      await seed(Array.from({ length: 105 }, (_, index) => ({ id: index + 1 })));
+
+      const response = await get(`/v1/pets?limit=${limit}`);
+
+      expect(response.status).toBe(200);
+      expect(response.body).toHaveLength(expected);
+      expect(response.body[0].id).toBe(1);
+      expect(response.body[expected - 1].id).toBe(expected);
+    });
+
+    it('filters by status, keeping the id order and the limit', async () => {
+      await seed([
+        { id: 1, status: 'sold' },
+        { id: 2, status: 'available' },
+        { id: 3, status: 'sold' },
+        { id: 4, status: 'pending' },
+        { id: 5, status: 'sold' },
+      ]);
+
+      const sold = await get('/v1/pets?status=sold');
+      const pending = await get('/v1/pets?status=pending');
+      const firstTwoSold = await get('/v1/pets?status=sold&limit=2');
+
+      expect(sold.body.map((pet: { id: number }) => pet.id)).toEqual([1, 3, 5]);
+      expect(sold.body.every((pet: { status: string }) => pet.status === 'sold')).toBe(true);
+      expect(pending.body).toEqual([{ id: 4, name: 'pet-4', categoryId: 1, status: 'pending' }]);
+      expect(firstTwoSold.body.map((pet: { id: number }) => pet.id)).toEqual([1, 3]);
+    });
+
+    it('answers a status with no animals with an empty array', async () => {
+      await seed([{ id: 1, status: 'available' }]);
+
+      const response = await get('/v1/pets?status=pending');
+
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual([]);
+    });
+
+    it('ignores unknown query parameters', async () => {
+      await seed([{ id: 1 }]);
+
+      const response = await get('/v1/pets?page=2&sort=name&limit=5');
+
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual([{ id: 1, name: 'pet-1', categoryId: 1, status: 'available' }]);
+    });
+
+    it.each([
+      ['an exponent', 'limit=1e2'],
+      ['a leading space', 'limit=%205'],
+      ['a plus sign (a space once decoded)', 'limit=+5'],
+      ['a decimal point', 'limit=5.0'],
+      ['an empty value', 'limit='],
+      ['a repeated parameter', 'limit=5&limit=6'],
+      ['zero', 'limit=0'],
+      ['101', 'limit=101'],
+      ['a negative number', 'limit=-1'],
+      ['a hexadecimal number', 'limit=0x10'],
+      ['a word', 'limit=ten'],
+    ])('rejects limit with %s (%s) with 400', async (_case, query) => {
+      expectValidationError(await get(`/v1/pets?${query}`), 'limit must be an integer from 1 to 100.');
+    });
+
+    it.each([['status=lost'], ['status=SOLD'], ['status='], ['status=sold&status=pending']])(
+      'rejects %s with 400',
+      async (query) => {
+        expectValidationError(await get(`/v1/pets?${query}`), 'status must be one of available, pending, sold.');
+      },
+    );
+  });
+
+  describe('POST /v1/pets', () => {
+    it('answers 201 with the stored animal, its id assigned and status defaulting to available', async () => {
+      const response = await create({ name: 'Rex', categoryId: 3 });
+
+      expect(response.status).toBe(201);
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(response.body).toEqual({ id: 1, name: 'Rex', categoryId: 3, status: 'available' });
+      expect(await storedRows()).toEqual([{ id: '1', name: 'Rex', category_id: '3', status: 'available' }]);
+    });
+
+    it.each([['available'], ['pending'], ['sold']])('stores the status %s as sent', async (status) => {
+      const response = await create({ name: 'Tom', categoryId: 1, status });
+
+      expect(response.status).toBe(201);
+      expect(response.body).toEqual({ id: 1, name: 'Tom', categoryId: 1, status });
+      expect((await storedRows())[0].status).toBe(status);
+    });
+
+    it('assigns increasing ids and makes the animals visible to the list and to get', async () => {
+      const first = await create({ name: 'One', categoryId: 1 });
+      const second = await create({ name: 'Two', categoryId: 2, status: 'sold' });
+
+      expect(second.body.id).toBe(first.body.id + 1);
+      expect((await get('/v1/pets')).body).toEqual([first.body, second.body]);
+      expect((await get(`/v1/pets/${second.body.id}`)).body).toEqual(second.body);
+    });
+
+    it.each([
+      ['accents', 'Bébé Noël'],
+      ['CJK', 'ねこ 猫'],
+      ['emoji', '🐶 Rex 🐾'],
+      ['right-to-left script', 'قطة'],
+      ['combining marks, not normalised', 'Cafe\u0301'],
+      ['surrounding and inner spaces', '  Rex   the  dog  '],
+      ['one character', 'R'],
+      ['255 characters', 'x'.repeat(255)],
+      ['255 astral characters', '🐶'.repeat(255)],
+    ])('stores a name with %s exactly as sent', async (_case, name) => {
+      const response = await create({ name, categoryId: 1 });
+
+      expect(response.status).toBe(201);
+      expect(response.body.name).toBe(name);
+      expect((await storedRows())[0].name).toBe(name);
+    });
+
+    it('accepts categoryId 2^53-1 and returns it as a JSON number', async () => {
+      const response = await create({ name: 'Max', categoryId: MAX_SAFE });
+
+      expect(response.status).toBe(201);
+      expect(response.text).toContain('"categoryId":9007199254740991');
+      expect(response.body.categoryId).toBe(MAX_SAFE);
+      expect((await storedRows())[0].category_id).toBe('9007199254740991');
+    });
+
+    it('returns ids and categoryIds of every response as JSON numbers, not strings', async () => {
+      await t.sql.query(
+        'INSERT INTO pets (id, name, category_id) OVERRIDING SYSTEM VALUE VALUES (9007199254740991, $1, 9007199254740991)',
+        ['Big'],
+      );
+
+      const list = await get('/v1/pets');
+      const one = await get('/v1/pets/9007199254740991');
+
+      const expected = '{"id":9007199254740991,"name":"Big","categoryId":9007199254740991,"status":"available"}';
+      expect(list.text).toBe(`[${expected}]`);
+      expect(one.text).toBe(expected);
+    });
+
+    const NAME_RULE =
+      'name must be a string of 1 to 255 characters, not only whitespace, without control characters.';
+    const CATEGORY_RULE = 'categoryId must be an integer from 1 to 9007199254740991.';
+
+    describe('rejects with 400 and writes nothing', () => {
+      afterEach(async () => {
+        expect(await storedRows()).toEqual([]);
+      });
+
+      it.each([
+        ['NUL', 'Re\u0000x'],
+        ['a tab', 'Re\tx'],
+        ['a newline', 'Rex\n'],
+        ['a carriage return', 'Rex\r'],
+        ['an escape', '\u001b[31mRex'],
+        ['DEL', 'Rex\u007f'],
+        ['a C1 control', 'Rex\u0085'],
+        ['an empty string', ''],
+        ['only spaces', '   '],
+        ['only non-breaking and em spaces', '\u00a0\u2003'],
+        ['256 characters', 'x'.repeat(256)],
+        ['256 astral characters', '🐶'.repeat(256)],
+        ['a lone high surrogate', 'Rex\ud83d'],
+        ['a lone low surrogate', '\udc36Rex'],
+      ])('a name with %s', async (_case, name) => {
+        expectValidationError(await create({ name, categoryId: 1 }), NAME_RULE);
+      });
+
+      it.each([[42], [null], [true], [['Rex']], [{ first: 'Rex' }]])('the non-string name %j', async (name) => {
+        expectValidationError(await create({ name, categoryId: 1 }), NAME_RULE);
+      });
+
+      it.each([
+        ['the string "5"', '5'],
+        ['a fraction', 1.5],
+        ['true', true],
+        ['null', null],
+        ['zero', 0],
+        ['a negative number', -1],
+        ['2^53', 9007199254740992],
+        ['an array', [5]],
+        ['an object', { id: 5 }],
+      ])('categoryId as %s', async (_case, categoryId) => {
+        expectValidationError(await create({ name: 'Rex', categoryId }), CATEGORY_RULE);
+      });
+
+      it('categoryId written as 1e400, which JSON.parse makes Infinity', async () => {
+        expectValidationError(await create('{"name":"Rex","categoryId":1e400}'), CATEGORY_RULE);
+      });
+
+      it('a body without name', async () => {
+        expectValidationError(await create({ categoryId: 1 }), NAME_RULE);
+      });
+
+      it('a body without categoryId', async () => {
+        expectValidationError(await create({ name: 'Rex' }), CATEGORY_RULE);
+      });
+
+      it('an empty object, naming both required fields', async () => {
+        expectValidationError(await create({}), `${NAME_RULE.slice(0, -1)}; ${CATEGORY_RULE}`);
+      });
+
+      it.each([['lost'], ['SOLD'], [''], [null], [1]])('the status %j', async (status) => {
+        expectValidationError(
+          await create({ name: 'Rex', categoryId: 1, status }),
+          'status must be one of available, pending, sold.',
+        );
+      });
+
+      it('an id, so no client chooses ids', async () => {
+        expectValidationError(await create({ id: 99, name: 'Rex', categoryId: 1 }), 'property id should not exist.');
+      });
+
+      it('an unknown property', async () => {
+        expectValidationError(
+          await create({ name: 'Rex', categoryId: 1, colour: 'brown' }),
+          'property colour should not exist.',
+        );
+      });
+
+      it.each([['an array', '[{"name":"Rex","categoryId":1}]'], ['a string', '"Rex"'], ['a number', '5'], ['null', 'null']])(
+        'a body that is %s',
+        async (_case, body) => {
+          expectValidationError(await create(body), 'The request body must be a JSON object.');
+        },
+      );
+    });
+  });
+
+  describe('GET /v1/pets/{petId}', () => {
+    it('answers 200 with the animal and the deprecation headers', async () => {
+      await seed([{ id: 7, name: 'Rex', status: 'pending' }]);
+
+      const response = await get('/v1/pets/7');
+
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(response.body).toEqual({ id: 7, name: 'Rex', categoryId: 1, status: 'pending' });
+      expect(response.headers.get('deprecation')).toBe(DEPRECATION_HEADERS.deprecation);
+      expect(response.headers.get('sunset')).toBe(DEPRECATION_HEADERS.sunset);
+      expect(response.headers.get('link')).toBe(DEPRECATION_HEADERS.link);
+    });
+
+    it.each([['8'], ['9007199254740991']])('answers the unknown id %s with 404 and the deprecation headers', async (id) => {
+      await seed([{ id: 7 }]);
+
+      const response = await get(`/v1/pets/${id}`);
+
+      expect(response.status).toBe(404);
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(response.body).toEqual({ code: 'not_found', message: `No animal has id ${id}.`, status: 404 });
+      expect(response.headers.get('deprecation')).toBe(DEPRECATION_HEADERS.deprecation);
+      expect(response.headers.get('sunset')).toBe(DEPRECATION_HEADERS.sunset);
+      expect(response.headers.get('link')).toBe(DEPRECATION_HEADERS.link);
+    });
+
+    it.each([
+      ['a word', 'abc'],
+      ['zero', '0'],
+      ['a negative number', '-1'],
+      ['a fraction', '1.5'],
+      ['an exponent', '1e2'],
+      ['a leading zero', '07'],
+      ['a leading plus', '%2B7'],
+      ['a leading space', '%207'],
+      ['2^53', '9007199254740992'],
+      ['a 30-digit number', '1'.repeat(30)],
+      ['a 100-character id', '1'.repeat(100)],
+    ])('answers petId as %s with 400', async (_case, id) => {
+      const response = await get(`/v1/pets/${id}`);
+
+      expectValidationError(response, 'petId must be an integer from 1 to 9007199254740991.');
+      expect(response.headers.get('deprecation')).toBe(DEPRECATION_HEADERS.deprecation);
+    });
+
+    it('answers an id longer than the router allows with 400, without echoing it', async () => {
+      const id = '1'.repeat(101);
+
+      const response = await get(`/v1/pets/${id}`);
+
+      expectValidationError(response, 'A path parameter is longer than allowed.');
+      expect(response.text).not.toContain(id);
+    });
+  });
+});
