@@ -9,7 +9,14 @@ export default {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true }],
+    // @fastify/static (CommonJS, serves the Swagger UI assets) require()s content-disposition, which is ESM only:
+    // Node 20.19+ allows that, Jest's module loader does not, so that one package is compiled to CommonJS.
+    '/node_modules/content-disposition/.+\\.js$': [
+      'ts-jest',
+      { useESM: false, tsconfig: { allowJs: true, module: 'commonjs', moduleResolution: 'node10', isolatedModules: true } },
+    ],
   },
+  transformIgnorePatterns: ['/node_modules/(?!content-disposition/)'],
   testEnvironment: 'node',
   globalSetup: '<rootDir>/test/support/database-server.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
