@@ -21,6 +21,10 @@ export default {
   globalSetup: '<rootDir>/test/support/database-server.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 30_000,
+  // A fresh worker per test file: TypeORM loads entities and migrations through `Function('... import(path)')`,
+  // which V8 caches across Jest's per-file contexts, so a second file in the same worker imports through the first
+  // file's torn-down environment ("import after the Jest environment has been torn down").
+  workerIdleMemoryLimit: '1MB',
   collectCoverageFrom: ['src/**/*.ts'],
   coverageDirectory: './coverage',
 };
