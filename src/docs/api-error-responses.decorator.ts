@@ -1,9 +1,22 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, type HeadersObject } from '@nestjs/swagger';
 import { ErrorBodyDto } from '../http/error-body.dto.js';
+import { ErrorCode } from '../http/error-code.js';
 import { RETRY_AFTER_SECONDS } from '../http/to-api-error.js';
 
 export type OperationErrorStatus = 400 | 404 | 413 | 415;
+
+/** The code each documented status carries in its example (statuses can carry others, e.g. 400 invalid_json). */
+const EXAMPLE_CODES: Record<number, ErrorCode> = {
+  400: ErrorCode.ValidationFailed,
+  401: ErrorCode.Unauthorized,
+  404: ErrorCode.NotFound,
+  413: ErrorCode.PayloadTooLarge,
+  415: ErrorCode.UnsupportedMediaType,
+  429: ErrorCode.RateLimited,
+  500: ErrorCode.InternalError,
+  503: ErrorCode.ServiceUnavailable,
+};
 
 const retryAfter = (description: string): HeadersObject => ({
   'Retry-After': { description, required: true, schema: { type: 'integer', minimum: 0, example: Number(RETRY_AFTER_SECONDS) } },
@@ -37,6 +50,7 @@ function errorResponse(status: string, description: string, headers: HeadersObje
     status: Number(status),
     description,
     type: ErrorBodyDto,
+    example: { code: EXAMPLE_CODES[Number(status)], message: description, status: Number(status) },
     ...(Object.keys(headers).length > 0 ? { headers } : {}),
   });
 }

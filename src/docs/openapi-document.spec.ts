@@ -111,7 +111,9 @@ describe('OpenAPI document', () => {
     const op = operation(path, method);
     expect(Object.keys(op.responses).map(Number)).toEqual(statuses);
     for (const status of statuses.filter((s) => s >= 400)) {
-      expect(response(op, status).content).toEqual({ 'application/json': { schema: ERROR_REF } });
+      expect(response(op, status).content).toEqual({
+        'application/json': { schema: ERROR_REF, example: expect.objectContaining({ status }) },
+      });
     }
     expect(response(op, 401).headers!['WWW-Authenticate']).toMatchObject({ required: true });
     expect(response(op, 429).headers!['Retry-After']).toMatchObject({ required: true });
