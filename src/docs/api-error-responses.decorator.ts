@@ -18,9 +18,13 @@ const EXAMPLE_CODES: Record<number, ErrorCode> = {
   503: ErrorCode.ServiceUnavailable,
 };
 
-const retryAfter = (description: string): HeadersObject => ({
-  'Retry-After': { description, required: true, schema: { type: 'integer', minimum: 0, example: Number(RETRY_AFTER_SECONDS) } },
-});
+const RETRY_AFTER: HeadersObject = {
+  'Retry-After': {
+    description: 'Seconds to wait before retrying.',
+    required: true,
+    schema: { type: 'integer', minimum: 0, example: Number(RETRY_AFTER_SECONDS) },
+  },
+};
 
 /**
  * Errors every operation can answer with, whatever it does: the global guard
@@ -37,11 +41,11 @@ const COMMON_ERRORS = {
       },
     } satisfies HeadersObject,
   },
-  429: { description: 'Too many requests.', headers: retryAfter('Seconds to wait before retrying.') },
+  429: { description: 'Too many requests.', headers: RETRY_AFTER },
   500: { description: 'Unexpected failure of the service.' },
   503: {
     description: 'The service or its database is temporarily unavailable.',
-    headers: retryAfter('Seconds to wait before retrying.'),
+    headers: RETRY_AFTER,
   },
 } as const;
 
@@ -68,7 +72,8 @@ export function ApiErrorResponses(
   const ownResponses = Object.entries(own).map(([status, description]) => errorResponse(status, description, headers));
   const commonResponses = Object.entries(COMMON_ERRORS).map(([status, response]) => {
     const interceptorHeaders = status === '401' || status === '429' ? {} : headers;
-    return errorResponse(status, response.description, { ...interceptorHeaders, ...('headers' in response ? response.headers : {}) });
+    const ownHeaders = 'headers' in response ? response.headers : {};
+    return errorResponse(status, response.description, { ...interceptorHeaders, ...ownHeaders });
   });
   return applyDecorators(...ownResponses, ...commonResponses);
 }
