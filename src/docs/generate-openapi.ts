@@ -5,4 +5,5 @@ import { buildOpenApiDocument, OPENAPI_FILE, serializeOpenApiDocument } from './
 /** `npm run openapi`: writes the committed `openapi.json`; no database is started or needed. */
 const document = await buildOpenApiDocument();
 await writeFile(OPENAPI_FILE, serializeOpenApiDocument(document));
-process.stdout.write(`Wrote ${relative(process.cwd(), OPENAPI_FILE)} (OpenAPI ${document.openapi}, ${Object.keys(document.paths).length} paths)\n`);
+const paths = Object.keys(document.paths).length;
+process.stdout.write(`Wrote ${relative(process.cwd(), OPENAPI_FILE)} (OpenAPI ${document.openapi}, ${paths} paths)\n`);

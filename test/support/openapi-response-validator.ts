@@ -56,7 +56,10 @@ export class OpenApiResponseValidator {
   constructor(document: OpenAPIObject) {
     addFormats(this.ajv);
     this.ajv.addFormat('int64', { type: 'number', validate: (value: number) => Number.isSafeInteger(value) });
-    this.ajv.addFormat('int32', { type: 'number', validate: (value: number) => Number.isInteger(value) && Math.abs(value) <= 2 ** 31 });
+    this.ajv.addFormat('int32', {
+      type: 'number',
+      validate: (value: number) => Number.isInteger(value) && value >= -(2 ** 31) && value < 2 ** 31,
+    });
     const closed = structuredClone(document);
     closeObjectSchemas(closed.components?.schemas);
     closeObjectSchemas(closed.paths);
@@ -80,7 +83,8 @@ export class OpenApiResponseValidator {
     const where = `${verb} ${url.pathname}${url.search} answered ${response.status}`;
     const problem = this.problem(verb, url.pathname, response);
     if (problem) {
-      throw new Error(`Response not described by the OpenAPI document: ${where}: ${problem}\nBody: ${response.text.slice(0, 500)}`);
+      const body = response.text.slice(0, 500);
+      throw new Error(`Response not described by the OpenAPI document: ${where}: ${problem}\nBody: ${body}`);
     }
   }
 
@@ -99,7 +103,8 @@ export class OpenApiResponseValidator {
       (key) => operation.responses[key],
     );
     if (!statusKey) {
-      return `status ${response.status} is not declared for ${operation.operationId} (declared: ${Object.keys(operation.responses).join(', ')})`;
+      const listed = Object.keys(operation.responses).join(', ');
+      return `status ${response.status} is not declared for ${operation.operationId} (declared: ${listed})`;
     }
     const declared = operation.responses[statusKey] as ResponseObject;
     const missing = Object.entries(declared.headers ?? {})

@@ -58,7 +58,8 @@ export async function request<T = any>(origin: string, path: string, init: Reque
   const url = new URL(`${origin}${path}`);
   const response = await fetch(url, init);
   const text = await response.text();
-  (await responseValidatorFor(origin)).validate(init.method ?? 'GET', url, { status: response.status, headers: response.headers, text });
+  const validator = await responseValidatorFor(origin);
+  validator.validate(init.method ?? 'GET', url, { status: response.status, headers: response.headers, text });
   const json = response.headers.get('content-type')?.startsWith('application/json');
   return { status: response.status, headers: response.headers, body: json && text ? JSON.parse(text) : text, text };
 }
