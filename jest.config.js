@@ -1,3 +1,5 @@
+const ESM_ONLY_REQUIRED_FROM_CJS = ['content-disposition', '@apidevtools/json-schema-ref-parser'];
+
 /** @type {import('jest').Config} */
 export default {
   moduleFileExtensions: ['js', 'json', 'ts'],
@@ -9,7 +11,15 @@ export default {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true }],
+    // CommonJS packages that require() ESM-only ones (@fastify/static, serving the Swagger UI assets: content-disposition;
+    // @apidevtools/swagger-parser: json-schema-ref-parser): Node 20.19+ allows that, Jest's module loader does not,
+    // so those ESM-only packages are compiled to CommonJS.
+    [`/node_modules/(${ESM_ONLY_REQUIRED_FROM_CJS.join('|')})/.+\\.js$`]: [
+      'ts-jest',
+      { useESM: false, tsconfig: { allowJs: true, module: 'commonjs', moduleResolution: 'node10', isolatedModules: true } },
+    ],
   },
+  transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY_REQUIRED_FROM_CJS.join('|')})/)`],
   testEnvironment: 'node',
   globalSetup: '<rootDir>/test/support/database-server.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

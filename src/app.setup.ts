@@ -2,6 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 import { AppModule, ResolvedConfig } from './app.module.js';
+import { setupDocs } from './docs/setup-docs.js';
 import { handleFrameworkError } from './http/framework-errors.js';
 
 export const API_PREFIX = 'v1';
@@ -14,11 +15,12 @@ export function createFastifyAdapter(): FastifyAdapter {
   });
 }
 
-/** What cannot be a provider: prefix and body parsing. Shared by main.ts and the tests. */
+/** What cannot be a provider: prefix, body parsing and the API docs. Shared by main.ts and the tests. */
 export function configureApp(app: NestFastifyApplication): void {
   app.setGlobalPrefix(API_PREFIX);
   // Only JSON bodies are accepted; Fastify's default text/plain parser would let other bodies through to validation.
   app.getHttpAdapter().getInstance().removeContentTypeParser('text/plain');
+  setupDocs(app);
 }
 
 export async function createApp(

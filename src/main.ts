@@ -3,6 +3,7 @@ import { relative } from 'node:path';
 import { createApp, API_PREFIX } from './app.setup.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
 import { nestLogLevels } from './config/nest-log-levels.js';
+import { DOCS_PATH } from './docs/setup-docs.js';
 import { developmentApiKey, developmentKeyFile } from './auth/development-key.js';
 import { startEmbeddedPostgres } from './database/embedded-postgres.js';
 
@@ -28,6 +29,7 @@ async function bootstrap(): Promise<void> {
   if (embedded) process.once('exit', () => void embedded.stop());
   await app.listen(config.port, config.host);
   logger.log(`Animal store API on http://${config.host}:${config.port}/${API_PREFIX} (${authHint})`);
+  logger.log(`API documentation on http://${config.host}:${config.port}/${DOCS_PATH}`);
 }
 
 bootstrap().catch((error: unknown) => {

@@ -23,6 +23,8 @@ describe('loadConfig', () => {
       dataDir: resolve('.data'),
       embeddedPostgresPort: 5433,
       production: false,
+      publicBaseUrl: 'https://api.example.com/v1',
+      stagingBaseUrl: 'https://staging-api.example.com/v1',
     });
   });
 
@@ -44,6 +46,9 @@ describe('loadConfig', () => {
         DATA_DIR: '/tmp/animal-store-data',
         EMBEDDED_POSTGRES_PORT: '15433',
         NODE_ENV: 'production',
+        CURSOR_SECRET: 'a-cursor-secret-of-at-least-32-chars',
+        PUBLIC_BASE_URL: 'https://pets.example.org/v1',
+        STAGING_BASE_URL: 'https://staging.pets.example.org/v1',
       }),
     ).toEqual({
       host: '0.0.0.0',
@@ -55,6 +60,9 @@ describe('loadConfig', () => {
       dataDir: '/tmp/animal-store-data',
       embeddedPostgresPort: 15433,
       production: true,
+      cursorSecret: 'a-cursor-secret-of-at-least-32-chars',
+      publicBaseUrl: 'https://pets.example.org/v1',
+      stagingBaseUrl: 'https://staging.pets.example.org/v1',
     });
   });
 
@@ -143,7 +151,7 @@ describe('loadConfig', () => {
   });
 
   it.each([['production', true], ['development', false], ['test', false]])('NODE_ENV=%s: production is %s', (raw, expected) => {
-    expect(loadConfig({ NODE_ENV: raw }).production).toBe(expected);
+    expect(loadConfig({ NODE_ENV: raw, CURSOR_SECRET: 'a-cursor-secret-of-at-least-32-chars' }).production).toBe(expected);
   });
 });
 
@@ -165,4 +173,25 @@ describe('loadConfig: CURSOR_SECRET', () => {
     expect(() => loadConfig({ CURSOR_SECRET: 'x'.repeat(31) })).toThrow(/CURSOR_SECRET must be at least 32 characters/);
     expect(loadConfig({ CURSOR_SECRET: 'x'.repeat(32) }).cursorSecret).toBe('x'.repeat(32));
   });
+});
+describe('loadConfig: documented server URLs', () => {
+  it('defaults to placeholder production and staging URLs ending in /v1', () => {
+    const config = loadConfig({});
+    expect(config.publicBaseUrl).toBe('https://api.example.com/v1');
+    expect(config.stagingBaseUrl).toBe('https://staging-api.example.com/v1');
+  });
+
+  it('reads PUBLIC_BASE_URL and STAGING_BASE_URL, without a trailing slash', () => {
+    const config = loadConfig({ PUBLIC_BASE_URL: 'https://pets.example.org/v1/', STAGING_BASE_URL: 'http://10.0.0.5:8080/api/v1' });
+    expect(config.publicBaseUrl).toBe('https://pets.example.org/v1');
+    expect(config.stagingBaseUrl).toBe('http://10.0.0.5:8080/api/v1');
+  });
+
+  it.each(['pets.example.org/v1', 'https://pets.example.org', 'https://pets.example.org/v2', 'ftp://pets.example.org/v1', 'https://pets.example.org/v1?x=1'])(
+    'rejects PUBLIC_BASE_URL=%s naming the variable',
+    (value) => {
+      expect(() => loadConfig({ PUBLIC_BASE_URL: value })).toThrow(ConfigError);
+      expect(() => loadConfig({ PUBLIC_BASE_URL: value })).toThrow(/^PUBLIC_BASE_URL /);
+    },
+  );
 });

@@ -17,6 +17,9 @@ export interface AppConfig {
   production: boolean;
   /** Signs pagination cursors. Absent (development only): a random secret per process. */
   cursorSecret?: string;
+  /** Production and staging base URLs listed as `servers` in the OpenAPI document; each ends in `/v1`. */
+  publicBaseUrl: string;
+  stagingBaseUrl: string;
 }
 
 export class ConfigError extends Error {}
@@ -66,6 +69,21 @@ function apiKeys(env: Env): string[] {
   return keys;
 }
 
+function baseUrl(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL such as ${fallback}, got "${raw}"`);
+  }
+  if (!['http:', 'https:'].includes(url.protocol) || !/\/v1\/?$/.test(url.pathname) || url.search || url.hash) {
+    throw new ConfigError(`${name} must be an http(s) URL ending in /v1, got "${raw}"`);
+  }
+  return raw.replace(/\/$/, '');
+}
+
 function logLevel(env: Env): LogLevel {
   const raw = env.LOG_LEVEL;
   if (raw === undefined || raw === '') return 'info';
@@ -107,5 +125,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     embeddedPostgresPort: integer(env, 'EMBEDDED_POSTGRES_PORT', 5433, 1, 65535),
     production,
     cursorSecret: cursorSecret(env, production),
+    publicBaseUrl: baseUrl(env, 'PUBLIC_BASE_URL', 'https://api.example.com/v1'),
+    stagingBaseUrl: baseUrl(env, 'STAGING_BASE_URL', 'https://staging-api.example.com/v1'),
   };
 }

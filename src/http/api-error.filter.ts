@@ -44,8 +44,9 @@ export class ApiErrorFilter implements ExceptionFilter {
     if (error.getStatus() !== 404 || exception instanceof ApiError) return error;
     const path = request.url.split('?', 1)[0];
     const allowed = this.allowedMethods(path);
-    // findRoute also matches paths the router itself refused (e.g. `/v1/pets/`, an empty petId).
-    if (allowed.length === 0 || allowed.includes(request.method)) {
+    // A route for this very method answered "not found" (a missing file under /docs/*, or `/v1/pets/` with an
+    // empty petId that the router refused): no 405 then.
+    if (allowed.length === 0 || allowed.includes(request.method as (typeof METHODS)[number])) {
       return new ApiError(404, ErrorCode.NotFound, 'No resource exists at this path.');
     }
     return new ApiError(405, ErrorCode.MethodNotAllowed, `${request.method} is not allowed on this path.`, {

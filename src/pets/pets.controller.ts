@@ -1,11 +1,14 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
+import { ApiErrorResponses } from '../docs/api-error-responses.decorator.js';
+import { deprecationHeaderDocs } from '../docs/deprecation-headers.js';
 import { Deprecated } from '../http/deprecated.decorator.js';
 import { NewPet } from './dto/create-pet.dto.js';
 import { ListPetsQuery } from './dto/list-pets.query.js';
 import { Pet } from './dto/pet.dto.js';
 import { nextPageLink } from './next-page-link.js';
+import { MAX_ID, MIN_ID } from './pet-id.js';
 import { PetIdPipe } from './pet-id.pipe.js';
 import { PetsService } from './pets.service.js';
 
@@ -16,13 +19,18 @@ export const GET_PET_DEPRECATION = {
 };
 
 @ApiTags('animals')
-@ApiBearerAuth()
 @Controller('pets')
 export class PetsController {
   constructor(private readonly pets: PetsService) {}
 
   @Get()
-  @ApiOperation({ operationId: 'listPets', summary: 'List all animals' })
+  @ApiOperation({
+    operationId: 'listPets',
+    summary: 'List all animals',
+    description:
+      'Returns a page of animals ordered by id ascending, at most `limit` of them, optionally only those with the ' +
+      'given `status`. When more match, the `Link` header points at the next page.',
+  })
   @ApiOkResponse({
     description: 'The page of animals, ordered by id ascending.',
     type: Pet,
@@ -40,6 +48,7 @@ export class PetsController {
       },
     },
   })
+  @ApiErrorResponses({ 400: 'A query parameter is invalid (`limit` out of range, unknown `status`, bad `cursor`).' })
   async list(@Query() query: ListPetsQuery, @Res({ passthrough: true }) reply: FastifyReply): Promise<Pet[]> {
     const page = await this.pets.list(query);
     if (page.nextCursor !== undefined) {
@@ -51,6 +60,12 @@ export class PetsController {
   @Post()
   @HttpCode(201)
   @ApiOperation({ operationId: 'createPet', summary: 'Add an animal' })
+  @ApiCreatedResponse({ type: Pet, description: 'The animal was added, with its assigned `id`.' })
+  @ApiErrorResponses({
+    400: 'The body is missing required fields, contains invalid values or unknown fields, or is not valid JSON.',
+    413: 'The body is larger than 16 KiB.',
+    415: 'The body is not `application/json`.',
+  })
   create(@Body() newPet: NewPet): Promise<Pet> {
     return this.pets.create(newPet);
   }
@@ -64,6 +79,20 @@ export class PetsController {
     description:
       'Deprecated: announced for removal on 5 December 2030. Use `GET /pets` with the `status` filter instead.',
   })
+  @ApiParam({
+    name: 'petId',
+    description: 'Id of the animal to retrieve.',
+    schema: { type: 'integer', format: 'int64', minimum: MIN_ID, maximum: MAX_ID },
+  })
+  @ApiOkResponse({
+    type: Pet,
+    description: 'The requested animal.',
+    headers: deprecationHeaderDocs(GET_PET_DEPRECATION, { required: true }),
+  })
+  @ApiErrorResponses(
+    { 400: '`petId` is not an integer from 1 to 2^53-1.', 404: 'No animal has this id.' },
+    { headers: deprecationHeaderDocs(GET_PET_DEPRECATION, { required: false }) },
+  )
   get(@Param('petId', PetIdPipe) petId: number): Promise<Pet> {
     return this.pets.get(petId);
   }

@@ -2,6 +2,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Client } from 'pg';
 import { createApp } from '../../src/app.setup.js';
 import { AppConfig, loadConfig } from '../../src/config/app-config.js';
+import { responseValidatorFor } from './openapi-response-validator.js';
 import { createTestDatabase, TestDatabase } from './test-database.js';
 
 export const TEST_KEY = 'test-key-0123456789abcdef';
@@ -52,10 +53,17 @@ export interface ApiResponse<T = unknown> {
   text: string;
 }
 
-/** A real HTTP request; the body is parsed when the response says it is JSON. */
+/**
+ * A real HTTP request; the body is parsed when the response says it is JSON.
+ * Every response is checked against the OpenAPI document the service serves:
+ * one the document does not describe fails the test.
+ */
 export async function request<T = any>(origin: string, path: string, init: RequestInit = {}): Promise<ApiResponse<T>> {
-  const response = await fetch(`${origin}${path}`, init);
+  const url = new URL(`${origin}${path}`);
+  const response = await fetch(url, init);
   const text = await response.text();
+  const validator = await responseValidatorFor(origin);
+  validator.validate(init.method ?? 'GET', url, { status: response.status, headers: response.headers, text });
   const json = response.headers.get('content-type')?.startsWith('application/json');
   return { status: response.status, headers: response.headers, body: json && text ? JSON.parse(text) : text, text };
 }

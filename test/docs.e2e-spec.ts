@@ -1,0 +1,113 @@
+import { readFile } from 'node:fs/promises';
+import { parse } from 'yaml';
+import { auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
+
+const committed = async () => JSON.parse(await readFile(new URL('../openapi.json', import.meta.url), 'utf8'));
+
+describe('API documentation routes', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('serves the OpenAPI document at /docs-json without a key, as committed in openapi.json', async () => {
+    const response = await request(t.origin, '/docs-json');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(response.body).toEqual(await committed());
+  });
+
+  it('serves the same document as YAML at /docs-yaml', async () => {
+    const response = await request(t.origin, '/docs-yaml');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/yaml/);
+    expect(parse(response.text)).toEqual(await committed());
+  });
+
+  it('serves Swagger UI at /docs with every asset from the service itself', async () => {
+    const page = await request(t.origin, '/docs');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const assets = [...page.text.matchAll(/(?:src|href)=['"]([^'"]+)['"]/g)].map((match) => match[1]);
+    expect(assets).toEqual(expect.arrayContaining(['./docs/swagger-ui-bundle.js', './docs/swagger-ui.css', './docs/swagger-ui-init.js']));
+    for (const asset of assets) {
+      expect(asset).not.toMatch(/^(https?:)?\/\//);
+      const response = await request(t.origin, new URL(asset, `${t.origin}/docs`).pathname);
+      expect([asset, response.status]).toEqual([asset, 200]);
+    }
+    const init = await request(t.origin, '/docs/swagger-ui-init.js');
+    expect(init.text).toContain('"operationId": "listPets"');
+  });
+
+  it('keeps the API itself protected and out of the docs prefix', async () => {
+    expect((await request(t.origin, '/v1/pets')).status).toBe(401);
+    expect((await request(t.origin, '/v1/docs-json', { headers: auth() })).body).toMatchObject({ code: 'not_found', status: 404 });
+  });
+
+  it('answers unknown docs paths and wrong methods with an Error', async () => {
+    const missing = await request(t.origin, '/docs/no-such-asset.js');
+    expect(missing.body).toEqual({ code: 'not_found', message: expect.any(String), status: 404 });
+    const wrongMethod = await request(t.origin, '/docs-json', { method: 'POST' });
+    expect(wrongMethod.body).toEqual({ code: 'method_not_allowed', message: expect.any(String), status: 405 });
+    expect(wrongMethod.headers.get('allow')).toBe('GET, HEAD');
+  });
+});
+
+describe('the service behaves as its document says', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  // request() validates each response against the served document; here each declared error status is produced once.
+  it.each([
+    ['GET', '/v1/pets?limit=0', 400, undefined],
+    ['GET', '/v1/pets?status=lost', 400, undefined],
+    ['GET', '/v1/pets/abc', 400, undefined],
+    ['GET', '/v1/pets/999', 404, undefined],
+    ['POST', '/v1/pets', 400, { name: '', categoryId: 1 }],
+    ['POST', '/v1/pets', 400, '{"name":'],
+    ['POST', '/v1/pets', 413, { name: 'x'.repeat(17 * 1024), categoryId: 1 }],
+  ])('%s %s answers %i', async (method, path, status, body) => {
+    const init = body === undefined ? { method, headers: auth() } : jsonBody(body);
+    const response = await request(t.origin, path, init);
+    expect(response.status).toBe(status);
+  });
+
+  it('answers 415 to a createPet body that is not JSON', async () => {
+    const response = await request(t.origin, '/v1/pets', {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'text/plain' },
+      body: 'Rex',
+    });
+    expect(response.status).toBe(415);
+  });
+
+  it('sends the documented deprecation headers on getPet', async () => {
+    const created = await request(t.origin, '/v1/pets', jsonBody({ name: 'Rex', categoryId: 1 }));
+    const response = await request(t.origin, `/v1/pets/${created.body.id}`, { headers: auth() });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('sunset')).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
+  });
+});
+
+describe('servers in the served document', () => {
+  it('come from PUBLIC_BASE_URL and STAGING_BASE_URL, plus this server', async () => {
+    const t = await startTestApp({
+      publicBaseUrl: 'https://pets.example.org/v1',
+      stagingBaseUrl: 'https://staging.pets.example.org/v1',
+    });
+    try {
+      const document = (await request(t.origin, '/docs-json')).body;
+      expect(document.servers.map((server: { url: string }) => server.url)).toEqual([
+        'https://pets.example.org/v1',
+        'https://staging.pets.example.org/v1',
+        '/v1',
+      ]);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -1,0 +1,63 @@
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import openapiTS, { astToString } from 'openapi-typescript';
+import { request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SCENARIO = join(ROOT, 'test', 'generated-client', 'pets-scenario.ts');
+
+const tsconfig = {
+  compilerOptions: {
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    target: 'ES2023',
+    lib: ['ES2024', 'DOM'],
+    types: [],
+    strict: true,
+    skipLibCheck: true,
+    rootDir: '.',
+    outDir: 'out',
+  },
+  files: ['pets-scenario.ts', 'animal-store-api.d.ts'],
+};
+
+describe('a client generated from the served document', () => {
+  let t: TestApp;
+  let workDir: string;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    // Inside the repository (git-ignored) so that the scenario resolves openapi-fetch from node_modules.
+    await mkdir(join(ROOT, 'test', 'artifacts'), { recursive: true });
+    workDir = await mkdtemp(join(ROOT, 'test', 'artifacts', 'generated-client-'));
+  });
+  afterAll(async () => {
+    await t.close();
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('type-checks with tsc and drives the service through create, filtered list, get, a 401 and a 400', async () => {
+    const document = (await request(t.origin, '/docs-json')).body;
+    await writeFile(join(workDir, 'animal-store-api.d.ts'), astToString(await openapiTS(document)));
+    await copyFile(SCENARIO, join(workDir, 'pets-scenario.ts'));
+    await writeFile(join(workDir, 'tsconfig.json'), JSON.stringify(tsconfig));
+
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    await promisify(execFile)(process.execPath, [tsc, '-p', join(workDir, 'tsconfig.json')]).catch((error) => {
+      throw new Error(`tsc rejected the scenario:\n${error.stdout}${error.stderr}`);
+    });
+
+    const { runPetsScenario } = await import(pathToFileURL(join(workDir, 'out', 'pets-scenario.js')).href);
+    const result = await runPetsScenario(`${t.origin}/v1`, TEST_KEY);
+
+    const pet = { id: expect.any(Number), name: 'Generated', categoryId: 7, status: 'pending' };
+    expect(result.created).toEqual({ status: 201, pet });
+    expect(result.listed).toEqual({ status: 200, pets: [result.created.pet] });
+    expect(result.fetched).toEqual({ status: 200, pet: result.created.pet, sunset: 'Thu, 05 Dec 2030 00:00:00 GMT' });
+    expect(result.unauthorized).toEqual({ status: 401, code: 'unauthorized' });
+    expect(result.badRequest).toEqual({ status: 400, code: 'validation_failed' });
+  }, 120_000);
+});
