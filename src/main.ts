@@ -4,6 +4,7 @@ import { createApp, API_PREFIX } from './app.setup.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
 import { developmentApiKey, developmentKeyFile } from './auth/development-key.js';
 import { startEmbeddedPostgres } from './database/embedded-postgres.js';
+import { stopGracefullyOnSignals } from './lifecycle/graceful-shutdown.js';
 
 async function bootstrap(): Promise<void> {
   const logger = new Logger('Bootstrap');
@@ -20,8 +21,11 @@ async function bootstrap(): Promise<void> {
     : await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort });
 
   const app = await createApp({ ...config, databaseUrl: config.databaseUrl ?? embedded!.url });
-  app.enableShutdownHooks();
-  if (embedded) process.once('exit', () => void embedded.stop());
+  stopGracefullyOnSignals(app, {
+    graceMs: config.shutdownGraceMs,
+    afterClose: async () => embedded?.stop(),
+    logger,
+  });
   await app.listen(config.port, config.host);
   logger.log(`Animal store API on http://${config.host}:${config.port}/${API_PREFIX} (${authHint})`);
 }

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 
-export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
-const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
+export type LogLevel = 'silent' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+const LOG_LEVELS: readonly LogLevel[] = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'];
 
 /** Everything the service reads from its environment, validated and typed. */
 export interface AppConfig {
@@ -15,6 +15,10 @@ export interface AppConfig {
   dataDir: string;
   embeddedPostgresPort: number;
   production: boolean;
+  /** How long in-flight requests may run after SIGTERM/SIGINT before the process exits anyway. */
+  shutdownGraceMs: number;
+  /** Absent: `/metrics` needs no credentials (keep the port private then). */
+  metricsToken?: string;
 }
 
 export class ConfigError extends Error {}
@@ -73,6 +77,15 @@ function logLevel(env: Env): LogLevel {
   return raw as LogLevel;
 }
 
+function metricsToken(env: Env): string | undefined {
+  const raw = env.METRICS_TOKEN;
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[\x21-\x7e]{16,512}$/.test(raw)) {
+    throw new ConfigError('METRICS_TOKEN must be 16 to 512 printable characters without spaces');
+  }
+  return raw;
+}
+
 /** Reads and validates the configuration; a bad value throws a ConfigError naming the variable. */
 export function loadConfig(env: Env = process.env): AppConfig {
   return {
@@ -85,5 +98,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     dataDir: resolve(env.DATA_DIR || '.data'),
     embeddedPostgresPort: integer(env, 'EMBEDDED_POSTGRES_PORT', 5433, 1, 65535),
     production: env.NODE_ENV === 'production',
+    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    metricsToken: metricsToken(env),
   };
 }

@@ -22,7 +22,8 @@ export interface TestApp {
  */
 export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<TestApp> {
   const database = await createTestDatabase();
-  const config = { ...loadConfig({}), apiKeys: [TEST_KEY], ...overrides, databaseUrl: database.url };
+  const defaults: Partial<AppConfig> = { apiKeys: [TEST_KEY], logLevel: 'silent' };
+  const config = { ...loadConfig({}), ...defaults, ...overrides, databaseUrl: database.url };
   const app = await createApp(config, false);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
