@@ -5,8 +5,8 @@ import { HealthController } from './health.controller.js';
 import { MigrationsHealthIndicator } from './migrations.health.js';
 
 @Module({
-  // A failing probe already answers 503 and the global filter logs it; terminus' own log would repeat it.
-  imports: [TerminusModule.forRoot({ logger: false })],
+  // Terminus logs which check failed; the 503 itself goes through the global filter like any error.
+  imports: [TerminusModule],
   controllers: [HealthController],
   providers: [MigrationsHealthIndicator, ShutdownState],
   exports: [ShutdownState],
