@@ -14,6 +14,9 @@ export default {
   globalSetup: '<rootDir>/test/support/database-server.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 30_000,
+  // A fresh worker per test file: under --experimental-vm-modules, TypeORM's dynamic import() of
+  // entities and migrations fails ("reading 'identifier'") in the second file a worker runs.
+  workerIdleMemoryLimit: '1MB',
   collectCoverageFrom: ['src/**/*.ts'],
   coverageDirectory: './coverage',
 };
