@@ -1,4 +1,9 @@
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { connect, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client } from 'pg';
+import { freePort } from './support/database-server.js';
 import { pollUntil } from './support/poll.js';
 import { buildService, ServiceExit, ServiceProcess, startService } from './support/service-process.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
@@ -17,6 +22,27 @@ const createPet = (name: string, extra: Record<string, string> = {}): RequestIni
 type LogLine = Record<string, unknown>;
 
 /**
+ * A create whose body never arrives: once the server has answered `100 Continue`
+ * it has accepted the request, which then stays in flight for as long as the socket is open.
+ */
+async function startStuckRequest(origin: string): Promise<Socket> {
+  const { hostname, port } = new URL(origin);
+  const socket = connect(Number(port), hostname);
+  socket.write(
+    'POST /v1/pets HTTP/1.1\r\nHost: service\r\nContent-Type: application/json\r\n' +
+      `Authorization: Bearer ${KEY}\r\nContent-Length: 64\r\nExpect: 100-continue\r\n\r\n`,
+  );
+  let received = '';
+  socket.on('data', (chunk) => (received += chunk.toString('latin1')));
+  socket.on('error', () => undefined);
+  await pollUntil(async () => received.startsWith('HTTP/1.1 100 Continue'), { what: '100 Continue' });
+  socket.write('{"name":');
+  return socket;
+}
+
+beforeAll(() => buildService(), 300_000);
+
+/**
  * The service as it ships: `npm run build`, then `node dist/main.js` in
  * production mode as a child process against a real database. Its stdout is
  * the log under test; the last test stops it with SIGTERM mid-burst.
@@ -32,7 +58,6 @@ describe('the production build', () => {
     });
 
   beforeAll(async () => {
-    await buildService();
     database = await createTestDatabase();
     sql = new Client({ connectionString: database.url });
     await sql.connect();
@@ -171,5 +196,89 @@ describe('the production build', () => {
     // no request was cut off after the service had accepted it.
     expect(stored.sort()).toEqual(created.sort());
     expect(parsed().some((line) => typeof line.msg === 'string' && line.msg.startsWith('Stopped in'))).toBe(true);
+  }, 90_000);
+});
+
+describe('the production build, stopping with a request that never finishes', () => {
+  let database: TestDatabase;
+  let socket: Socket | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterEach(() => socket?.destroy());
+  afterAll(() => database.drop());
+
+  const start = (graceMs: number) =>
+    startService({
+      NODE_ENV: 'production',
+      DATABASE_URL: database.url,
+      API_KEYS: KEY,
+      LOG_LEVEL: 'info',
+      SHUTDOWN_GRACE_MS: String(graceMs),
+    });
+  const shutdownBegan = (service: ServiceProcess) =>
+    pollUntil(async () => service.lines.some((line) => line.includes('SIGTERM received')), {
+      what: 'the shutdown to begin',
+    });
+
+  it('exits 1 once the grace period is over', async () => {
+    const service = await start(1_500);
+    try {
+      socket = await startStuckRequest(service.origin);
+      const signalledAt = Date.now();
+      service.kill('SIGTERM');
+      const exit = await service.exited;
+      expect(exit).toEqual({ code: 1, signal: null });
+      expect(Date.now() - signalledAt).toBeGreaterThanOrEqual(1_500);
+      expect(service.lines.some((line) => line.includes('Shutdown still incomplete after 1500 ms'))).toBe(true);
+    } finally {
+      service.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  it('exits at once on a second signal', async () => {
+    const service = await start(120_000);
+    try {
+      socket = await startStuckRequest(service.origin);
+      service.kill('SIGTERM');
+      await shutdownBegan(service);
+      service.kill('SIGTERM');
+      const exit = await Promise.race([service.exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
+      expect(exit).toEqual({ code: 128 + 15, signal: null });
+    } finally {
+      service.kill('SIGKILL');
+    }
+  }, 60_000);
+});
+
+describe('the production build with its embedded PostgreSQL', () => {
+  it('stops the embedded server on SIGTERM and exits 0', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'animal-store-service-'));
+    // The embedded cluster may run as the `postgres` user, which must reach its directory.
+    await chmod(dataDir, 0o755);
+    const postgresPort = await freePort();
+    const service = await startService({
+      NODE_ENV: 'production',
+      DATA_DIR: dataDir,
+      EMBEDDED_POSTGRES_PORT: String(postgresPort),
+      API_KEYS: KEY,
+      LOG_LEVEL: 'warn',
+    });
+    try {
+      const created = await fetch(`${service.origin}/v1/pets`, createPet('Embedded'));
+      expect(created.status).toBe(201);
+      service.kill('SIGTERM');
+      expect(await service.exited).toEqual({ code: 0, signal: null });
+      // The cluster went down with the service: its port no longer accepts connections.
+      const refused = await new Promise<string>((resolve) => {
+        const probe = connect(postgresPort, '127.0.0.1');
+        probe.once('connect', () => (probe.destroy(), resolve('connected')));
+        probe.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+      });
+      expect(refused).toBe('ECONNREFUSED');
+    } finally {
+      service.kill('SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+    }
   }, 90_000);
 });
