@@ -52,7 +52,7 @@ describe('health probes', () => {
     }
   });
 
-  it('turns ready to 503 with the Error body while the database is stopped, and back to 200 when it returns', async () => {
+  it('turns ready to 503 (Error body) while the database is stopped, and to 200 when it returns', async () => {
     await server.pause();
     try {
       const ready = await request(t.origin, '/health/ready');

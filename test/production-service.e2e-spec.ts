@@ -94,7 +94,8 @@ describe('the production build', () => {
     const deniedLine = await completed(denied.headers.get('x-request-id')!);
     expect(deniedLine).toMatchObject({ method: 'GET', route: '/v1/pets', status: 401, keyId: null });
     // Every line is JSON (parsed() throws otherwise), one per request.
-    expect(parsed().filter((entry) => entry.reqId === 'log-check-1' && entry.msg === 'request completed')).toHaveLength(1);
+    const requestLines = parsed().filter((entry) => entry.reqId === 'log-check-1' && entry.msg === 'request completed');
+    expect(requestLines).toHaveLength(1);
   });
 
   it('never writes a key, a bearer credential or a header, even one sent where a request id goes', async () => {

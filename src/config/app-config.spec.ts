@@ -6,8 +6,9 @@ describe('loadConfig: operations settings', () => {
   });
 
   it('reads SHUTDOWN_GRACE_MS, METRICS_TOKEN and LOG_LEVEL=silent', () => {
-    const config = loadConfig({ SHUTDOWN_GRACE_MS: '2500', METRICS_TOKEN: 'scrape-token-0123456789', LOG_LEVEL: 'silent' });
-    expect(config).toMatchObject({ shutdownGraceMs: 2_500, metricsToken: 'scrape-token-0123456789', logLevel: 'silent' });
+    const token = 'scrape-token-0123456789';
+    const config = loadConfig({ SHUTDOWN_GRACE_MS: '2500', METRICS_TOKEN: token, LOG_LEVEL: 'silent' });
+    expect(config).toMatchObject({ shutdownGraceMs: 2_500, metricsToken: token, logLevel: 'silent' });
   });
 
   it.each([
