@@ -4,8 +4,11 @@ import { AuthModule } from './auth/auth.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { HealthModule } from './health/health.module.js';
 import { ApiErrorFilter } from './http/api-error.filter.js';
 import { RequestValidationPipe } from './http/request-validation.pipe.js';
+import { LoggingModule } from './logging/logging.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { PetsModule } from './pets/pets.module.js';
 
 /** A configuration whose database is known: DATABASE_URL, or the embedded cluster main.ts started. */
@@ -18,9 +21,12 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        LoggingModule.forRoot(config),
         DatabaseModule.forRoot({ url: config.databaseUrl, migrationsRun: config.migrationsRun }),
         AuthModule,
         PetsModule,
+        HealthModule,
+        MetricsModule,
       ],
       providers: [
         { provide: APP_PIPE, useClass: RequestValidationPipe },

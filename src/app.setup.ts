@@ -1,23 +1,37 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LoggerService, LogLevel } from '@nestjs/common';
+import { Logger } from 'nestjs-pino';
 import { AppModule, ResolvedConfig } from './app.module.js';
 import { setupDocs } from './docs/setup-docs.js';
 import { handleFrameworkError } from './http/framework-errors.js';
+import { assignRequestId, REQUEST_ID_HEADER } from './http/request-id.js';
 
 export const API_PREFIX = 'v1';
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
 export function createFastifyAdapter(): FastifyAdapter {
-  return new FastifyAdapter({
+  const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     frameworkErrors: handleFrameworkError,
+    genReqId: assignRequestId,
+    // While draining at shutdown, requests still arriving on open connections are served (with
+    // `Connection: close`) instead of getting Fastify's own 503 body, which is not our Error shape.
+    return503OnClosing: false,
   });
+  adapter.getInstance().addHook('onRequest', (request, reply, done) => {
+    reply.header(REQUEST_ID_HEADER, request.id);
+    done();
+  });
+  return adapter;
 }
+
+/** Routes for operators and their tooling, served outside the versioned API. */
+const OPERATIONS_ROUTES = ['health/live', 'health/ready', 'metrics'];
 
 /** What cannot be a provider: prefix, body parsing and the API docs. Shared by main.ts and the tests. */
 export function configureApp(app: NestFastifyApplication): void {
-  app.setGlobalPrefix(API_PREFIX);
+  app.setGlobalPrefix(API_PREFIX, { exclude: OPERATIONS_ROUTES });
   // Only JSON bodies are accepted; Fastify's default text/plain parser would let other bodies through to validation.
   app.getHttpAdapter().getInstance().removeContentTypeParser('text/plain');
   setupDocs(app);
@@ -29,10 +43,13 @@ export async function createApp(
 ): Promise<NestFastifyApplication> {
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), createFastifyAdapter(), {
     logger,
+    bufferLogs: logger === undefined,
     abortOnError: false,
     // Nest's parsers would add application/x-www-form-urlencoded; Fastify's own JSON parser is the only one we want.
     bodyParser: false,
   });
+  // By default Nest's own logs go through the same pino logger as everything else.
+  if (logger === undefined) app.useLogger(app.get(Logger));
   configureApp(app);
   await app.init();
   await app.getHttpAdapter().getInstance().ready();

@@ -2,10 +2,10 @@ import { Logger } from '@nestjs/common';
 import { relative } from 'node:path';
 import { createApp, API_PREFIX } from './app.setup.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
-import { nestLogLevels } from './config/nest-log-levels.js';
 import { DOCS_PATH } from './docs/setup-docs.js';
 import { developmentApiKey, developmentKeyFile } from './auth/development-key.js';
 import { startEmbeddedPostgres } from './database/embedded-postgres.js';
+import { stopGracefullyOnSignals } from './lifecycle/graceful-shutdown.js';
 
 async function bootstrap(): Promise<void> {
   const logger = new Logger('Bootstrap');
@@ -21,12 +21,12 @@ async function bootstrap(): Promise<void> {
     ? null
     : await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort });
 
-  const app = await createApp(
-    { ...config, databaseUrl: config.databaseUrl ?? embedded!.url },
-    nestLogLevels(config.logLevel),
-  );
-  app.enableShutdownHooks();
-  if (embedded) process.once('exit', () => void embedded.stop());
+  const app = await createApp({ ...config, databaseUrl: config.databaseUrl ?? embedded!.url });
+  stopGracefullyOnSignals(app, {
+    graceMs: config.shutdownGraceMs,
+    afterClose: async () => embedded?.stop(),
+    logger,
+  });
   await app.listen(config.port, config.host);
   logger.log(`Animal store API on http://${config.host}:${config.port}/${API_PREFIX} (${authHint})`);
   logger.log(`API documentation on http://${config.host}:${config.port}/${DOCS_PATH}`);

@@ -25,6 +25,8 @@ describe('loadConfig', () => {
       production: false,
       publicBaseUrl: 'https://api.example.com/v1',
       stagingBaseUrl: 'https://staging-api.example.com/v1',
+      shutdownGraceMs: 10_000,
+      metricsToken: undefined,
     });
   });
 
@@ -63,6 +65,7 @@ describe('loadConfig', () => {
       cursorSecret: 'a-cursor-secret-of-at-least-32-chars',
       publicBaseUrl: 'https://pets.example.org/v1',
       stagingBaseUrl: 'https://staging.pets.example.org/v1',
+      shutdownGraceMs: 10_000,
     });
   });
 
@@ -131,7 +134,7 @@ describe('loadConfig', () => {
 
     it.each([['verbose'], ['INFO']])('rejects %j, naming LOG_LEVEL', (raw) => {
       expect(configError({ LOG_LEVEL: raw })).toBe(
-        `LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, got "${raw}"`,
+        `LOG_LEVEL must be one of silent, fatal, error, warn, info, debug, trace, got "${raw}"`,
       );
     });
   });
@@ -194,4 +197,25 @@ describe('loadConfig: documented server URLs', () => {
       expect(() => loadConfig({ PUBLIC_BASE_URL: value })).toThrow(/^PUBLIC_BASE_URL /);
     },
   );
+});
+describe('loadConfig: operations settings', () => {
+  it('defaults to a 10 s shutdown grace period, no metrics token and the info log level', () => {
+    expect(loadConfig({})).toMatchObject({ shutdownGraceMs: 10_000, metricsToken: undefined, logLevel: 'info' });
+  });
+
+  it('reads SHUTDOWN_GRACE_MS, METRICS_TOKEN and LOG_LEVEL=silent', () => {
+    const token = 'scrape-token-0123456789';
+    const config = loadConfig({ SHUTDOWN_GRACE_MS: '2500', METRICS_TOKEN: token, LOG_LEVEL: 'silent' });
+    expect(config).toMatchObject({ shutdownGraceMs: 2_500, metricsToken: token, logLevel: 'silent' });
+  });
+
+  it.each([
+    ['SHUTDOWN_GRACE_MS', '-1'],
+    ['SHUTDOWN_GRACE_MS', '10s'],
+    ['METRICS_TOKEN', 'short'],
+    ['METRICS_TOKEN', 'has a space in it 0123456789'],
+  ])('rejects %s=%s naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
 });

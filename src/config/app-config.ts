@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 
-export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
-const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
+export type LogLevel = 'silent' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+const LOG_LEVELS: readonly LogLevel[] = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'];
 
 /** Everything the service reads from its environment, validated and typed. */
 export interface AppConfig {
@@ -20,6 +20,10 @@ export interface AppConfig {
   /** Production and staging base URLs listed as `servers` in the OpenAPI document; each ends in `/v1`. */
   publicBaseUrl: string;
   stagingBaseUrl: string;
+  /** How long in-flight requests may run after SIGTERM/SIGINT before the process exits anyway. */
+  shutdownGraceMs: number;
+  /** Absent: `/metrics` needs no credentials (keep the port private then). */
+  metricsToken?: string;
 }
 
 export class ConfigError extends Error {}
@@ -111,6 +115,15 @@ function cursorSecret(env: Env, production: boolean): string | undefined {
   return raw;
 }
 
+function metricsToken(env: Env): string | undefined {
+  const raw = env.METRICS_TOKEN;
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[\x21-\x7e]{16,512}$/.test(raw)) {
+    throw new ConfigError('METRICS_TOKEN must be 16 to 512 printable characters without spaces');
+  }
+  return raw;
+}
+
 /** Reads and validates the configuration; a bad value throws a ConfigError naming the variable. */
 export function loadConfig(env: Env = process.env): AppConfig {
   const production = env.NODE_ENV === 'production';
@@ -127,5 +140,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     cursorSecret: cursorSecret(env, production),
     publicBaseUrl: baseUrl(env, 'PUBLIC_BASE_URL', 'https://api.example.com/v1'),
     stagingBaseUrl: baseUrl(env, 'STAGING_BASE_URL', 'https://staging-api.example.com/v1'),
+    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    metricsToken: metricsToken(env),
   };
 }

@@ -2,6 +2,7 @@ import { jest } from '@jest/globals';
 import { CallHandler, ExecutionContext, Logger } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { firstValueFrom, of } from 'rxjs';
+import type { MetricsService } from '../metrics/metrics.service.js';
 import { GET_PET_DEPRECATION } from '../pets/pets.controller.js';
 import { DEPRECATION_POLICY, DeprecationInterceptor, deprecationHeaders } from './deprecation.interceptor.js';
 
@@ -41,10 +42,14 @@ describe('deprecationHeaders', () => {
 
 describe('DeprecationInterceptor', () => {
   let warned: jest.SpiedFunction<Logger['warn']>;
-  const interceptor = new DeprecationInterceptor(new Reflector());
+  let deprecatedCalls: [string, string][];
+  let interceptor: DeprecationInterceptor;
 
   beforeEach(() => {
     warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    deprecatedCalls = [];
+    const metrics = { recordDeprecatedCall: (operation: string, keyId: string) => deprecatedCalls.push([operation, keyId]) };
+    interceptor = new DeprecationInterceptor(new Reflector(), metrics as unknown as MetricsService);
   });
 
   afterEach(() => warned.mockRestore());
@@ -81,8 +86,12 @@ describe('DeprecationInterceptor', () => {
     await firstValueFrom(interceptor.intercept(executionContext, handlerReturning(null)));
 
     expect(warned).toHaveBeenCalledTimes(2);
-    expect(warned).toHaveBeenCalledWith('Deprecated operation GET /v1/pets/:petId called by API key env-1a2b3c4d');
+    expect(warned).toHaveBeenCalledWith('Deprecated operation getPet called by API key env-1a2b3c4d');
     expect(JSON.stringify(warned.mock.calls)).not.toContain(KEY);
+    expect(deprecatedCalls).toEqual([
+      ['getPet', 'env-1a2b3c4d'],
+      ['getPet', 'env-1a2b3c4d'],
+    ]);
   });
 
   it('says "unknown" when no identity is attached', async () => {
@@ -90,7 +99,7 @@ describe('DeprecationInterceptor', () => {
 
     await firstValueFrom(interceptor.intercept(executionContext, handlerReturning(null)));
 
-    expect(warned).toHaveBeenCalledWith('Deprecated operation GET /v1/pets/:petId called by API key unknown');
+    expect(warned).toHaveBeenCalledWith('Deprecated operation getPet called by API key unknown');
   });
 
   it('sets no headers on a handler without a policy', async () => {

@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Observable } from 'rxjs';
 import type { ApiKeyIdentity } from '../auth/api-key-identity.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 
 export interface DeprecationPolicy {
   /** When the operation became deprecated. */
@@ -14,6 +15,9 @@ export interface DeprecationPolicy {
 }
 
 export const DEPRECATION_POLICY = Symbol('deprecation-policy');
+
+// Where @nestjs/swagger's @ApiOperation keeps its options (not exported by the package).
+const API_OPERATION_METADATA = 'swagger/apiOperation';
 
 /** The response headers a policy calls for, computed once per route. */
 export function deprecationHeaders(policy: DeprecationPolicy): Record<string, string> {
@@ -28,30 +32,37 @@ export function deprecationHeaders(policy: DeprecationPolicy): Record<string, st
 
 /**
  * Marks every response of a deprecated operation (errors included, since the
- * headers are set before the handler runs) and logs who still calls it.
+ * headers are set before the handler runs), and logs and counts who still calls it.
  */
 @Injectable()
 export class DeprecationInterceptor implements NestInterceptor {
   private readonly logger = new Logger('Deprecation');
-  private readonly headers = new WeakMap<object, Record<string, string>>();
+  private readonly operations = new WeakMap<object, { headers: Record<string, string>; operationId: string }>();
 
-  constructor(private readonly reflector: Reflector) {}
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly metrics: MetricsService,
+  ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const handler = context.getHandler();
-    let headers = this.headers.get(handler);
-    if (!headers) {
+    let operation = this.operations.get(handler);
+    if (!operation) {
       const policy = this.reflector.get<DeprecationPolicy | undefined>(DEPRECATION_POLICY, handler);
-      headers = policy ? deprecationHeaders(policy) : {};
-      this.headers.set(handler, headers);
+      const apiOperation = this.reflector.get<{ operationId?: string } | undefined>(API_OPERATION_METADATA, handler);
+      operation = {
+        headers: policy ? deprecationHeaders(policy) : {},
+        operationId: apiOperation?.operationId ?? handler.name,
+      };
+      this.operations.set(handler, operation);
     }
 
     const http = context.switchToHttp();
-    http.getResponse<FastifyReply>().headers(headers);
+    http.getResponse<FastifyReply>().headers(operation.headers);
     const request = http.getRequest<FastifyRequest & { user?: ApiKeyIdentity }>();
-    this.logger.warn(
-      `Deprecated operation ${request.method} ${request.routeOptions.url} called by API key ${request.user?.id ?? 'unknown'}`,
-    );
+    const keyId = request.user?.id ?? 'unknown';
+    this.metrics.recordDeprecatedCall(operation.operationId, keyId);
+    this.logger.warn(`Deprecated operation ${operation.operationId} called by API key ${keyId}`);
     return next.handle();
   }
 }

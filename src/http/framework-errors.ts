@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { REQUEST_ID_HEADER } from './request-id.js';
 import { toApiError } from './to-api-error.js';
 
 /**
@@ -6,7 +7,12 @@ import { toApiError } from './to-api-error.js';
  * Nest filter runs, and its default answer echoes the URL. This handler gives
  * them the same Error body as everything else.
  */
-export function handleFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const apiError = toApiError(error);
-  reply.code(apiError.getStatus()).headers(apiError.headers).type('application/json').send(apiError.toBody());
+  reply
+    .code(apiError.getStatus())
+    .headers(apiError.headers)
+    .header(REQUEST_ID_HEADER, request.id)
+    .type('application/json')
+    .send(apiError.toBody());
 }

@@ -27,7 +27,8 @@ export async function startTestApp(
   { appDatabaseUrl = (url: string) => url }: { appDatabaseUrl?: (url: string) => string } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
-  const config = { ...loadConfig({}), apiKeys: [TEST_KEY], ...overrides, databaseUrl: appDatabaseUrl(database.url) };
+  const defaults: Partial<AppConfig> = { apiKeys: [TEST_KEY], logLevel: 'silent' };
+  const config = { ...loadConfig({}), ...defaults, ...overrides, databaseUrl: appDatabaseUrl(database.url) };
   const app = await createApp(config, false);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };

@@ -30,7 +30,6 @@ export class ListPetsQuery {
   @ApiProperty({
     required: false,
     type: 'string',
-    example: 'AQEAAAAAAAAAAkSyaFXD96jEr34WvngD',
     description:
       'Opaque, url-safe position of the next page, taken from the `Link: rel="next"` header of the previous ' +
       'page; clients follow that link and never build or edit a cursor. A cursor is bound to the `status` ' +

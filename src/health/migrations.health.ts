@@ -1,0 +1,21 @@
+import { Injectable } from '@nestjs/common';
+import { HealthIndicatorService } from '@nestjs/terminus';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, MigrationExecutor } from 'typeorm';
+
+/** Up when every migration this build knows has been applied to the database. */
+@Injectable()
+export class MigrationsHealthIndicator {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly health: HealthIndicatorService,
+  ) {}
+
+  check<Key extends string>(key: Key) {
+    return this.health.check(key).attempt(async () => {
+      const pending = await new MigrationExecutor(this.dataSource).getPendingMigrations();
+      if (pending.length > 0) throw new Error(`${pending.length} pending migration(s)`);
+      return { applied: this.dataSource.migrations.length };
+    });
+  }
+}

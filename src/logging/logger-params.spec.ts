@@ -1,0 +1,34 @@
+import type { Options } from 'pino-http';
+import { loggerParams } from './logger-params.js';
+
+const base = { logLevel: 'info' as const, apiKeys: ['configured-key-0123456789'], metricsToken: 'metrics-token-0123456789' };
+
+describe('loggerParams', () => {
+  it('writes plain JSON lines at LOG_LEVEL in production', () => {
+    const { pinoHttp } = loggerParams({ ...base, production: true, logLevel: 'warn' });
+    expect(Array.isArray(pinoHttp)).toBe(false);
+    expect(pinoHttp).toMatchObject({ level: 'warn', autoLogging: false, quietReqLogger: true });
+  });
+
+  it('writes through pino-pretty outside production', () => {
+    const { pinoHttp } = loggerParams({ ...base, production: false });
+    expect(Array.isArray(pinoHttp)).toBe(true);
+    const [options, stream] = pinoHttp as [Options, { write: unknown }];
+    expect(options.level).toBe('info');
+    expect(typeof stream.write).toBe('function');
+  });
+
+  it('never serializes the request, so no header reaches a log', () => {
+    const options = loggerParams({ ...base, production: true }).pinoHttp as Options;
+    const serializeRequest = options.serializers!.req as (req: unknown) => unknown;
+    expect(serializeRequest({ headers: { authorization: 'Bearer x' } })).toBeUndefined();
+  });
+
+  it('scrubs the configured keys and the metrics token from every line', () => {
+    const options = loggerParams({ ...base, production: true }).pinoHttp as Options;
+    const scrub = options.hooks!.streamWrite!;
+    expect(scrub('{"msg":"configured-key-0123456789 metrics-token-0123456789"}')).toBe(
+      '{"msg":"[redacted] [redacted]"}',
+    );
+  });
+});

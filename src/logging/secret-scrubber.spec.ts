@@ -1,0 +1,27 @@
+import { secretScrubber } from './secret-scrubber.js';
+
+describe('secretScrubber', () => {
+  const scrub = secretScrubber(['configured-key-0123456789', 'quote"and\\slash-key']);
+
+  it('replaces configured keys, in their JSON-escaped form too', () => {
+    const line = JSON.stringify({ msg: 'got configured-key-0123456789 and quote"and\\slash-key' });
+    expect(scrub(line)).toBe(JSON.stringify({ msg: 'got [redacted] and [redacted]' }));
+  });
+
+  it('replaces anything shaped like an issued key', () => {
+    expect(scrub('{"reqId":"pet_AbCdEfGhIjKlMnOpQrStUvWxYz012345"}')).toBe('{"reqId":"[redacted]"}');
+    expect(scrub('{"msg":"pet_dev_abcDEF0123456789-_xyzXYZ"}')).toBe('{"msg":"[redacted]"}');
+  });
+
+  it('keeps the scheme and drops the credential of a bearer value or an Authorization header', () => {
+    expect(scrub('{"msg":"sent Bearer abc.DEF-123~+/=="}')).toBe('{"msg":"sent Bearer [redacted]"}');
+    expect(scrub('{"headers":{"authorization":"Basic dXNlcjpwYXNz"}}')).toBe(
+      '{"headers":{"authorization":"[redacted]"}}',
+    );
+  });
+
+  it('leaves ordinary lines alone, including placeholders that are not credentials', () => {
+    const line = '{"msg":"send Authorization: Bearer <one of API_KEYS>","pet":"petunia","status":201}';
+    expect(scrub(line)).toBe(line);
+  });
+});

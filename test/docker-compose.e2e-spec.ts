@@ -1,0 +1,116 @@
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { parse } from 'yaml';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const read = (file: string) => readFile(`${ROOT}/${file}`, 'utf8');
+
+interface Service {
+  build?: unknown;
+  image?: string;
+  command?: string[];
+  environment?: Record<string, string | number>;
+  ports?: unknown[];
+  volumes?: unknown[];
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: { test: string[] };
+  restart?: string;
+}
+
+/**
+ * No Docker engine runs here, so the compose file is checked by docker-compose
+ * itself (`config -q` validates it) and its wiring is asserted on the parsed
+ * YAML; the Dockerfile is checked for what the image must do.
+ */
+describe('docker-compose.yml', () => {
+  let services: Record<string, Service>;
+  let volumes: Record<string, unknown>;
+
+  beforeAll(async () => {
+    ({ services, volumes } = parse(await read('docker-compose.yml')));
+  });
+
+  it('is valid for docker-compose', async () => {
+    // With a clean environment, so the file's own defaults are what gets validated.
+    const { stdout, stderr } = await promisify(execFile)('docker-compose', ['config', '-q'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '' },
+    });
+    expect(stdout + stderr).toBe('');
+  });
+
+  it('runs db, then the migrations once, then the API', () => {
+    expect(Object.keys(services).sort()).toEqual(['api', 'db', 'migrate']);
+
+    const { db, migrate, api } = services;
+    expect(db.image).toBe('postgres:18');
+    expect(db.volumes).toEqual(['db-data:/var/lib/postgresql']);
+    expect(volumes).toHaveProperty('db-data');
+    expect(db.healthcheck?.test.join(' ')).toMatch(/pg_isready/);
+
+    expect(migrate.build).toBe('.');
+    expect(migrate.command).toEqual(['npm', 'run', 'migration:run']);
+    expect(migrate.depends_on).toEqual({ db: { condition: 'service_healthy' } });
+    expect(migrate.restart).toBe('no');
+
+    expect(api.image).toBe(migrate.image);
+    expect(api.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' } });
+    expect(api.ports).toEqual(['3000:3000']);
+    expect(api.restart).toBe('unless-stopped');
+    expect(api.healthcheck?.test.join(' ')).toContain('/health/ready');
+    expect(api.environment).toMatchObject({ HOST: '0.0.0.0', PORT: 3000, MIGRATIONS_RUN: 'false' });
+    for (const service of [migrate, api]) {
+      expect(service.environment?.DATABASE_URL).toBe(
+        'postgres://animal_store:${POSTGRES_PASSWORD:-example-password}@db:5432/animal_store',
+      );
+    }
+  });
+
+  it('holds no secret but the example database password', () => {
+    for (const [name, service] of Object.entries(services)) {
+      for (const [variable, value] of Object.entries(service.environment ?? {})) {
+        const text = String(value);
+        if (/PASSWORD|SECRET|TOKEN|KEYS?$/.test(variable)) {
+          // Either taken from the operator's environment, or an obvious example.
+          expect({ name, variable, ok: /^\$\{[A-Z_]+:-(example-[a-z-]*)?\}$/.test(text) }).toEqual({
+            name,
+            variable,
+            ok: true,
+          });
+        }
+        const password = /^postgres:\/\/[^:]+:([^@]+)@/.exec(text)?.[1];
+        if (password !== undefined) expect(password).toBe('${POSTGRES_PASSWORD:-example-password}');
+      }
+    }
+  });
+});
+
+describe('Dockerfile', () => {
+  let dockerfile: string;
+  beforeAll(async () => {
+    dockerfile = await read('Dockerfile');
+  });
+
+  it('builds with dev dependencies and runs with production ones only, on Node 20 slim', () => {
+    const stages = dockerfile.match(/^FROM .+$/gm) ?? [];
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    for (const stage of stages) expect(stage).toMatch(/^FROM node:20-slim\b/);
+    expect(dockerfile).toMatch(/^RUN npm ci --omit=dev/m);
+    expect(dockerfile).toMatch(/^RUN npm run build$/m);
+  });
+
+  it('runs node dist/main.js in production as a non-root user, with a readiness health check', () => {
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(runtime).toMatch(/^ENV NODE_ENV=production/m);
+    expect(runtime).toMatch(/^USER node$/m);
+    expect(runtime).toMatch(/^CMD \["node", "dist\/main.js"\]$/m);
+    expect(runtime).toMatch(/^HEALTHCHECK [\s\S]*\/health\/ready/m);
+  });
+
+  it('keeps local state and secrets out of the build context', async () => {
+    const ignored = (await read('.dockerignore')).split('\n');
+    for (const entry of ['.env', '.data', 'node_modules', 'dist', '.git']) expect(ignored).toContain(entry);
+  });
+});

@@ -1,0 +1,90 @@
+import { startEmbeddedServer } from './support/database-server.js';
+import { pollUntil } from './support/poll.js';
+import { request, startTestApp, TestApp } from './support/test-app.js';
+import { ShutdownState } from '../src/lifecycle/shutdown-state.js';
+
+const serviceUnavailable = {
+  code: 'service_unavailable',
+  message: 'The service is temporarily unavailable; retry later.',
+  status: 503,
+};
+
+describe('health probes', () => {
+  // A server of its own, which this file stops and starts again.
+  let server: Awaited<ReturnType<typeof startEmbeddedServer>>;
+  let t: TestApp;
+  const sharedAdminUrl = process.env.TEST_DATABASE_ADMIN_URL;
+  const onOwnServer = async <T>(work: () => Promise<T>): Promise<T> => {
+    process.env.TEST_DATABASE_ADMIN_URL = server.adminUrl;
+    try {
+      return await work();
+    } finally {
+      process.env.TEST_DATABASE_ADMIN_URL = sharedAdminUrl;
+    }
+  };
+
+  beforeAll(async () => {
+    server = await startEmbeddedServer();
+    t = await onOwnServer(() => startTestApp());
+    // The test's own connection dies with the server; only the service's pool is under test here.
+    t.sql.on('error', () => undefined);
+  }, 60_000);
+
+  afterAll(async () => {
+    await onOwnServer(() => t.close());
+    await server.stop();
+  }, 30_000);
+
+  it('answers live and ready without an API key, outside /v1', async () => {
+    const live = await request(t.origin, '/health/live');
+    expect(live.status).toBe(200);
+    expect(live.body).toMatchObject({ status: 'ok' });
+
+    const ready = await request(t.origin, '/health/ready');
+    expect(ready.status).toBe(200);
+    expect(ready.body).toMatchObject({
+      status: 'ok',
+      details: { shutdown: { status: 'up' }, database: { status: 'up' }, migrations: { status: 'up', applied: 1 } },
+    });
+
+    for (const path of ['/v1/health/live', '/v1/health/ready']) {
+      expect((await request(t.origin, path)).status).toBe(404);
+    }
+  });
+
+  it('turns ready to 503 (Error body) while the database is stopped, and to 200 when it returns', async () => {
+    await server.pause();
+    try {
+      const ready = await request(t.origin, '/health/ready');
+      expect(ready.status).toBe(503);
+      expect(ready.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(ready.body).toEqual(serviceUnavailable);
+      // The process itself is fine: an orchestrator must not restart it for a database outage.
+      expect((await request(t.origin, '/health/live')).status).toBe(200);
+    } finally {
+      await server.start();
+    }
+    await pollUntil(async () => (await request(t.origin, '/health/ready')).status === 200, {
+      what: 'ready to return to 200',
+    });
+  }, 60_000);
+
+  it('is not ready while migrations are pending', async () => {
+    const unmigrated = await onOwnServer(() => startTestApp({ migrationsRun: false }));
+    try {
+      const ready = await request(unmigrated.origin, '/health/ready');
+      expect(ready.status).toBe(503);
+      expect(ready.body).toEqual(serviceUnavailable);
+      expect((await request(unmigrated.origin, '/health/live')).status).toBe(200);
+    } finally {
+      await onOwnServer(() => unmigrated.close());
+    }
+  }, 30_000);
+
+  it('turns ready to 503 as soon as shutdown begins', async () => {
+    t.app.get(ShutdownState).begin();
+    const ready = await request(t.origin, '/health/ready');
+    expect(ready.status).toBe(503);
+    expect(ready.body).toEqual(serviceUnavailable);
+  });
+});

@@ -1,0 +1,289 @@
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { connect, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { freePort } from './support/database-server.js';
+import { pollUntil } from './support/poll.js';
+import { buildService, ServiceExit, ServiceProcess, startService } from './support/service-process.js';
+import { createTestDatabase, TestDatabase } from './support/test-database.js';
+
+const KEY = 'production-test-key-0123456789';
+const CURSOR_SECRET = 'production-test-cursor-secret-0123456789';
+const KEY_SHAPED = `pet_${'Ab3'.repeat(10)}xy`; // like an issued key: pet_ + 32 base62
+const GRACE_MS = 10_000;
+
+const bearer = (key = KEY) => ({ authorization: `Bearer ${key}` });
+const createPet = (name: string, extra: Record<string, string> = {}): RequestInit => ({
+  method: 'POST',
+  headers: { ...bearer(), 'content-type': 'application/json', ...extra },
+  body: JSON.stringify({ name, categoryId: 1 }),
+});
+
+type LogLine = Record<string, unknown>;
+
+/**
+ * A create whose body never arrives: once the server has answered `100 Continue`
+ * it has accepted the request, which then stays in flight for as long as the socket is open.
+ */
+async function startStuckRequest(origin: string): Promise<Socket> {
+  const { hostname, port } = new URL(origin);
+  const socket = connect(Number(port), hostname);
+  socket.write(
+    'POST /v1/pets HTTP/1.1\r\nHost: service\r\nContent-Type: application/json\r\n' +
+      `Authorization: Bearer ${KEY}\r\nContent-Length: 64\r\nExpect: 100-continue\r\n\r\n`,
+  );
+  let received = '';
+  socket.on('data', (chunk) => (received += chunk.toString('latin1')));
+  socket.on('error', () => undefined);
+  await pollUntil(async () => received.startsWith('HTTP/1.1 100 Continue'), { what: '100 Continue' });
+  socket.write('{"name":');
+  return socket;
+}
+
+beforeAll(() => buildService(), 300_000);
+
+/**
+ * The service as it ships: `npm run build`, then `node dist/main.js` in
+ * production mode as a child process against a real database. Its stdout is
+ * the log under test; the last test stops it with SIGTERM mid-burst.
+ */
+describe('the production build', () => {
+  let database: TestDatabase;
+  let sql: Client;
+  let service: ServiceProcess;
+  const parsed = () => service.lines.map((line) => JSON.parse(line) as LogLine);
+  const completed = (reqId: string) =>
+    pollUntil(async () => parsed().find((line) => line.reqId === reqId && line.msg === 'request completed'), {
+      what: `the log line of request ${reqId}`,
+    });
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    sql = new Client({ connectionString: database.url });
+    await sql.connect();
+    service = await startService({
+      NODE_ENV: 'production',
+      CURSOR_SECRET: CURSOR_SECRET,
+      DATABASE_URL: database.url,
+      API_KEYS: KEY,
+      LOG_LEVEL: 'info',
+      SHUTDOWN_GRACE_MS: String(GRACE_MS),
+    });
+  }, 300_000);
+
+  afterAll(async () => {
+    service?.kill('SIGKILL');
+    await sql?.end();
+    await database?.drop();
+  });
+
+  it('writes one JSON line per request with method, route, status, duration, request id and key id', async () => {
+    const created = await fetch(`${service.origin}/v1/pets`, createPet('Logged', { 'x-request-id': 'log-check-1' }));
+    expect(created.status).toBe(201);
+    const denied = await fetch(`${service.origin}/v1/pets`, { headers: { ...bearer('not-a-valid-key-000000') } });
+    expect(denied.status).toBe(401);
+
+    const line = await completed('log-check-1');
+    expect(line).toMatchObject({
+      level: 30,
+      method: 'POST',
+      route: '/v1/pets',
+      status: 201,
+      keyId: expect.stringMatching(/^env-[0-9a-f]{8}$/),
+    });
+    expect(line.durationMs).toEqual(expect.any(Number));
+    const deniedLine = await completed(denied.headers.get('x-request-id')!);
+    expect(deniedLine).toMatchObject({ method: 'GET', route: '/v1/pets', status: 401, keyId: null });
+    // Every line is JSON (parsed() throws otherwise), one per request.
+    const requestLines = parsed().filter((entry) => entry.reqId === 'log-check-1' && entry.msg === 'request completed');
+    expect(requestLines).toHaveLength(1);
+  });
+
+  it('never writes a key, a bearer credential or a header, even one sent where a request id goes', async () => {
+    const sneaky = await fetch(`${service.origin}/v1/pets`, {
+      headers: { ...bearer(KEY_SHAPED), 'x-request-id': KEY_SHAPED },
+    });
+    expect(sneaky.status).toBe(401);
+    expect(sneaky.headers.get('x-request-id')).toBe(KEY_SHAPED);
+    await completed('[redacted]');
+
+    const log = service.lines.join('\n');
+    expect(log).not.toContain(KEY);
+    expect(log).not.toContain(KEY_SHAPED);
+    expect(log).not.toMatch(/"authorization"|"headers"/i);
+  });
+
+  it('logs server errors with their request id and no SQL leaks into the response', async () => {
+    await sql.query('ALTER TABLE pets RENAME TO pets_elsewhere');
+    let failed: Response;
+    try {
+      failed = await fetch(`${service.origin}/v1/pets`, createPet('Lost', { 'x-request-id': 'error-check-1' }));
+    } finally {
+      await sql.query('ALTER TABLE pets_elsewhere RENAME TO pets');
+    }
+    expect(failed.status).toBe(500);
+    expect(await failed.json()).toEqual({ code: 'internal_error', message: 'Internal server error.', status: 500 });
+    const errorLine = await pollUntil(
+      async () => parsed().find((line) => line.context === 'ApiErrorFilter' && line.reqId === 'error-check-1'),
+      { what: 'the error log line' },
+    );
+    expect(errorLine).toMatchObject({ level: 50, requestId: 'error-check-1', method: 'POST', route: '/v1/pets' });
+    expect(await completed('error-check-1')).toMatchObject({ status: 500 });
+  });
+
+  it('on SIGTERM mid-burst, finishes what it accepted, loses no 201 and exits 0 within the grace period', async () => {
+    const TOTAL = 400;
+    const CONCURRENCY = 16;
+    const outcomes = new Map<string, number | string>();
+    let next = 0;
+    let inFlight = 0;
+    let inFlightAtSignal = -1;
+    let signalledAt = 0;
+    let exit: (ServiceExit & { afterMs: number }) | undefined;
+    const exited = service.exited.then((value) => (exit = { ...value, afterMs: Date.now() - signalledAt }));
+    const deadline = Date.now() + 60_000;
+
+    const worker = async () => {
+      while (next < TOTAL && Date.now() < deadline) {
+        const name = `burst-${next++}`;
+        inFlight += 1;
+        try {
+          const response = await fetch(`${service.origin}/v1/pets`, createPet(name));
+          await response.arrayBuffer();
+          outcomes.set(name, response.status);
+        } catch (error) {
+          const cause = (error as { cause?: { code?: string } }).cause;
+          outcomes.set(name, cause?.code ?? String(error));
+        } finally {
+          inFlight -= 1;
+        }
+        if (signalledAt === 0 && outcomes.size >= TOTAL / 4) {
+          inFlightAtSignal = inFlight;
+          signalledAt = Date.now();
+          service.kill('SIGTERM');
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, GRACE_MS + 5_000))]);
+
+    const statuses = [...outcomes.values()];
+    const created = [...outcomes].filter(([, outcome]) => outcome === 201).map(([name]) => name);
+    const failures = statuses.filter((outcome) => typeof outcome === 'string') as string[];
+    const stored = (await sql.query<{ name: string }>("SELECT name FROM pets WHERE name LIKE 'burst-%'")).rows.map(
+      (row) => row.name,
+    );
+    const figures = {
+      requests: outcomes.size,
+      created: created.length,
+      inFlightAtSignal,
+      refused: failures.filter((code) => code === 'ECONNREFUSED').length,
+      resets: failures.filter((code) => code !== 'ECONNREFUSED').length,
+      otherStatuses: statuses.filter((outcome) => typeof outcome === 'number' && outcome !== 201).length,
+      exitCode: exit?.code,
+      exitMs: exit?.afterMs,
+    };
+    process.stdout.write(`graceful shutdown: ${JSON.stringify(figures)}\n`);
+
+    expect(exit).toMatchObject({ code: 0, signal: null });
+    expect(exit!.afterMs).toBeLessThan(GRACE_MS);
+    expect(inFlightAtSignal).toBeGreaterThan(0);
+    expect(created.length).toBeGreaterThanOrEqual(TOTAL / 4);
+    // Every request the service answered got its 201; the others failed at the connection level only:
+    // refused once the listener closed, or reset when sent into the closing listener's backlog or onto
+    // a keep-alive connection the service was closing as idle, before the service read them.
+    expect(figures.otherStatuses).toBe(0);
+    for (const failure of failures) expect(['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET']).toContain(failure);
+    // Every 201 is in the database, and nothing is there that the client did not get a 201 for:
+    // no request was cut off after the service had accepted it.
+    expect(stored.sort()).toEqual(created.sort());
+    expect(parsed().some((line) => typeof line.msg === 'string' && line.msg.startsWith('Stopped in'))).toBe(true);
+  }, 90_000);
+});
+
+describe('the production build, stopping with a request that never finishes', () => {
+  let database: TestDatabase;
+  let socket: Socket | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterEach(() => socket?.destroy());
+  afterAll(() => database.drop());
+
+  const start = (graceMs: number) =>
+    startService({
+      NODE_ENV: 'production',
+      CURSOR_SECRET: CURSOR_SECRET,
+      DATABASE_URL: database.url,
+      API_KEYS: KEY,
+      LOG_LEVEL: 'info',
+      SHUTDOWN_GRACE_MS: String(graceMs),
+    });
+  const shutdownBegan = (service: ServiceProcess) =>
+    pollUntil(async () => service.lines.some((line) => line.includes('SIGTERM received')), {
+      what: 'the shutdown to begin',
+    });
+
+  it('exits 1 once the grace period is over', async () => {
+    const service = await start(1_500);
+    try {
+      socket = await startStuckRequest(service.origin);
+      const signalledAt = Date.now();
+      service.kill('SIGTERM');
+      const exit = await service.exited;
+      expect(exit).toEqual({ code: 1, signal: null });
+      expect(Date.now() - signalledAt).toBeGreaterThanOrEqual(1_500);
+      expect(service.lines.some((line) => line.includes('Shutdown still incomplete after 1500 ms'))).toBe(true);
+    } finally {
+      service.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  it('exits at once on a second signal', async () => {
+    const service = await start(120_000);
+    try {
+      socket = await startStuckRequest(service.origin);
+      service.kill('SIGTERM');
+      await shutdownBegan(service);
+      service.kill('SIGTERM');
+      const exit = await Promise.race([service.exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
+      expect(exit).toEqual({ code: 128 + 15, signal: null });
+    } finally {
+      service.kill('SIGKILL');
+    }
+  }, 60_000);
+});
+
+describe('the production build with its embedded PostgreSQL', () => {
+  it('stops the embedded server on SIGTERM and exits 0', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'animal-store-service-'));
+    // The embedded cluster may run as the `postgres` user, which must reach its directory.
+    await chmod(dataDir, 0o755);
+    const postgresPort = await freePort();
+    const service = await startService({
+      NODE_ENV: 'production',
+      CURSOR_SECRET: CURSOR_SECRET,
+      DATA_DIR: dataDir,
+      EMBEDDED_POSTGRES_PORT: String(postgresPort),
+      API_KEYS: KEY,
+      LOG_LEVEL: 'warn',
+    });
+    try {
+      const created = await fetch(`${service.origin}/v1/pets`, createPet('Embedded'));
+      expect(created.status).toBe(201);
+      service.kill('SIGTERM');
+      expect(await service.exited).toEqual({ code: 0, signal: null });
+      // The cluster went down with the service: its port no longer accepts connections.
+      const refused = await new Promise<string>((resolve) => {
+        const probe = connect(postgresPort, '127.0.0.1');
+        probe.once('connect', () => (probe.destroy(), resolve('connected')));
+        probe.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+      });
+      expect(refused).toBe('ECONNREFUSED');
+    } finally {
+      service.kill('SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
+});

@@ -1,0 +1,43 @@
+import { auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe('X-Request-Id', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  it("echoes the client's id when it is sane", async () => {
+    const created = await request(t.origin, '/v1/pets', {
+      ...jsonBody({ name: 'Rex', categoryId: 1 }),
+      headers: { ...jsonBody({}).headers, 'x-request-id': 'order-flow:42.1' },
+    });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('x-request-id')).toBe('order-flow:42.1');
+  });
+
+  it('replaces an id that is too long or has unexpected characters', async () => {
+    for (const offered of ['x'.repeat(129), 'a b', '<script>', 'ünïcode']) {
+      const listed = await request(t.origin, '/v1/pets', { headers: { ...auth(), 'x-request-id': offered } });
+      expect(listed.status).toBe(200);
+      expect(listed.headers.get('x-request-id')).toMatch(UUID);
+    }
+  });
+
+  it('is on every response, errors included, and differs between requests', async () => {
+    const responses = await Promise.all([
+      request(t.origin, '/v1/pets'), // 401 from the guard
+      request(t.origin, '/v1/pets/abc', { headers: auth() }), // 400 from validation
+      request(t.origin, '/v1/nowhere', { headers: auth() }), // 404 from the router
+      request(t.origin, '/v1/pets', { ...jsonBody('{"name":'), headers: jsonBody({}).headers }), // 400 from the parser
+      request(t.origin, '/v1/pets/%E0%A4%A', { headers: auth() }), // malformed URL, a Fastify framework error
+      request(t.origin, '/health/live'),
+    ]);
+    expect(responses.map((response) => response.status)).toEqual([401, 400, 404, 400, 400, 200]);
+    const ids = responses.map((response) => response.headers.get('x-request-id'));
+    for (const id of ids) expect(id).toMatch(UUID);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});

@@ -1,0 +1,65 @@
+import { execFile, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { freePort } from './database-server.js';
+import { pollUntil } from './poll.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** `npm run build`: the production build the service ships as, compiled into dist/. */
+export async function buildService(): Promise<void> {
+  await promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT, timeout: 240_000 });
+}
+
+export interface ServiceExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface ServiceProcess {
+  origin: string;
+  pid: number;
+  /** Every line the service wrote to stdout so far. */
+  lines: string[];
+  stderr: string[];
+  exited: Promise<ServiceExit>;
+  kill(signal: NodeJS.Signals): void;
+}
+
+/** `node dist/main.js` as a child process with exactly `env` (plus PATH), ready when this resolves. */
+export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const stderr: string[] = [];
+  const collect = (into: string[]) => {
+    let partial = '';
+    return (chunk: Buffer) => {
+      const parts = (partial + chunk.toString('utf8')).split('\n');
+      partial = parts.pop()!;
+      into.push(...parts.filter((line) => line !== ''));
+    };
+  };
+  child.stdout.on('data', collect(lines));
+  child.stderr.on('data', collect(stderr));
+  const exited = new Promise<ServiceExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+
+  const origin = `http://127.0.0.1:${port}`;
+  let exit: ServiceExit | undefined;
+  void exited.then((value) => (exit = value));
+  await pollUntil(
+    async () => {
+      if (exit) throw new Error(`service exited (${JSON.stringify(exit)}): ${stderr.join('\n')}`);
+      return (await fetch(`${origin}/health/ready`)).status === 200;
+    },
+    { timeoutMs: 30_000, what: 'the service to be ready' },
+  ).catch((error: unknown) => {
+    child.kill('SIGKILL');
+    throw error;
+  });
+  return { origin, pid: child.pid!, lines, stderr, exited, kill: (signal) => child.kill(signal) };
+}
