@@ -2,7 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 import { AppModule, ResolvedConfig } from './app.module.js';
-import { handleFrameworkError } from './http/framework-errors.js';
+import { handleClientError, handleFrameworkError } from './http/framework-errors.js';
 
 export const API_PREFIX = 'v1';
 export const BODY_LIMIT_BYTES = 16 * 1024;
@@ -11,6 +11,7 @@ export function createFastifyAdapter(): FastifyAdapter {
   return new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     frameworkErrors: handleFrameworkError,
+    clientErrorHandler: handleClientError,
   });
 }
 
