@@ -14,6 +14,12 @@ export default {
   globalSetup: '<rootDir>/test/support/database-server.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 30_000,
+  // TypeORM loads entities and migrations with a dynamic import(); in a Jest
+  // process that already ran one test file, that import resolves against the
+  // torn-down module registry of the previous file ("reading 'identifier'").
+  // A fresh worker per file avoids it; two workers also keep both cores busy.
+  maxWorkers: 2,
+  workerIdleMemoryLimit: '1KB',
   collectCoverageFrom: ['src/**/*.ts'],
   coverageDirectory: './coverage',
 };

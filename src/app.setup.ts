@@ -2,7 +2,11 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 import { AppModule, ResolvedConfig } from './app.module.js';
+import underPressure from '@fastify/under-pressure';
+import { APP_CONFIG } from './config/config.module.js';
+import type { AppConfig } from './config/app-config.js';
 import { handleClientError, handleFrameworkError } from './http/framework-errors.js';
+import { loadSheddingOptions } from './http/load-shedding.js';
 
 export const API_PREFIX = 'v1';
 export const BODY_LIMIT_BYTES = 16 * 1024;
@@ -15,11 +19,13 @@ export function createFastifyAdapter(): FastifyAdapter {
   });
 }
 
-/** What cannot be a provider: prefix and body parsing. Shared by main.ts and the tests. */
+/** What cannot be a provider: prefix, body parsing, load shedding. Shared by main.ts and the tests. */
 export function configureApp(app: NestFastifyApplication): void {
   app.setGlobalPrefix(API_PREFIX);
+  const fastify = app.getHttpAdapter().getInstance();
   // Only JSON bodies are accepted; Fastify's default text/plain parser would let other bodies through to validation.
-  app.getHttpAdapter().getInstance().removeContentTypeParser('text/plain');
+  fastify.removeContentTypeParser('text/plain');
+  void fastify.register(underPressure, loadSheddingOptions(app.get<AppConfig>(APP_CONFIG).loadShedding));
 }
 
 export async function createApp(

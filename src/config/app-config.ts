@@ -3,6 +3,13 @@ import { resolve } from 'node:path';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
 
+/** Thresholds past which requests are shed with 503; 0 turns one off. */
+export interface LoadSheddingConfig {
+  maxEventLoopDelayMs: number;
+  /** 0 to 1: the share of time the event loop was busy over the last sample. */
+  maxEventLoopUtilization: number;
+}
+
 /** Everything the service reads from its environment, validated and typed. */
 export interface AppConfig {
   host: string;
@@ -15,6 +22,7 @@ export interface AppConfig {
   dataDir: string;
   embeddedPostgresPort: number;
   production: boolean;
+  loadShedding: LoadSheddingConfig;
 }
 
 export class ConfigError extends Error {}
@@ -27,6 +35,13 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
+  return Number(raw);
+}
+
+function fraction(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^(0(\.\d+)?|1(\.0+)?)$/.test(raw)) throw new ConfigError(`${name} must be a number from 0 to 1, got "${raw}"`);
   return Number(raw);
 }
 
@@ -85,5 +100,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     dataDir: resolve(env.DATA_DIR || '.data'),
     embeddedPostgresPort: integer(env, 'EMBEDDED_POSTGRES_PORT', 5433, 1, 65535),
     production: env.NODE_ENV === 'production',
+    loadShedding: {
+      maxEventLoopDelayMs: integer(env, 'LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS', 1000, 0, 60_000),
+      maxEventLoopUtilization: fraction(env, 'LOAD_SHEDDING_MAX_EVENT_LOOP_UTILIZATION', 0),
+    },
   };
 }

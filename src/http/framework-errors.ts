@@ -11,7 +11,11 @@ import { toApiError } from './to-api-error.js';
  * them the same Error body as everything else.
  */
 export function handleFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
-  const apiError = toApiError(error);
+  sendApiError(reply, toApiError(error));
+}
+
+/** Answers from a Fastify hook or handler, where Nest's filter does not run. */
+export function sendApiError(reply: FastifyReply, apiError: ApiError): void {
   reply.code(apiError.getStatus()).headers(apiError.headers).type('application/json').send(apiError.toBody());
 }
 

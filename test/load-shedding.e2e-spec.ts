@@ -1,0 +1,34 @@
+import { auth, request, startTestApp, TestApp } from './support/test-app.js';
+
+/** Keeps this process's event loop busy, which is the app's: the pressure under-pressure measures. */
+function blockEventLoop(ms: number): void {
+  const end = Date.now() + ms;
+  while (Date.now() < end);
+}
+
+describe('load shedding', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ loadShedding: { maxEventLoopDelayMs: 50, maxEventLoopUtilization: 0 } });
+  });
+  afterAll(() => t.close());
+
+  it('answers 503 service_unavailable with Retry-After past the event-loop delay threshold, then recovers', async () => {
+    let shed: Awaited<ReturnType<typeof request>> | undefined;
+    for (let attempt = 0; attempt < 20 && !shed; attempt++) {
+      blockEventLoop(400);
+      const response = await request(t.origin, '/v1/pets', { headers: auth() });
+      if (response.status === 503) shed = response;
+    }
+    expect(shed?.body).toEqual({ code: 'service_unavailable', message: expect.any(String), status: 503 });
+    expect(shed?.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(shed?.headers.get('content-type')).toMatch(/^application\/json/);
+
+    const deadline = Date.now() + 5_000;
+    let status = 0;
+    while (status !== 200 && Date.now() < deadline) {
+      status = (await request(t.origin, '/v1/pets', { headers: auth() })).status;
+    }
+    expect(status).toBe(200);
+  });
+});
