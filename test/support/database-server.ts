@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,8 +32,15 @@ async function startContainer(): Promise<DatabaseServer> {
   return { adminUrl: container.getConnectionUri(), stop: async () => void (await container.stop()) };
 }
 
+export interface EmbeddedServer extends DatabaseServer {
+  port: number;
+  /** Shuts PostgreSQL down (fast shutdown: sessions are terminated), keeping its data for `start()`. */
+  pause(): Promise<void>;
+  start(): Promise<void>;
+}
+
 /** A throw-away embedded PostgreSQL cluster: real binaries, no fsync, deleted on stop. */
-export async function startEmbeddedServer(): Promise<DatabaseServer & { start(): Promise<void>; port: number }> {
+export async function startEmbeddedServer(): Promise<EmbeddedServer> {
   const root = await mkdtemp(join(tmpdir(), 'animal-store-pg-'));
   // The cluster may run as a separate `postgres` user, which must reach the directory.
   await chmod(root, 0o755);
@@ -43,7 +50,8 @@ export async function startEmbeddedServer(): Promise<DatabaseServer & { start():
     port,
     user: 'postgres',
     password: 'postgres',
-    persistent: false,
+    // Kept across pause()/start(); stop() deletes it.
+    persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],
     onLog: () => undefined,
@@ -53,8 +61,12 @@ export async function startEmbeddedServer(): Promise<DatabaseServer & { start():
   return {
     port,
     adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    pause: () => server.stop(),
     start: () => server.start(),
-    stop: () => server.stop(),
+    stop: async () => {
+      await server.stop();
+      await rm(root, { recursive: true, force: true });
+    },
   };
 }
 

@@ -16,17 +16,27 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+export interface TestAppDatabase {
+  /** A server of the test's own instead of the run's shared one. */
+  adminUrl?: string;
+  /** The address the app uses for its database, e.g. through a proxy the test controls. */
+  appUrl?: (databaseUrl: string) => string;
+}
+
 /**
  * The real application (AppModule, the same globals and configureApp as
  * production) on a real port, against a fresh database with the migrations applied.
  */
-export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
-  const config = { ...loadConfig({}), apiKeys: [TEST_KEY], ...overrides, databaseUrl: database.url };
+export async function startTestApp(overrides: Partial<AppConfig> = {}, where: TestAppDatabase = {}): Promise<TestApp> {
+  const database = await createTestDatabase(where.adminUrl);
+  const databaseUrl = where.appUrl?.(database.url) ?? database.url;
+  const config = { ...loadConfig({}), apiKeys: [TEST_KEY], ...overrides, databaseUrl };
   const app = await createApp(config, false);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
   const sql = new Client({ connectionString: database.url });
+  // A test may stop the server under this connection; its queries then fail, the process must not.
+  sql.on('error', () => undefined);
   await sql.connect();
   return {
     app,
