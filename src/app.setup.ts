@@ -2,11 +2,10 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 import { AppModule, ResolvedConfig } from './app.module.js';
-import underPressure from '@fastify/under-pressure';
 import { APP_CONFIG } from './config/config.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { handleClientError, handleFrameworkError } from './http/framework-errors.js';
-import { loadSheddingOptions } from './http/load-shedding.js';
+import { registerLoadShedding } from './http/load-shedding.js';
 
 export const API_PREFIX = 'v1';
 export const BODY_LIMIT_BYTES = 16 * 1024;
@@ -25,7 +24,7 @@ export function configureApp(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
   // Only JSON bodies are accepted; Fastify's default text/plain parser would let other bodies through to validation.
   fastify.removeContentTypeParser('text/plain');
-  void fastify.register(underPressure, loadSheddingOptions(app.get<AppConfig>(APP_CONFIG).loadShedding));
+  registerLoadShedding(fastify, app.get<AppConfig>(APP_CONFIG).loadShedding);
 }
 
 export async function createApp(

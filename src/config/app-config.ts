@@ -5,6 +5,8 @@ const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debu
 
 /** Thresholds past which requests are shed with 503; 0 turns one off. */
 export interface LoadSheddingConfig {
+  /** Requests being served at once; past it, new ones are refused rather than queued. */
+  maxInFlight: number;
   maxEventLoopDelayMs: number;
   /** 0 to 1: the share of time the event loop was busy over the last sample. */
   maxEventLoopUtilization: number;
@@ -101,6 +103,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     embeddedPostgresPort: integer(env, 'EMBEDDED_POSTGRES_PORT', 5433, 1, 65535),
     production: env.NODE_ENV === 'production',
     loadShedding: {
+      maxInFlight: integer(env, 'LOAD_SHEDDING_MAX_IN_FLIGHT', 256, 0, 100_000),
       maxEventLoopDelayMs: integer(env, 'LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS', 1000, 0, 60_000),
       maxEventLoopUtilization: fraction(env, 'LOAD_SHEDDING_MAX_EVENT_LOOP_UTILIZATION', 0),
     },
