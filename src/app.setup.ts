@@ -3,8 +3,11 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import type { LoggerService, LogLevel } from '@nestjs/common';
 import { Logger } from 'nestjs-pino';
 import { AppModule, ResolvedConfig } from './app.module.js';
+import { APP_CONFIG } from './config/config.module.js';
+import type { AppConfig } from './config/app-config.js';
 import { setupDocs } from './docs/setup-docs.js';
-import { handleFrameworkError } from './http/framework-errors.js';
+import { handleClientError, handleFrameworkError } from './http/framework-errors.js';
+import { registerLoadShedding } from './http/load-shedding.js';
 import { assignRequestId, REQUEST_ID_HEADER } from './http/request-id.js';
 
 export const API_PREFIX = 'v1';
@@ -14,6 +17,7 @@ export function createFastifyAdapter(): FastifyAdapter {
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     frameworkErrors: handleFrameworkError,
+    clientErrorHandler: handleClientError,
     genReqId: assignRequestId,
     // While draining at shutdown, requests still arriving on open connections are served (with
     // `Connection: close`) instead of getting Fastify's own 503 body, which is not our Error shape.
@@ -29,11 +33,13 @@ export function createFastifyAdapter(): FastifyAdapter {
 /** Routes for operators and their tooling, served outside the versioned API. */
 const OPERATIONS_ROUTES = ['health/live', 'health/ready', 'metrics'];
 
-/** What cannot be a provider: prefix, body parsing and the API docs. Shared by main.ts and the tests. */
+/** What cannot be a provider: prefix, body parsing, load shedding and the API docs. Shared by main.ts and the tests. */
 export function configureApp(app: NestFastifyApplication): void {
   app.setGlobalPrefix(API_PREFIX, { exclude: OPERATIONS_ROUTES });
+  const fastify = app.getHttpAdapter().getInstance();
   // Only JSON bodies are accepted; Fastify's default text/plain parser would let other bodies through to validation.
-  app.getHttpAdapter().getInstance().removeContentTypeParser('text/plain');
+  fastify.removeContentTypeParser('text/plain');
+  registerLoadShedding(fastify, app.get<AppConfig>(APP_CONFIG).loadShedding);
   setupDocs(app);
 }
 

@@ -2,6 +2,9 @@ import { startEmbeddedServer } from './support/database-server.js';
 import { pollUntil } from './support/poll.js';
 import { request, startTestApp, TestApp } from './support/test-app.js';
 import { ShutdownState } from '../src/lifecycle/shutdown-state.js';
+import { readdirSync } from 'node:fs';
+
+const MIGRATION_FILES = readdirSync('migrations').filter((file) => file.endsWith('.ts'));
 
 const serviceUnavailable = {
   code: 'service_unavailable',
@@ -44,7 +47,7 @@ describe('health probes', () => {
     expect(ready.status).toBe(200);
     expect(ready.body).toMatchObject({
       status: 'ok',
-      details: { shutdown: { status: 'up' }, database: { status: 'up' }, migrations: { status: 'up', applied: 1 } },
+      details: { shutdown: { status: 'up' }, database: { status: 'up' }, migrations: { status: 'up', applied: MIGRATION_FILES.length } },
     });
 
     for (const path of ['/v1/health/live', '/v1/health/ready']) {

@@ -27,6 +27,7 @@ describe('loadConfig', () => {
       stagingBaseUrl: 'https://staging-api.example.com/v1',
       shutdownGraceMs: 10_000,
       metricsToken: undefined,
+      loadShedding: { maxInFlight: 256, maxEventLoopDelayMs: 1000, maxEventLoopUtilization: 0 },
     });
   });
 
@@ -66,6 +67,7 @@ describe('loadConfig', () => {
       publicBaseUrl: 'https://pets.example.org/v1',
       stagingBaseUrl: 'https://staging.pets.example.org/v1',
       shutdownGraceMs: 10_000,
+      loadShedding: { maxInFlight: 256, maxEventLoopDelayMs: 1000, maxEventLoopUtilization: 0 },
     });
   });
 

@@ -3,6 +3,15 @@ import { resolve } from 'node:path';
 export type LogLevel = 'silent' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 const LOG_LEVELS: readonly LogLevel[] = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'];
 
+/** Thresholds past which requests are shed with 503; 0 turns one off. */
+export interface LoadSheddingConfig {
+  /** Requests being served at once; past it, new ones are refused rather than queued. */
+  maxInFlight: number;
+  maxEventLoopDelayMs: number;
+  /** 0 to 1: the share of time the event loop was busy over the last sample. */
+  maxEventLoopUtilization: number;
+}
+
 /** Everything the service reads from its environment, validated and typed. */
 export interface AppConfig {
   host: string;
@@ -24,6 +33,7 @@ export interface AppConfig {
   shutdownGraceMs: number;
   /** Absent: `/metrics` needs no credentials (keep the port private then). */
   metricsToken?: string;
+  loadShedding: LoadSheddingConfig;
 }
 
 export class ConfigError extends Error {}
@@ -36,6 +46,13 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
+  return Number(raw);
+}
+
+function fraction(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^(0(\.\d+)?|1(\.0+)?)$/.test(raw)) throw new ConfigError(`${name} must be a number from 0 to 1, got "${raw}"`);
   return Number(raw);
 }
 
@@ -142,5 +159,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     stagingBaseUrl: baseUrl(env, 'STAGING_BASE_URL', 'https://staging-api.example.com/v1'),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     metricsToken: metricsToken(env),
+    loadShedding: {
+      maxInFlight: integer(env, 'LOAD_SHEDDING_MAX_IN_FLIGHT', 256, 0, 100_000),
+      maxEventLoopDelayMs: integer(env, 'LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS', 1000, 0, 60_000),
+      maxEventLoopUtilization: fraction(env, 'LOAD_SHEDDING_MAX_EVENT_LOOP_UTILIZATION', 0),
+    },
   };
 }

@@ -1,6 +1,7 @@
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DataSourceOptions } from 'typeorm';
+import { DatabaseClient } from './database-client.js';
 
 // Compiled, this file runs from dist/database next to dist/migrations; under
 // ts-jest it runs from src/database and the migrations are the .ts sources.
@@ -29,6 +30,7 @@ export function dataSourceOptions(url: string): DataSourceOptions {
       query_timeout: 6_000,
       idle_in_transaction_session_timeout: 10_000,
       application_name: 'animal-store',
+      Client: DatabaseClient,
     },
   };
 }

@@ -4,15 +4,17 @@ import { ErrorBodyDto } from '../http/error-body.dto.js';
 import { ErrorCode } from '../http/error-code.js';
 import { RETRY_AFTER_SECONDS } from '../http/to-api-error.js';
 
-export type OperationErrorStatus = 400 | 404 | 413 | 415;
+export type OperationErrorStatus = 400 | 404 | 409 | 413 | 415 | 422;
 
 /** The code each documented status carries in its example (statuses can carry others, e.g. 400 invalid_json). */
 const EXAMPLE_CODES: Record<number, ErrorCode> = {
   400: ErrorCode.ValidationFailed,
   401: ErrorCode.Unauthorized,
   404: ErrorCode.NotFound,
+  409: ErrorCode.IdempotencyKeyInUse,
   413: ErrorCode.PayloadTooLarge,
   415: ErrorCode.UnsupportedMediaType,
+  422: ErrorCode.IdempotencyKeyReused,
   429: ErrorCode.RateLimited,
   500: ErrorCode.InternalError,
   503: ErrorCode.ServiceUnavailable,
@@ -69,7 +71,9 @@ export function ApiErrorResponses(
   own: Partial<Record<OperationErrorStatus, string>>,
   { headers = {} }: { headers?: HeadersObject } = {},
 ) {
-  const ownResponses = Object.entries(own).map(([status, description]) => errorResponse(status, description, headers));
+  const ownResponses = Object.entries(own).map(([status, description]) =>
+    errorResponse(status, description, status === '409' ? { ...headers, ...RETRY_AFTER } : headers),
+  );
   const commonResponses = Object.entries(COMMON_ERRORS).map(([status, response]) => {
     const interceptorHeaders = status === '401' || status === '429' ? {} : headers;
     const ownHeaders = 'headers' in response ? response.headers : {};

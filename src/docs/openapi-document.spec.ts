@@ -105,7 +105,7 @@ describe('OpenAPI document', () => {
 
   it.each([
     ['/pets', 'get', [200, 400, 401, 429, 500, 503]],
-    ['/pets', 'post', [201, 400, 401, 413, 415, 429, 500, 503]],
+    ['/pets', 'post', [201, 400, 401, 409, 413, 415, 422, 429, 500, 503]],
     ['/pets/{petId}', 'get', [200, 400, 401, 404, 429, 500, 503]],
   ] as const)('declares the statuses %s %s really answers, every error as Error by $ref', (path, method, statuses) => {
     const op = operation(path, method);

@@ -1,9 +1,16 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
+import type { ApiKeyIdentity } from '../auth/api-key-identity.js';
+import { CurrentApiKey } from '../auth/current-api-key.decorator.js';
 import { ApiErrorResponses } from '../docs/api-error-responses.decorator.js';
 import { deprecationHeaderDocs } from '../docs/deprecation-headers.js';
 import { Deprecated } from '../http/deprecated.decorator.js';
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  IdempotencyKey,
+} from '../idempotency/idempotency-key.decorator.js';
 import { NewPet } from './dto/create-pet.dto.js';
 import { ListPetsQuery } from './dto/list-pets.query.js';
 import { Pet } from './dto/pet.dto.js';
@@ -60,14 +67,43 @@ export class PetsController {
   @Post()
   @HttpCode(201)
   @ApiOperation({ operationId: 'createPet', summary: 'Add an animal' })
-  @ApiCreatedResponse({ type: Pet, description: 'The animal was added, with its assigned `id`.' })
+  @ApiHeader({
+    name: IDEMPOTENCY_KEY_HEADER,
+    required: false,
+    schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH, pattern: '^[\\x20-\\x7e]+$' },
+    description:
+      'Makes the request safe to retry: a repeat with the same key and body within 24 hours returns the first ' +
+      'response (with `Idempotent-Replayed: true`) and creates nothing. Keys are scoped to the API key.',
+  })
+  @ApiCreatedResponse({
+    type: Pet,
+    description: 'The animal was added, with its assigned `id`; or, with a repeated Idempotency-Key, the first response.',
+    headers: {
+      'Idempotent-Replayed': {
+        description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.',
+        required: false,
+        schema: { type: 'string', example: 'true' },
+      },
+    },
+  })
   @ApiErrorResponses({
-    400: 'The body is missing required fields, contains invalid values or unknown fields, or is not valid JSON.',
+    400: 'The body is missing required fields, contains invalid values or unknown fields, or is not valid JSON; or the Idempotency-Key header is invalid.',
+    409: 'A request with the same Idempotency-Key is still in progress (`idempotency_key_in_use`).',
     413: 'The body is larger than 16 KiB.',
     415: 'The body is not `application/json`.',
+    422: 'The Idempotency-Key was already used with a different body (`idempotency_key_reused`).',
   })
-  create(@Body() newPet: NewPet): Promise<Pet> {
-    return this.pets.create(newPet);
+  async create(
+    @Body() newPet: NewPet,
+    @IdempotencyKey() idempotencyKey: string | undefined,
+    @CurrentApiKey() caller: ApiKeyIdentity,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<Pet> {
+    if (idempotencyKey === undefined) return this.pets.create(newPet);
+    const outcome = await this.pets.createIdempotently(newPet, { apiKeyId: caller.id, key: idempotencyKey });
+    reply.status(outcome.status);
+    if (outcome.replayed) reply.header('Idempotent-Replayed', 'true');
+    return outcome.body;
   }
 
   @Get(':petId')

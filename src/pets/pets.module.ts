@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { PageCursorCodec } from './page-cursor.codec.js';
+import { IdempotencyModule } from '../idempotency/idempotency.module.js';
 import { PetEntity } from './pet.entity.js';
 import { PetsController } from './pets.controller.js';
 import { PetsRepository } from './pets.repository.js';
@@ -20,7 +21,7 @@ function pageCursorCodec(config: AppConfig): PageCursorCodec {
 }
 
 @Module({
-  imports: [TypeOrmModule.forFeature([PetEntity])],
+  imports: [TypeOrmModule.forFeature([PetEntity]), IdempotencyModule],
   controllers: [PetsController],
   providers: [
     PetsService,

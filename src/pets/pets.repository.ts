@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { EntityManager, Repository } from 'typeorm';
 import { PetEntity } from './pet.entity.js';
 import { PetRow } from './pet.mapper.js';
 import { PetStatus } from './pet-status.enum.js';
@@ -64,8 +64,9 @@ export class PetsRepository {
     return rows[0];
   }
 
-  async insert(pet: NewPetRow): Promise<PetRow> {
-    const rows: PetRow[] = await this.pets.query(
+  /** Outside a transaction unless `manager` is a transaction's. */
+  async insert(pet: NewPetRow, manager: EntityManager = this.pets.manager): Promise<PetRow> {
+    const rows: PetRow[] = await manager.query(
       `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
       [pet.name, pet.categoryId, pet.status],
     );

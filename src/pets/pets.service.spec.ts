@@ -1,3 +1,4 @@
+import type { IdempotencyService } from '../idempotency/idempotency.service.js';
 import { ApiError } from '../http/api-error.js';
 import { ErrorCode } from '../http/error-code.js';
 import { PetRow } from './pet.mapper.js';
@@ -33,7 +34,11 @@ describe('PetsService', () => {
 
   beforeEach(() => {
     repository = new FakePetsRepository();
-    service = new PetsService(repository as unknown as PetsRepository, new PageCursorCodec('a-cursor-secret-of-at-least-32-chars'));
+    service = new PetsService(
+      repository as unknown as PetsRepository,
+      new PageCursorCodec('a-cursor-secret-of-at-least-32-chars'),
+      {} as IdempotencyService,
+    );
   });
 
   describe('create', () => {

@@ -1,6 +1,10 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { ApiError } from '../http/api-error.js';
 import { ErrorCode } from '../http/error-code.js';
+import type { IdempotencyScope } from '../idempotency/idempotency-keys.repository.js';
+import { IdempotencyService, IdempotentOutcome } from '../idempotency/idempotency.service.js';
+import { requestFingerprint } from '../idempotency/request-fingerprint.js';
 import { NewPet } from './dto/create-pet.dto.js';
 import { ListPetsQuery } from './dto/list-pets.query.js';
 import { Pet } from './dto/pet.dto.js';
@@ -20,6 +24,7 @@ export class PetsService {
   constructor(
     private readonly pets: PetsRepository,
     private readonly cursors: PageCursorCodec,
+    private readonly idempotency: IdempotencyService,
   ) {}
 
   async list({ status, limit, cursor }: ListPetsQuery): Promise<PetPage> {
@@ -30,13 +35,20 @@ export class PetsService {
     return { pets, nextCursor: this.cursors.encode({ after: pets[pets.length - 1].id, status }) };
   }
 
-  async create(newPet: NewPet): Promise<Pet> {
-    const row = await this.pets.insert({
-      name: newPet.name,
-      categoryId: newPet.categoryId,
-      status: newPet.status ?? PetStatus.Available,
-    });
+  async create(newPet: NewPet, manager?: EntityManager): Promise<Pet> {
+    const row = await this.pets.insert(
+      { name: newPet.name, categoryId: newPet.categoryId, status: newPet.status ?? PetStatus.Available },
+      manager,
+    );
     return toPet(row);
+  }
+
+  /** `create` at most once per Idempotency-Key; a repeat gets the first response back. */
+  createIdempotently(newPet: NewPet, scope: IdempotencyScope): Promise<IdempotentOutcome<Pet>> {
+    return this.idempotency.run(scope, requestFingerprint(newPet), async (manager) => ({
+      status: 201,
+      body: await this.create(newPet, manager),
+    }));
   }
 
   async get(id: number): Promise<Pet> {

@@ -32,13 +32,15 @@ async function startContainer(): Promise<DatabaseServer> {
   return { adminUrl: container.getConnectionUri(), stop: async () => void (await container.stop()) };
 }
 
-/**
- * A throw-away embedded PostgreSQL cluster: real binaries, no fsync, deleted on stop.
- * `pause()` stops the server but keeps its data, and `start()` brings it back.
- */
-export async function startEmbeddedServer(): Promise<
-  DatabaseServer & { pause(): Promise<void>; start(): Promise<void>; port: number }
-> {
+export interface EmbeddedServer extends DatabaseServer {
+  port: number;
+  /** Shuts PostgreSQL down (fast shutdown: sessions are terminated), keeping its data for `start()`. */
+  pause(): Promise<void>;
+  start(): Promise<void>;
+}
+
+/** A throw-away embedded PostgreSQL cluster: real binaries, no fsync, deleted on stop. */
+export async function startEmbeddedServer(): Promise<EmbeddedServer> {
   const root = await mkdtemp(join(tmpdir(), 'animal-store-pg-'));
   // The cluster may run as a separate `postgres` user, which must reach the directory.
   await chmod(root, 0o755);
@@ -48,7 +50,7 @@ export async function startEmbeddedServer(): Promise<
     port,
     user: 'postgres',
     password: 'postgres',
-    // Not deleted by the package on stop (which would forbid a restart); stop() below deletes it.
+    // Kept across pause()/start(); stop() deletes it.
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],

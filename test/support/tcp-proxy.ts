@@ -1,49 +1,66 @@
-import { createConnection, createServer, Server, Socket } from 'node:net';
+import { createServer, connect, Socket } from 'node:net';
 
 export interface TcpProxy {
   port: number;
-  /** Drops every open connection and refuses new ones, as a dead database host would. */
-  cut(): Promise<void>;
-  /** Accepts and forwards connections again. */
-  restore(): Promise<void>;
+  /** Forwards every connection to the target (the default). */
+  forward(): void;
+  /** A black-hole address: open connections are reset, new ones are accepted and never answered. */
+  blackHole(): void;
   close(): Promise<void>;
 }
 
-/** A TCP proxy on 127.0.0.1 to `target`, that a test can cut to simulate an unreachable server. */
-export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
-  const sockets = new Set<Socket>();
-  const forward = (client: Socket) => {
-    const upstream = createConnection(target);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => socket.destroy());
+/** A TCP proxy on 127.0.0.1 that a test switches between forwarding and black-holing. */
+export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
+  let holding = false;
+  const pairs = new Set<[Socket, Socket]>();
+  const swallowed = new Set<Socket>();
+
+  const server = createServer((client) => {
+    client.on('error', () => undefined);
+    if (holding) {
+      swallowed.add(client);
+      client.on('close', () => swallowed.delete(client));
+      return;
     }
-    client.pipe(upstream).pipe(client);
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
+    const upstream = connect(targetPort, '127.0.0.1');
+    upstream.on('error', () => client.destroy());
+    client.on('error', () => upstream.destroy());
+    client.pipe(upstream);
+    upstream.pipe(client);
+    const pair: [Socket, Socket] = [client, upstream];
+    pairs.add(pair);
+    const forget = () => {
+      pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('close', forget);
+    upstream.on('close', forget);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+
+  const destroyAll = () => {
+    for (const socket of swallowed) socket.destroy();
+    for (const [client, upstream] of pairs) {
+      client.destroy();
+      upstream.destroy();
+    }
   };
 
-  let server: Server = createServer(forward);
-  const listen = (port: number) =>
-    new Promise<number>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => resolve((server.address() as { port: number }).port));
-    });
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      for (const socket of sockets) socket.destroy();
-      server.close(() => resolve());
-    });
-
-  const port = await listen(0);
   return {
-    port,
-    cut: stop,
-    restore: async () => {
-      server = createServer(forward);
-      await listen(port);
+    port: (server.address() as { port: number }).port,
+    forward: () => {
+      holding = false;
+      for (const socket of swallowed) socket.destroy();
     },
-    close: stop,
+    blackHole: () => {
+      holding = true;
+      destroyAll();
+    },
+    close: () =>
+      new Promise((resolve) => {
+        destroyAll();
+        server.close(() => resolve());
+      }),
   };
 }

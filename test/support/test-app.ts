@@ -3,6 +3,7 @@ import { Client } from 'pg';
 import { createApp } from '../../src/app.setup.js';
 import { AppConfig, loadConfig } from '../../src/config/app-config.js';
 import { responseValidatorFor } from './openapi-response-validator.js';
+import { pollUntil } from './poll.js';
 import { createTestDatabase, TestDatabase } from './test-database.js';
 
 export const TEST_KEY = 'test-key-0123456789abcdef';
@@ -17,26 +18,36 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+export interface TestAppDatabase {
+  /** A server of the test's own instead of the run's shared one. */
+  adminUrl?: string;
+  /** The address the app uses for its database, e.g. through a proxy the test controls. */
+  appUrl?: (databaseUrl: string) => string;
+}
+
 /**
  * The real application (AppModule, the same globals and configureApp as
  * production) on a real port, against a fresh database with the migrations applied.
  */
-export async function startTestApp(
-  overrides: Partial<AppConfig> = {},
-  /** How the app reaches the database, e.g. through a proxy a test can cut; `sql` always connects directly. */
-  { appDatabaseUrl = (url: string) => url }: { appDatabaseUrl?: (url: string) => string } = {},
-): Promise<TestApp> {
-  const database = await createTestDatabase();
+export async function startTestApp(overrides: Partial<AppConfig> = {}, where: TestAppDatabase = {}): Promise<TestApp> {
+  const database = await createTestDatabase(where.adminUrl);
+  const databaseUrl = where.appUrl?.(database.url) ?? database.url;
   const defaults: Partial<AppConfig> = { apiKeys: [TEST_KEY], logLevel: 'silent' };
-  const config = { ...loadConfig({}), ...defaults, ...overrides, databaseUrl: appDatabaseUrl(database.url) };
+  const config = { ...loadConfig({}), ...defaults, ...overrides, databaseUrl };
   const app = await createApp(config, false);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
+  const origin = `http://127.0.0.1:${port}`;
+  // Fetched now, before a test stops the database or overloads the app. Right after start-up the event loop
+  // may still be behind, which load shedding answers with 503 for a moment: that is retried.
+  await pollUntil(() => responseValidatorFor(origin), { what: 'the OpenAPI document at /docs-json' });
   const sql = new Client({ connectionString: database.url });
+  // A test may stop the server under this connection; its queries then fail, the process must not.
+  sql.on('error', () => undefined);
   await sql.connect();
   return {
     app,
-    origin: `http://127.0.0.1:${port}`,
+    origin,
     database,
     sql,
     close: async () => {

@@ -6,8 +6,7 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-async function withAdmin<T>(work: (client: Client) => Promise<T>): Promise<T> {
-  const adminUrl = process.env.TEST_DATABASE_ADMIN_URL;
+async function withAdmin<T>(adminUrl: string | undefined, work: (client: Client) => Promise<T>): Promise<T> {
   if (!adminUrl) throw new Error('TEST_DATABASE_ADMIN_URL is not set: run the tests through jest (global setup).');
   const client = new Client({ connectionString: adminUrl });
   await client.connect();
@@ -18,14 +17,17 @@ async function withAdmin<T>(work: (client: Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** A fresh, empty database of its own for one test file; its name always says "test". */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * A fresh, empty database of its own for one test file; its name always says "test".
+ * On the run's server unless a test brings its own (`adminUrl`).
+ */
+export async function createTestDatabase(adminUrl = process.env.TEST_DATABASE_ADMIN_URL): Promise<TestDatabase> {
   const name = `test_${randomBytes(6).toString('hex')}`;
-  await withAdmin((client) => client.query(`CREATE DATABASE ${name}`));
-  const url = new URL(process.env.TEST_DATABASE_ADMIN_URL!);
+  await withAdmin(adminUrl, (client) => client.query(`CREATE DATABASE ${name}`));
+  const url = new URL(adminUrl!);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
-    drop: () => withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+    drop: () => withAdmin(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
   };
 }

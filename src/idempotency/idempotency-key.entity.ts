@@ -1,0 +1,24 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
+
+/** A row of `idempotency_keys`: the first response to a keyed request, per API key. */
+@Entity('idempotency_keys')
+@Index('idempotency_keys_created_at_idx', ['createdAt'])
+export class IdempotencyKeyEntity {
+  @PrimaryColumn('text', { name: 'api_key_id', primaryKeyConstraintName: 'idempotency_keys_pkey' })
+  apiKeyId: string;
+
+  @PrimaryColumn('text', { name: 'idempotency_key', primaryKeyConstraintName: 'idempotency_keys_pkey' })
+  idempotencyKey: string;
+
+  @Column('text', { name: 'request_fingerprint' })
+  requestFingerprint: string;
+
+  @Column('smallint', { name: 'response_status', nullable: true })
+  responseStatus: number | null;
+
+  @Column('jsonb', { name: 'response_body', nullable: true })
+  responseBody: unknown;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}

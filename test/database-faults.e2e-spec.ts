@@ -1,0 +1,149 @@
+import { Client } from 'pg';
+import { EmbeddedServer, startEmbeddedServer } from './support/database-server.js';
+import { startTcpProxy, TcpProxy } from './support/tcp-proxy.js';
+import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
+
+/** The longest any request may take while the database is away. */
+const ANSWER_WITHIN_MS = 3_000;
+/** How soon the service must serve again once the database is back. */
+const RECOVER_WITHIN_MS = 5_000;
+
+describe('database faults', () => {
+  let server: EmbeddedServer;
+  let proxy: TcpProxy;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    // A PostgreSQL of this file's own, which it stops and starts, reached by the app through a proxy it can black-hole.
+    server = await startEmbeddedServer();
+    proxy = await startTcpProxy(server.port);
+    t = await startTestApp(
+      {},
+      {
+        adminUrl: server.adminUrl,
+        appUrl: (url) => Object.assign(new URL(url), { port: String(proxy.port) }).toString(),
+      },
+    );
+  }, 120_000);
+
+  afterAll(async () => {
+    await t?.close();
+    await proxy?.close();
+    await server?.stop();
+  });
+
+  /** A real request that fails the test (the fetch aborts) if no answer comes within the bound. */
+  const boundedRequest = (path: string, init: RequestInit = {}) =>
+    request(t.origin, path, { ...init, signal: AbortSignal.timeout(ANSWER_WITHIN_MS) });
+
+  const expectUnavailable = (response: ApiResponse) => {
+    expect(response.status).toBe(503);
+    expect(response.body).toEqual({ code: 'service_unavailable', message: expect.any(String), status: 503 });
+    expect(response.headers.get('retry-after')).toMatch(/^\d+$/);
+  };
+
+  /** Polls until the list answers 200, for at most `withinMs`; returns whether it did. */
+  async function servesAgain(withinMs: number): Promise<boolean> {
+    const deadline = Date.now() + withinMs;
+    while (Date.now() < deadline) {
+      const response = await request(t.origin, '/v1/pets', {
+        headers: auth(),
+        signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())),
+      }).catch(() => undefined);
+      if (response?.status === 200) return true;
+    }
+    return false;
+  }
+
+  it('keeps every acknowledged create when the backends are killed mid-burst', async () => {
+    const total = 300;
+    const concurrency = 20;
+    const outcomes = new Map<string, ApiResponse<any>>();
+    let next = 0;
+    let terminated = 0;
+
+    const killer = new Client({ connectionString: t.database.url });
+    await killer.connect();
+    const terminateAppBackends = async () => {
+      const { rows } = await killer.query(
+        `SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity
+         WHERE datname = current_database() AND application_name = 'animal-store'`,
+      );
+      terminated += rows.filter((row) => row.killed).length;
+    };
+
+    const worker = async () => {
+      while (next < total) {
+        const name = `burst-${next++}`;
+        outcomes.set(name, await request(t.origin, '/v1/pets', jsonBody({ name, categoryId: 7 })));
+        // Every 25 answers, kill the app's connections while the other workers' inserts are in flight.
+        if (outcomes.size % 25 === 0) await terminateAppBackends();
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: concurrency }, worker));
+    } finally {
+      await killer.end();
+    }
+
+    expect(terminated).toBeGreaterThan(0);
+    const { rows } = await t.sql.query<{ id: string; name: string }>(`SELECT id, name FROM pets WHERE name LIKE 'burst-%'`);
+    const stored = new Map(rows.map((row) => [row.name, Number(row.id)]));
+    for (const [name, response] of outcomes) {
+      if (response.status === 201) {
+        expect(stored.get(name)).toBe(response.body.id);
+      } else {
+        expectUnavailable(response);
+      }
+    }
+    // A row nobody was told about can only come from a request whose answer was lost (a 503), never from nowhere.
+    for (const name of stored.keys()) expect([201, 503]).toContain(outcomes.get(name)?.status);
+    expect(await servesAgain(RECOVER_WITHIN_MS)).toBe(true);
+  });
+
+  it('answers 503 within the bound while the database is a black hole, and serves again after', async () => {
+    // Pooled connections exist before: they are reset, and every new one hangs until the connect timeout.
+    expect((await boundedRequest('/v1/pets', { headers: auth() })).status).toBe(200);
+    proxy.blackHole();
+    try {
+      const responses = await Promise.all([
+        ...Array.from({ length: 12 }, () => boundedRequest('/v1/pets', { headers: auth() })),
+        boundedRequest('/v1/pets', jsonBody({ name: 'Lost', categoryId: 1 })),
+      ]);
+      responses.forEach(expectUnavailable);
+    } finally {
+      proxy.forward();
+    }
+    expect(await servesAgain(RECOVER_WITHIN_MS)).toBe(true);
+    expect((await boundedRequest('/v1/pets', jsonBody({ name: 'After the hole', categoryId: 1 }))).status).toBe(201);
+  });
+
+  it('answers 503 within the bound while PostgreSQL is down, and serves again without a restart', async () => {
+    const created = await boundedRequest('/v1/pets', jsonBody({ name: 'Before', categoryId: 1 }));
+    expect(created.status).toBe(201);
+
+    await server.pause();
+    try {
+      const responses = await Promise.all([
+        boundedRequest('/v1/pets', { headers: auth() }),
+        boundedRequest('/v1/pets?status=available', { headers: auth() }),
+        boundedRequest('/v1/pets', jsonBody({ name: 'During', categoryId: 1 })),
+        boundedRequest(`/v1/pets/${created.body.id}`, { headers: auth() }),
+        ...Array.from({ length: 15 }, () => boundedRequest('/v1/pets', { headers: auth() })),
+      ]);
+      responses.forEach(expectUnavailable);
+      // Requests that need no database are still served: the process is up and answering.
+      expect((await boundedRequest('/v1/pets')).status).toBe(401);
+      const ready = await boundedRequest('/health/ready');
+      expect(ready.status).toBe(503);
+      expect(ready.body).toMatchObject({ code: 'service_unavailable', status: 503 });
+    } finally {
+      await server.start();
+    }
+
+    expect(await servesAgain(RECOVER_WITHIN_MS)).toBe(true);
+    const after = await boundedRequest(`/v1/pets/${created.body.id}`, { headers: auth() });
+    expect(after.status).toBe(200);
+    expect((await boundedRequest('/v1/pets', jsonBody({ name: 'After', categoryId: 1 }))).status).toBe(201);
+  }, 60_000);
+});

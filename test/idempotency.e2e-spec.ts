@@ -1,0 +1,144 @@
+import { connect } from 'node:net';
+import { IdempotencyPurgeService } from '../src/idempotency/idempotency-purge.service.js';
+import { jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
+
+const OTHER_KEY = 'other-key-0123456789abcdef';
+
+const keyed = (idempotencyKey: string, body: unknown, key = TEST_KEY): RequestInit => {
+  const init = jsonBody(body, key);
+  return { ...init, headers: { ...(init.headers as Record<string, string>), 'idempotency-key': idempotencyKey } };
+};
+
+/** fetch refuses some header bytes itself; a raw request puts them on the wire as a client could. */
+function rawCreate(origin: string, idempotencyKey: Buffer, body: unknown): Promise<{ status: number; body: any }> {
+  const { hostname, port } = new URL(origin);
+  const payload = Buffer.from(JSON.stringify(body));
+  const head = Buffer.from(
+    `POST /v1/pets HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${TEST_KEY}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${payload.length}\r\nConnection: close\r\nIdempotency-Key: `,
+  );
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const status = Number(text.slice(9, 12));
+      const json = text.slice(text.indexOf('\r\n\r\n') + 4);
+      resolve({ status, body: json.startsWith('{') ? JSON.parse(json) : json });
+    });
+    socket.end(Buffer.concat([head, idempotencyKey, Buffer.from('\r\n\r\n'), payload]));
+  });
+}
+
+describe('Idempotency-Key on POST /v1/pets', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ apiKeys: [TEST_KEY, OTHER_KEY] });
+  });
+  afterAll(() => t.close());
+
+  const countByName = async (name: string) =>
+    Number((await t.sql.query('SELECT count(*) FROM pets WHERE name = $1', [name])).rows[0].count);
+
+  it('replays the first 201 and its body for the same key and body, creating nothing', async () => {
+    const first = await request(t.origin, '/v1/pets', keyed('replay-1', { name: 'Replay', categoryId: 4 }));
+    expect(first.status).toBe(201);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+
+    // Same body with its keys in another order is the same request.
+    const again = await request(t.origin, '/v1/pets', keyed('replay-1', { categoryId: 4, name: 'Replay' }));
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await countByName('Replay')).toBe(1);
+  });
+
+  it('answers 422 idempotency_key_reused for the same key with a different body', async () => {
+    expect((await request(t.origin, '/v1/pets', keyed('mismatch-1', { name: 'First', categoryId: 1 }))).status).toBe(201);
+    const reused = await request(t.origin, '/v1/pets', keyed('mismatch-1', { name: 'Second', categoryId: 1 }));
+    expect(reused.status).toBe(422);
+    expect(reused.body).toEqual({ code: 'idempotency_key_reused', message: expect.any(String), status: 422 });
+    expect(await countByName('Second')).toBe(0);
+  });
+
+  it('creates exactly one animal for 50 concurrent identical requests with one key', async () => {
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, () => request(t.origin, '/v1/pets', keyed('burst-1', { name: 'Burst', categoryId: 9 }))),
+    );
+    const created = responses.filter((response) => response.status === 201);
+    // A request that waited too long for the first one's transaction may get 409 instead.
+    for (const response of responses.filter((r) => r.status !== 201)) {
+      expect(response.status).toBe(409);
+      expect(response.body.code).toBe('idempotency_key_in_use');
+    }
+    expect(created.length).toBeGreaterThan(0);
+    expect(new Set(created.map((response) => response.body.id)).size).toBe(1);
+    expect(await countByName('Burst')).toBe(1);
+  });
+
+  it('keeps the keys of different API keys apart', async () => {
+    const mine = await request(t.origin, '/v1/pets', keyed('shared-1', { name: 'Mine', categoryId: 2 }));
+    const theirs = await request(t.origin, '/v1/pets', keyed('shared-1', { name: 'Theirs', categoryId: 2 }, OTHER_KEY));
+    expect(mine.status).toBe(201);
+    expect(theirs.status).toBe(201);
+    expect(theirs.body.id).not.toBe(mine.body.id);
+    expect(theirs.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it.each([
+    ['empty', Buffer.from('')],
+    ['too long', Buffer.from('k'.repeat(256))],
+    ['non-ASCII', Buffer.from('clé-1', 'utf8')],
+  ])('rejects a key that is %s with 400 and creates nothing', async (_case, idempotencyKey) => {
+    const before = await countByName('Invalid');
+    const response = await rawCreate(t.origin, idempotencyKey, { name: 'Invalid', categoryId: 1 });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ code: 'validation_failed', message: expect.stringMatching(/Idempotency-Key/), status: 400 });
+    expect(await countByName('Invalid')).toBe(before);
+  });
+
+  // Node's HTTP parser rejects control characters in any header before routing.
+  it('answers a key with a control character with the Error shape too', async () => {
+    const response = await rawCreate(t.origin, Buffer.from('key\u0001x', 'latin1'), { name: 'Invalid', categoryId: 1 });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ code: 'validation_failed', message: expect.any(String), status: 400 });
+  });
+
+  it('accepts a 255-character key', async () => {
+    const response = await request(t.origin, '/v1/pets', keyed('k'.repeat(255), { name: 'Long key', categoryId: 1 }));
+    expect(response.status).toBe(201);
+  });
+
+  it('leaves the create without a key as it was: one row per request', async () => {
+    const keys = async () => Number((await t.sql.query('SELECT count(*) FROM idempotency_keys')).rows[0].count);
+    const keysBefore = await keys();
+    const body = { name: 'Unkeyed', categoryId: 5 };
+    await request(t.origin, '/v1/pets', jsonBody(body));
+    await request(t.origin, '/v1/pets', jsonBody(body));
+    expect(await countByName('Unkeyed')).toBe(2);
+    expect(await keys()).toBe(keysBefore);
+  });
+
+  it('purges keys older than 24 hours and keeps younger ones', async () => {
+    await request(t.origin, '/v1/pets', keyed('old-1', { name: 'Old', categoryId: 1 }));
+    await request(t.origin, '/v1/pets', keyed('young-1', { name: 'Young', categoryId: 1 }));
+    await t.sql.query(`UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE idempotency_key = 'old-1'`);
+    await t.sql.query(`UPDATE idempotency_keys SET created_at = now() - interval '23 hours' WHERE idempotency_key = 'young-1'`);
+
+    await t.app.get(IdempotencyPurgeService).purge();
+
+    const left = await t.sql.query(`SELECT idempotency_key FROM idempotency_keys WHERE idempotency_key IN ('old-1', 'young-1')`);
+    expect(left.rows).toEqual([{ idempotency_key: 'young-1' }]);
+  });
+
+  it('answers 401 before looking at the key', async () => {
+    const response = await request(t.origin, '/v1/pets', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'x' },
+      body: JSON.stringify({ name: 'Anon', categoryId: 1 }),
+    });
+    expect(response.status).toBe(401);
+  });
+});
