@@ -14,6 +14,9 @@ export default {
   globalSetup: '<rootDir>/test/support/database-server.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 30_000,
+  // A fresh worker per test file: in a reused worker, the second file that boots the app fails inside
+  // jest-runtime ("reading 'identifier'") when TypeORM dynamically imports the entities and migrations.
+  workerIdleMemoryLimit: '1MB',
   collectCoverageFrom: ['src/**/*.ts'],
   coverageDirectory: './coverage',
 };
