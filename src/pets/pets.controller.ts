@@ -1,10 +1,12 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { RouteSchema } from '@nestjs/platform-fastify';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Deprecated } from '../http/deprecated.decorator.js';
 import { NewPet } from './dto/create-pet.dto.js';
 import { ListPetsQuery } from './dto/list-pets.query.js';
 import { Pet } from './dto/pet.dto.js';
 import { PetIdPipe } from './pet-id.pipe.js';
+import { PET_LIST_RESPONSE_SCHEMA, PET_RESPONSE_SCHEMA } from './pet-response.schema.js';
 import { PetsService } from './pets.service.js';
 
 export const GET_PET_DEPRECATION = {
@@ -20,6 +22,7 @@ export class PetsController {
   constructor(private readonly pets: PetsService) {}
 
   @Get()
+  @RouteSchema({ response: { 200: PET_LIST_RESPONSE_SCHEMA } })
   @ApiOperation({ operationId: 'listPets', summary: 'List all animals' })
   list(@Query() query: ListPetsQuery): Promise<Pet[]> {
     return this.pets.list(query);
@@ -27,6 +30,7 @@ export class PetsController {
 
   @Post()
   @HttpCode(201)
+  @RouteSchema({ response: { 201: PET_RESPONSE_SCHEMA } })
   @ApiOperation({ operationId: 'createPet', summary: 'Add an animal' })
   create(@Body() newPet: NewPet): Promise<Pet> {
     return this.pets.create(newPet);
@@ -34,6 +38,7 @@ export class PetsController {
 
   @Get(':petId')
   @Deprecated(GET_PET_DEPRECATION)
+  @RouteSchema({ response: { 200: PET_RESPONSE_SCHEMA } })
   @ApiOperation({
     operationId: 'getPet',
     summary: 'Get an animal',
