@@ -20,11 +20,11 @@ const settings = {
   mode: quick ? 'quick' : 'full',
   rounds: 3,
   seconds: quick ? 2 : 10,
-  warmupSeconds: quick ? 1 : 3,
+  warmupSeconds: quick ? 1 : 2,
   connections: 50,
   seededAnimals: 100_000,
   scaleRows: [10_000, 1_000_000],
-  scaleRequests: quick ? 200 : 1_000,
+  scaleRequests: quick ? 200 : 500,
   startupSamples: 3,
 };
 

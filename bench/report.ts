@@ -52,6 +52,9 @@ export function ratios(summaries: RouteSummary[]): RouteRatio[] {
   });
 }
 
+/** The performance targets (README, "Performance"): throughput at least 0.80 of the ceiling's, CPU per request at most 1.25x, p99 at most 1.5x. */
+export const meetsTargets = (r: RouteRatio) => r.reqPerSec >= 0.8 && r.cpuPerRequest <= 1.25 && r.p99 <= 1.5;
+
 const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 
 function markdownTable(header: string[], rows: string[][]): string {
@@ -75,8 +78,14 @@ export function formatTables(summaries: RouteSummary[], routeRatios: RouteRatio[
     ]),
   );
   const ratioTable = markdownTable(
-    ['route', 'req/s service/ceiling', 'CPU/req service/ceiling', 'p99 service/ceiling'],
-    routeRatios.map((r) => [r.route, fixed(r.reqPerSec, 2), `${fixed(r.cpuPerRequest, 2)}x`, `${fixed(r.p99, 2)}x`]),
+    ['route', 'req/s service/ceiling', 'CPU/req service/ceiling', 'p99 service/ceiling', 'targets met'],
+    routeRatios.map((r) => [
+      r.route,
+      fixed(r.reqPerSec, 2),
+      `${fixed(r.cpuPerRequest, 2)}x`,
+      `${fixed(r.p99, 2)}x`,
+      meetsTargets(r) ? 'yes' : 'no',
+    ]),
   );
   return `${results}\n\n${ratioTable}`;
 }
