@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { RouteSchema } from '@nestjs/platform-fastify';
 import type { FastifyReply } from 'fastify';
 import type { ApiKeyIdentity } from '../auth/api-key-identity.js';
 import { CurrentApiKey } from '../auth/current-api-key.decorator.js';
@@ -17,6 +18,7 @@ import { Pet } from './dto/pet.dto.js';
 import { nextPageLink } from './next-page-link.js';
 import { MAX_ID, MIN_ID } from './pet-id.js';
 import { PetIdPipe } from './pet-id.pipe.js';
+import { PET_LIST_RESPONSE_SCHEMA, PET_RESPONSE_SCHEMA } from './pet-response.schema.js';
 import { PetsService } from './pets.service.js';
 
 export const GET_PET_DEPRECATION = {
@@ -31,6 +33,7 @@ export class PetsController {
   constructor(private readonly pets: PetsService) {}
 
   @Get()
+  @RouteSchema({ response: { 200: PET_LIST_RESPONSE_SCHEMA } })
   @ApiOperation({
     operationId: 'listPets',
     summary: 'List all animals',
@@ -66,6 +69,7 @@ export class PetsController {
 
   @Post()
   @HttpCode(201)
+  @RouteSchema({ response: { 201: PET_RESPONSE_SCHEMA } })
   @ApiOperation({ operationId: 'createPet', summary: 'Add an animal' })
   @ApiHeader({
     name: IDEMPOTENCY_KEY_HEADER,
@@ -108,6 +112,7 @@ export class PetsController {
 
   @Get(':petId')
   @Deprecated(GET_PET_DEPRECATION)
+  @RouteSchema({ response: { 200: PET_RESPONSE_SCHEMA } })
   @ApiOperation({
     operationId: 'getPet',
     summary: 'Get an animal',

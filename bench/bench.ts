@@ -1,0 +1,216 @@
+/**
+ * `npm run bench [-- --quick]`: the built service beside a bare Fastify + pg
+ * server (bench/ceiling.ts) on one PostgreSQL, alternating A B A B, plus the
+ * list latency at 10,000 vs 1,000,000 rows and start-up times. See the README,
+ * section "Performance".
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startBenchDatabase } from './bench-database.js';
+import { benchRoutes, load, LoadResult, median, sequentialLatency } from './load.js';
+import { formatTables, ratios, RouteSummary, ServerName, summarise } from './report.js';
+import { freePort, peakRssMiB, ServerProcess, startServer } from './server-process.js';
+
+const quick = process.argv.includes('--quick');
+const settings = {
+  mode: quick ? 'quick' : 'full',
+  rounds: 3,
+  seconds: quick ? 2 : 10,
+  warmupSeconds: quick ? 1 : 2,
+  connections: 50,
+  seededAnimals: 100_000,
+  scaleRows: [10_000, 1_000_000],
+  scaleRequests: quick ? 200 : 500,
+  startupSamples: 3,
+};
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const key = `bench-${randomBytes(16).toString('hex')}`;
+const auth = { authorization: `Bearer ${key}` };
+
+/** Production settings; RATE_LIMIT_PER_MINUTE=0 turns per-key rate limiting off where it exists. */
+const serviceEnv = (port: number): Record<string, string> => ({
+  NODE_ENV: 'production',
+  LOG_LEVEL: 'info',
+  HOST: '127.0.0.1',
+  PORT: String(port),
+  API_KEYS: key,
+  RATE_LIMIT_PER_MINUTE: '0',
+});
+
+async function startService(databaseUrl: string, logDir: string): Promise<ServerProcess & { origin: string }> {
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const server = await startServer({
+    command: process.execPath,
+    args: [join(root, 'dist', 'main.js')],
+    cwd: root,
+    env: { ...serviceEnv(port), DATABASE_URL: databaseUrl },
+    logFile: join(logDir, 'service.log'),
+    readyUrl: `${origin}/v1/pets?limit=1`,
+    headers: auth,
+  });
+  return { ...server, origin };
+}
+
+async function startCeiling(databaseUrl: string, logDir: string): Promise<ServerProcess & { origin: string }> {
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const server = await startServer({
+    command: process.execPath,
+    args: [fileURLToPath(new URL('./ceiling.js', import.meta.url))],
+    cwd: root,
+    env: { PORT: String(port), DATABASE_URL: databaseUrl, API_KEYS: key },
+    logFile: join(logDir, 'ceiling.log'),
+    readyUrl: `${origin}/v1/pets?limit=1`,
+    headers: auth,
+  });
+  return { ...server, origin };
+}
+
+/**
+ * Start-up of a service that brings its own embedded PostgreSQL in a fresh
+ * DATA_DIR (initdb, start, migrations); the cluster is stopped and removed after.
+ */
+async function coldStart(command: string, args: string[], logDir: string, label: string): Promise<number> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'animal-store-bench-cold-'));
+  await chmod(dataDir, 0o755);
+  const port = await freePort();
+  try {
+    const server = await startServer({
+      command,
+      args,
+      cwd: root,
+      env: { ...serviceEnv(port), DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(await freePort()) },
+      logFile: join(logDir, `${label}.log`),
+      readyUrl: `http://127.0.0.1:${port}/v1/pets?limit=1`,
+      headers: auth,
+      timeoutMs: 240_000,
+    });
+    await server.stop();
+    return server.startupMs;
+  } finally {
+    await stopOrphanedPostgres(join(dataDir, 'postgres'));
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The cluster a stopped service started should stop with it; make sure, by its postmaster.pid. */
+async function stopOrphanedPostgres(clusterDir: string): Promise<void> {
+  const pidFile = join(clusterDir, 'postmaster.pid');
+  const deadline = Date.now() + 15_000;
+  while (existsSync(pidFile) && Date.now() < deadline) {
+    const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+    try {
+      process.kill(pid, 'SIGINT');
+    } catch {
+      return; // not running
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function main(): Promise<number> {
+  const logDir = await mkdtemp(join(tmpdir(), 'animal-store-bench-logs-'));
+  console.log(`Benchmark (${settings.mode}); server logs in ${logDir}`);
+  const database = await startBenchDatabase();
+  const running: ServerProcess[] = [];
+  try {
+    // Start-up against a running PostgreSQL, and the list query's latency as the table grows.
+    await database.reseed(settings.scaleRows[0]);
+    const startups: number[] = [];
+    for (let i = 0; i < settings.startupSamples - 1; i++) {
+      const probe = await startService(database.url, logDir);
+      startups.push(probe.startupMs);
+      await probe.stop();
+    }
+    const service = await startService(database.url, logDir);
+    running.push(service);
+    startups.push(service.startupMs);
+    const startupWarmMs = median(startups);
+    console.log(`start-up of node dist/main.js, PostgreSQL running: ${startupWarmMs.toFixed(0)} ms (median of ${startups.length})`);
+
+    const scaleUrl = `${service.origin}/v1/pets?limit=100&status=available`;
+    const scale: { rows: number; medianMs: number }[] = [];
+    let seeded = settings.scaleRows[0];
+    for (const rows of settings.scaleRows) {
+      await database.grow(rows - seeded);
+      seeded = rows;
+      scale.push({ rows, medianMs: await sequentialLatency(scaleUrl, key, settings.scaleRequests) });
+      console.log(`list latency (status filter, limit 100) at ${rows} rows: ${scale.at(-1)!.medianMs.toFixed(2)} ms`);
+    }
+    const scaleRatio = scale[1].medianMs / scale[0].medianMs;
+
+    // A B A B: the service and the ceiling take turns on each route, every round.
+    await database.reseed(settings.seededAnimals);
+    const ceiling = await startCeiling(database.url, logDir);
+    running.push(ceiling);
+    const servers: Record<ServerName, typeof service> = { service, ceiling };
+    const routes = benchRoutes(settings.seededAnimals);
+    const runs = new Map<string, LoadResult[]>();
+    let failures = 0;
+    for (let round = 1; round <= settings.rounds; round++) {
+      for (const route of routes) {
+        for (const name of ['service', 'ceiling'] as const) {
+          const { origin, pid } = servers[name];
+          const options = { connections: settings.connections, key };
+          const warmup = await load(origin, pid, route, { ...options, seconds: settings.warmupSeconds });
+          const run = await load(origin, pid, route, { ...options, seconds: settings.seconds });
+          failures += warmup.errors + warmup.non2xx + run.errors + run.non2xx;
+          runs.set(`${route.name}|${name}`, [...(runs.get(`${route.name}|${name}`) ?? []), run]);
+          console.log(
+            `round ${round} ${route.name.padEnd(32)} ${name.padEnd(8)} ${run.reqPerSec.toFixed(0).padStart(6)} req/s` +
+              ` p99 ${run.p99Ms} ms, ${run.cpuMicrosPerRequest.toFixed(0)} µs CPU/req, ${run.errors} errors, ${run.non2xx} non-2xx`,
+          );
+        }
+      }
+    }
+    const rss = { service: peakRssMiB(service.pid), ceiling: peakRssMiB(ceiling.pid) };
+    for (const server of running.splice(0)) await server.stop();
+
+    const summaries: RouteSummary[] = routes.flatMap((route) =>
+      (['service', 'ceiling'] as const).map((name) => summarise(route.name, name, runs.get(`${route.name}|${name}`)!, rss[name])),
+    );
+    const routeRatios = ratios(summaries);
+
+    // Cold: a fresh DATA_DIR, so the embedded PostgreSQL is created, started and migrated.
+    const coldNodeMs = await coldStart(process.execPath, [join(root, 'dist', 'main.js')], logDir, 'cold-node');
+    // `npm start` builds again first: only the full run pays for that.
+    const coldNpmStartMs = quick ? null : await coldStart('npm', ['start'], logDir, 'cold-npm-start');
+
+    console.log(`\n${settings.rounds} rounds of ${settings.seconds} s per route and server (after ${settings.warmupSeconds} s warm-up), ${settings.connections} connections, ${settings.seededAnimals} animals, ${cpus().length} CPUs, Node ${process.version}\n`);
+    console.log(formatTables(summaries, routeRatios));
+    console.log(`\nlist latency, status filter, limit 100: ${scale.map((s) => `${s.medianMs.toFixed(2)} ms at ${s.rows} rows`).join(', ')}; ratio ${scaleRatio.toFixed(2)} (target < 1.3)`);
+    console.log(`start-up to first successful request: node dist/main.js with PostgreSQL running ${startupWarmMs.toFixed(0)} ms (target < 1500);`);
+    console.log(`  node dist/main.js with a cold embedded PostgreSQL ${coldNodeMs.toFixed(0)} ms; npm start (build included) with a cold embedded PostgreSQL ${coldNpmStartMs === null ? 'not measured with --quick' : `${coldNpmStartMs.toFixed(0)} ms`}`);
+
+    const resultsDir = fileURLToPath(new URL('../results/', import.meta.url));
+    await mkdir(resultsDir, { recursive: true });
+    const file = join(resultsDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+    const machine = { cpus: cpus().length, node: process.version };
+    const startup = { warmMs: startupWarmMs, samples: startups, coldNodeMs, coldNpmStartMs };
+    await writeFile(file, JSON.stringify({ settings, machine, summaries, ratios: routeRatios, scale: { rows: scale, ratio: scaleRatio }, startup }, null, 2));
+    console.log(`\nwritten to ${file}`);
+    if (failures > 0) {
+      console.error(`${failures} requests failed (errors or non-2xx answers); server logs in ${logDir}`);
+      return 1;
+    }
+    await rm(logDir, { recursive: true, force: true });
+    return 0;
+  } finally {
+    for (const server of running) await server.stop();
+    await database.stop();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

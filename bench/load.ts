@@ -1,0 +1,108 @@
+import autocannon from 'autocannon';
+import { Agent, request } from 'node:http';
+import { cpuMicros } from './server-process.js';
+
+export interface Route {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+  /** A fresh path per request (random ids). */
+  randomPath?: () => string;
+}
+
+export function benchRoutes(seeded: number): Route[] {
+  return [
+    { name: 'list limit=20', method: 'GET', path: '/v1/pets?limit=20' },
+    { name: 'list limit=100&status=available', method: 'GET', path: '/v1/pets?limit=100&status=available' },
+    {
+      name: 'get by id',
+      method: 'GET',
+      path: '/v1/pets/1',
+      randomPath: () => `/v1/pets/${1 + Math.floor(Math.random() * seeded)}`,
+    },
+    {
+      name: 'create',
+      method: 'POST',
+      path: '/v1/pets',
+      body: JSON.stringify({ name: 'Bench', categoryId: 7, status: 'pending' }),
+    },
+  ];
+}
+
+export interface LoadResult {
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  requests: number;
+  cpuMicrosPerRequest: number;
+  errors: number;
+  non2xx: number;
+}
+
+/** One autocannon run against a server process, with that process's CPU time over the run. */
+export async function load(
+  origin: string,
+  pid: number,
+  route: Route,
+  options: { connections: number; seconds: number; key: string },
+): Promise<LoadResult> {
+  const headers: Record<string, string> = { authorization: `Bearer ${options.key}` };
+  if (route.body) headers['content-type'] = 'application/json';
+  const cpuBefore = cpuMicros(pid);
+  const result = await autocannon({
+    url: origin,
+    connections: options.connections,
+    duration: options.seconds,
+    requests: [
+      {
+        method: route.method,
+        path: route.path,
+        headers,
+        body: route.body,
+        // autocannon calls setupRequest whenever the key exists, even when undefined.
+        ...(route.randomPath && { setupRequest: (req) => ({ ...req, path: route.randomPath!() }) }),
+      },
+    ],
+  });
+  const cpu = cpuMicros(pid) - cpuBefore;
+  const requests = result.requests.total;
+  return {
+    reqPerSec: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    requests,
+    cpuMicrosPerRequest: requests > 0 ? cpu / requests : NaN,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+/** Median latency in ms of `count` sequential requests on one kept-alive connection. */
+export async function sequentialLatency(url: string, key: string, count: number): Promise<number> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const once = () =>
+    new Promise<number>((resolve, reject) => {
+      const started = process.hrtime.bigint();
+      request(url, { agent, headers: { authorization: `Bearer ${key}` } }, (response) => {
+        response.resume();
+        response.on('end', () => {
+          if (response.statusCode !== 200) reject(new Error(`${url} answered ${response.statusCode}`));
+          else resolve(Number(process.hrtime.bigint() - started) / 1e6);
+        });
+      })
+        .on('error', reject)
+        .end();
+    });
+  for (let i = 0; i < Math.min(50, count); i++) await once();
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) times.push(await once());
+  agent.destroy();
+  return median(times);
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}

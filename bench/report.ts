@@ -1,0 +1,91 @@
+import { LoadResult, median } from './load.js';
+
+export type ServerName = 'service' | 'ceiling';
+
+export interface RouteSummary {
+  route: string;
+  server: ServerName;
+  rounds: number;
+  medianReqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  cpuMicrosPerRequest: number;
+  peakRssMiB: number;
+  errors: number;
+  non2xx: number;
+}
+
+export interface RouteRatio {
+  route: string;
+  reqPerSec: number;
+  cpuPerRequest: number;
+  p99: number;
+}
+
+/** Medians over the rounds (throughput, latency, CPU per request); sums of failures. */
+export function summarise(route: string, server: ServerName, runs: LoadResult[], peakRssMiB: number): RouteSummary {
+  return {
+    route,
+    server,
+    rounds: runs.length,
+    medianReqPerSec: median(runs.map((run) => run.reqPerSec)),
+    p50Ms: median(runs.map((run) => run.p50Ms)),
+    p99Ms: median(runs.map((run) => run.p99Ms)),
+    cpuMicrosPerRequest: median(runs.map((run) => run.cpuMicrosPerRequest)),
+    peakRssMiB,
+    errors: runs.reduce((sum, run) => sum + run.errors, 0),
+    non2xx: runs.reduce((sum, run) => sum + run.non2xx, 0),
+  };
+}
+
+export function ratios(summaries: RouteSummary[]): RouteRatio[] {
+  const routes = [...new Set(summaries.map((s) => s.route))];
+  return routes.map((route) => {
+    const service = summaries.find((s) => s.route === route && s.server === 'service')!;
+    const ceiling = summaries.find((s) => s.route === route && s.server === 'ceiling')!;
+    return {
+      route,
+      reqPerSec: service.medianReqPerSec / ceiling.medianReqPerSec,
+      cpuPerRequest: service.cpuMicrosPerRequest / ceiling.cpuMicrosPerRequest,
+      p99: service.p99Ms / ceiling.p99Ms,
+    };
+  });
+}
+
+/** The performance targets (README, "Performance"): throughput at least 0.80 of the ceiling's, CPU per request at most 1.25x, p99 at most 1.5x. */
+export const meetsTargets = (r: RouteRatio) => r.reqPerSec >= 0.8 && r.cpuPerRequest <= 1.25 && r.p99 <= 1.5;
+
+const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+
+function markdownTable(header: string[], rows: string[][]): string {
+  return [header, header.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
+}
+
+/** The results as Markdown tables, ready to paste into the README. */
+export function formatTables(summaries: RouteSummary[], routeRatios: RouteRatio[]): string {
+  const results = markdownTable(
+    ['route', 'server', 'req/s (median)', 'p50 ms', 'p99 ms', 'CPU µs/req', 'peak RSS MiB', 'errors', 'non-2xx'],
+    summaries.map((s) => [
+      s.route,
+      s.server,
+      fixed(s.medianReqPerSec),
+      fixed(s.p50Ms, 1),
+      fixed(s.p99Ms, 1),
+      fixed(s.cpuMicrosPerRequest),
+      fixed(s.peakRssMiB),
+      String(s.errors),
+      String(s.non2xx),
+    ]),
+  );
+  const ratioTable = markdownTable(
+    ['route', 'req/s service/ceiling', 'CPU/req service/ceiling', 'p99 service/ceiling', 'targets met'],
+    routeRatios.map((r) => [
+      r.route,
+      fixed(r.reqPerSec, 2),
+      `${fixed(r.cpuPerRequest, 2)}x`,
+      `${fixed(r.p99, 2)}x`,
+      meetsTargets(r) ? 'yes' : 'no',
+    ]),
+  );
+  return `${results}\n\n${ratioTable}`;
+}

@@ -1,0 +1,37 @@
+import { auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
+
+// Responses are serialised from route schemas (src/pets/pet-response.schema.ts); bodies, status codes
+// and error bodies must be exactly what the handlers and the error filter produce.
+describe('response serialisation', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('answers create, get and list with the stored animal, byte for byte', async () => {
+    const created = await request(t.origin, '/v1/pets', jsonBody({ name: 'Fé "Ω"', categoryId: 9007199254740991, status: 'sold' }));
+    expect(created.status).toBe(201);
+    const expected = { id: created.body.id, name: 'Fé "Ω"', categoryId: 9007199254740991, status: 'sold' };
+    expect(created.text).toBe(JSON.stringify(expected));
+    expect(created.headers.get('content-type')).toBe('application/json; charset=utf-8');
+
+    const fetched = await request(t.origin, `/v1/pets/${expected.id}`, { headers: auth() });
+    expect(fetched.status).toBe(200);
+    expect(fetched.text).toBe(JSON.stringify(expected));
+    expect(fetched.headers.get('deprecation')).toMatch(/^@\d+$/);
+
+    const list = await request(t.origin, '/v1/pets?status=sold', { headers: auth() });
+    expect(list.text).toBe(JSON.stringify([expected]));
+  });
+
+  it('leaves error bodies to the error filter', async () => {
+    const missing = await request(t.origin, '/v1/pets/424242', { headers: auth() });
+    expect(missing.status).toBe(404);
+    expect(missing.body).toEqual({ code: 'not_found', message: 'No animal has id 424242.', status: 404 });
+
+    const invalid = await request(t.origin, '/v1/pets', jsonBody({ name: 'Rex' }));
+    expect(invalid.status).toBe(400);
+    expect(invalid.body).toMatchObject({ code: 'validation_failed', status: 400 });
+  });
+});
