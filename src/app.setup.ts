@@ -3,7 +3,8 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import type { LoggerService, LogLevel } from '@nestjs/common';
 import { AppModule, ResolvedConfig } from './app.module.js';
 import { setupDocs } from './docs/setup-docs.js';
-import { handleFrameworkError } from './http/framework-errors.js';
+import { handleClientError, handleFrameworkError } from './http/framework-errors.js';
+import { registerJsonBodyParser } from './http/json-body-parser.js';
 
 export const API_PREFIX = 'v1';
 export const BODY_LIMIT_BYTES = 16 * 1024;
@@ -12,6 +13,7 @@ export function createFastifyAdapter(): FastifyAdapter {
   return new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     frameworkErrors: handleFrameworkError,
+    clientErrorHandler: handleClientError,
   });
 }
 
@@ -19,7 +21,9 @@ export function createFastifyAdapter(): FastifyAdapter {
 export function configureApp(app: NestFastifyApplication): void {
   app.setGlobalPrefix(API_PREFIX);
   // Only JSON bodies are accepted; Fastify's default text/plain parser would let other bodies through to validation.
-  app.getHttpAdapter().getInstance().removeContentTypeParser('text/plain');
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.removeContentTypeParser('text/plain');
+  registerJsonBodyParser(fastify);
   setupDocs(app);
 }
 
