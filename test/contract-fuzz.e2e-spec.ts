@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import fc from 'fast-check';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { Contract } from './support/fuzz/contract.js';
@@ -12,6 +13,8 @@ import {
 import { ApiResponse, auth, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
 
 const BODY_LIMIT_BYTES = 16 * 1024;
+/** Node's limit on the request line and headers together. */
+const REQUEST_HEAD_LIMIT_BYTES = 16 * 1024;
 const LIST_PAGE_BOUND = 100;
 
 /**
@@ -41,6 +44,12 @@ const DECIMAL_INTEGER = /^(0|-?[1-9][0-9]*)$/;
 
 describe('contract fuzzing (e2e)', () => {
   const settings = fuzzSettings('contract-fuzz');
+  /** The whole corpus every run (as fast-check examples, which count as runs), then the random cases. */
+  const everyCaseAnd = <T extends unknown[]>(examples: T[]) => ({
+    ...settings.parameters<T>(),
+    examples,
+    numRuns: examples.length + settings.runs,
+  });
   let t: TestApp;
   let contract: Contract;
 
@@ -147,8 +156,10 @@ describe('contract fuzzing (e2e)', () => {
       const values = [...HOSTILE_STRINGS, ...HOSTILE_NUMBER_LITERALS];
       await fc.assert(
         fc.asyncProperty(fc.constantFrom(...names), fc.constantFrom(...values), async (name, value) => {
-          const response = await send(`/pets${queryString([[name, value]])}`, { headers: auth() });
+          const path = `/pets${queryString([[name, value]])}`;
+          const response = await send(path, { headers: auth() });
 
+          if (path.length > REQUEST_HEAD_LIMIT_BYTES) return expectError(response, 400, `${name}: ${path.length} bytes`);
           const parameter = parameters.find((p) => p.name === name);
           if (!parameter) return expect(response.status).toBe(200);
           const schema = parameter.schema;
@@ -160,7 +171,7 @@ describe('contract fuzzing (e2e)', () => {
           if (valid) expect(response.status).toBe(200);
           else expectError(response, 400, `${name}=${JSON.stringify(value).slice(0, 40)}`);
         }),
-        { ...settings.parameters(), numRuns: Math.max(settings.runs, names.length * values.length) },
+        everyCaseAnd(names.flatMap((name) => values.map((value) => [name, value] as [string, string]))),
       );
     });
   });
@@ -213,6 +224,8 @@ describe('contract fuzzing (e2e)', () => {
         'application/jsonx',
         'application/json-patch+json',
         'application/octet-stream',
+        'application/json; charset=utf-16',
+        'application/json; charset=iso-8859-1',
       ];
       const newPet = contract.requestBodySchema('createPet');
       await fc.assert(
@@ -247,6 +260,13 @@ describe('contract fuzzing (e2e)', () => {
           return `{${(first ? [member, ...members] : [...members, member]).join(',')}}`;
         });
 
+      const base = { name: 'Rex', categoryId: 1, status: 'pending' };
+      const examples = [
+        ...fields.flatMap((field) =>
+          valueTexts.map((text) => JSON.stringify({ ...base, [field]: 0 }).replace(/:0(?=[,}])/, () => `:${text}`)),
+        ),
+        ...HOSTILE_MEMBERS.map((member) => `{${member},${JSON.stringify(base).slice(1)}`),
+      ].map((text) => [text] as [string]);
       await fc.assert(
         fc.asyncProperty(fc.oneof(withHostileField, withHostileMember), async (text) => {
           const before = await countPets();
@@ -262,7 +282,39 @@ describe('contract fuzzing (e2e)', () => {
           const read = await send(`/pets/${response.body.id}`, { headers: auth() });
           expect(read.body).toEqual({ status: 'available', ...parsed, id: response.body.id });
         }),
-        { ...settings.parameters(), numRuns: Math.max(settings.runs, 4 * (fields.length * valueTexts.length)) },
+        everyCaseAnd(examples),
+      );
+    });
+    it('answers raw bytes in a name by the UTF-8 they are (or are not)', async () => {
+      const bytes = fc.oneof(
+        fc.uint8Array({ minLength: 1, maxLength: 12 }),
+        fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }).map((text) => new Uint8Array(Buffer.from(text))),
+      );
+      await fc.assert(
+        fc.asyncProperty(bytes, async (name) => {
+          const body = Buffer.concat([Buffer.from('{"name":"'), name, Buffer.from('","categoryId":1}')]);
+          const before = await countPets();
+          const response = await send('/pets', {
+            method: 'POST',
+            headers: { ...auth(), 'content-type': 'application/json' },
+            body,
+          });
+
+          if (!isUtf8(body)) {
+            expectError(response, 400, `bytes ${Buffer.from(name).toString('hex')}`);
+            return expect(await countPets()).toBe(before);
+          }
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(body.toString('utf8'));
+          } catch {
+            return expectError(response, 400, `bytes ${Buffer.from(name).toString('hex')}`);
+          }
+          if (!contract.acceptsBody('createPet', parsed)) return expectError(response, 400, JSON.stringify(parsed));
+          expect(response.status).toBe(201);
+          expect(response.body).toMatchObject(parsed as object);
+        }),
+        settings.parameters(),
       );
     });
   });
@@ -297,7 +349,7 @@ describe('contract fuzzing (e2e)', () => {
 
           expectError(response, 400, `petId ${segment.slice(0, 40)}`);
         }),
-        { ...settings.parameters(), numRuns: Math.max(settings.runs, 2 * segments.length) },
+        everyCaseAnd(segments.map((segment) => [segment] as [string])),
       );
     });
   });
@@ -337,7 +389,15 @@ describe('contract fuzzing (e2e)', () => {
             expect(response.headers.get('www-authenticate')).toMatch(/^Bearer /);
           },
         ),
-        { ...settings.parameters(), numRuns: Math.max(settings.runs, operations.length * credentials.length) },
+        everyCaseAnd(
+          operations.flatMap((operation) =>
+            credentials.map((credential) => [operation, credential, { name: 'Rex', categoryId: 1 }] as [
+              (typeof operations)[number],
+              (typeof credentials)[number],
+              unknown,
+            ]),
+          ),
+        ),
       );
     });
 
@@ -360,7 +420,7 @@ describe('contract fuzzing (e2e)', () => {
           expect(allowed).toEqual(expect.arrayContaining(contract.methodsOf(path)));
           expect(allowed).not.toContain(method);
         }),
-        { ...settings.parameters(), numRuns: Math.max(settings.runs, 2 * cases.length) },
+        everyCaseAnd(cases.flatMap((which) => [[which, true], [which, false]] as [(typeof cases)[number], boolean][])),
       );
     });
   });

@@ -15,6 +15,8 @@ export const HOSTILE_STRINGS: readonly string[] = [
   '\u200b',
   '🐶'.repeat(256),
   'x'.repeat(10 * 1024),
+  // Past Node's 16 KiB limit on the request line and headers when sent in a URL.
+  'y'.repeat(20 * 1024),
   "' OR '1'='1",
   "'; DROP TABLE pets; --",
   'Rex\\',
