@@ -64,7 +64,7 @@ export class PetsController {
   @ApiErrorResponses({
     400: 'The body is missing required fields, contains invalid values or unknown fields, or is not valid JSON.',
     413: 'The body is larger than 16 KiB.',
-    415: 'The body is not `application/json`.',
+    415: 'The body is not `application/json` in UTF-8.',
   })
   create(@Body() newPet: NewPet): Promise<Pet> {
     return this.pets.create(newPet);
