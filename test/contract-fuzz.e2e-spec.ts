@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { jest } from '@jest/globals';
 import fc from 'fast-check';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { Contract } from './support/fuzz/contract.js';
@@ -44,6 +45,8 @@ const DECIMAL_INTEGER = /^(0|-?[1-9][0-9]*)$/;
 
 describe('contract fuzzing (e2e)', () => {
   const settings = fuzzSettings('contract-fuzz');
+  // About 12 ms per case on this 2-core machine at worst (the create-read-list property): FUZZ_RUNS scales it.
+  jest.setTimeout(30_000 + settings.runs * 25);
   /** The whole corpus every run (as fast-check examples, which count as runs), then the random cases. */
   const everyCaseAnd = <T extends unknown[]>(examples: T[]) => ({
     ...settings.parameters<T>(),
@@ -60,12 +63,17 @@ describe('contract fuzzing (e2e)', () => {
   });
   afterAll(() => t.close());
 
-  /** Every request goes through `request()`, which checks the response against the served document; never a 5xx. */
+  /**
+   * Every request goes through `request()`, which checks the response against the served document (declared
+   * status, required headers, application/json body matching the schema). On top of that, whatever the document
+   * says: never a 5xx, and the headers these statuses need by their RFCs.
+   */
   async function send(path: string, init: RequestInit = {}): Promise<ApiResponse<any>> {
     const response = await request(t.origin, `${contract.basePath}${path}`, init);
-    if (response.status >= 500) {
-      throw new Error(`${init.method ?? 'GET'} ${path} answered ${response.status}: ${response.text.slice(0, 300)}`);
-    }
+    const what = `${init.method ?? 'GET'} ${path.slice(0, 200)} answered ${response.status}`;
+    if (response.status >= 500) throw new Error(`${what}: ${response.text.slice(0, 300)}`);
+    const needed = { 401: 'www-authenticate', 405: 'allow', 429: 'retry-after', 503: 'retry-after' }[response.status];
+    if (needed && !response.headers.has(needed)) throw new Error(`${what} without ${needed}`);
     return response;
   }
 
