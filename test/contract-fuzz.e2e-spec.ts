@@ -182,6 +182,33 @@ describe('contract fuzzing (e2e)', () => {
         everyCaseAnd(names.flatMap((name) => values.map((value) => [name, value] as [string, string]))),
       );
     });
+    it('refuses a cursor that was altered, or sent with another status, with 400 invalid_cursor', async () => {
+      for (const name of ['Rex', 'Max']) expect((await post(JSON.stringify({ name, categoryId: 1 }))).status).toBe(201);
+      const first = await send('/pets?status=available&limit=1', { headers: auth() });
+      const next = /^<([^>]+)>; rel="next"$/.exec(first.headers.get('link') ?? '')![1];
+      const cursor = new URL(next, t.origin).searchParams.get('cursor')!;
+      const alphabet = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'];
+      const altered = fc.oneof(
+        fc
+          .tuple(fc.nat({ max: cursor.length - 1 }), fc.constantFrom(...alphabet))
+          .map(([at, char]) => `${cursor.slice(0, at)}${char}${cursor.slice(at + 1)}`),
+        fc.nat({ max: cursor.length - 1 }).map((length) => cursor.slice(0, length)),
+        fc.string({ unit: 'binary', minLength: 1, maxLength: 4 }).map((extra) => `${cursor}${extra}`),
+        fc.constantFrom(...HOSTILE_STRINGS).map((hostile) => `${cursor}${hostile}`),
+      );
+      await fc.assert(
+        fc.asyncProperty(altered, fc.constantFrom('available', 'pending', 'sold', undefined), async (value, status) => {
+          fc.pre(value !== cursor || status !== 'available');
+          const pairs: [string, string][] = [['cursor', value], ...(status ? [['status', status] as [string, string]] : [])];
+          const response = await send(`/pets${queryString(pairs)}`, { headers: auth() });
+
+          const oversized = `/pets${queryString(pairs)}`.length > REQUEST_HEAD_LIMIT_BYTES;
+          expectError(response, 400, `cursor ${JSON.stringify(value).slice(0, 60)} with status ${String(status)}`);
+          if (!oversized) expect(response.body.code).toBe('invalid_cursor');
+        }),
+        settings.parameters(),
+      );
+    });
   });
 
   describe('createPet', () => {
