@@ -7,6 +7,7 @@ import { APP_CONFIG } from './config/config.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { setupDocs } from './docs/setup-docs.js';
 import { handleClientError, handleFrameworkError } from './http/framework-errors.js';
+import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { registerLoadShedding } from './http/load-shedding.js';
 import { assignRequestId, REQUEST_ID_HEADER } from './http/request-id.js';
 
@@ -39,6 +40,7 @@ export function configureApp(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
   // Only JSON bodies are accepted; Fastify's default text/plain parser would let other bodies through to validation.
   fastify.removeContentTypeParser('text/plain');
+  registerJsonBodyParser(fastify);
   registerLoadShedding(fastify, app.get<AppConfig>(APP_CONFIG).loadShedding);
   setupDocs(app);
 }

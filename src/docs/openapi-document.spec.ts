@@ -2,6 +2,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import type { OpenAPIObject, OperationObject, ParameterObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
 import { readFile } from 'node:fs/promises';
 import { ERROR_CODES } from '../http/error-code.js';
+import { NAME_PATTERN } from '../pets/dto/is-pet-name.decorator.js';
 import { buildOpenApiDocument, OPENAPI_FILE, serializeOpenApiDocument } from './build-openapi-document.js';
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' };
@@ -73,11 +74,13 @@ describe('OpenAPI document', () => {
     expect(enums).toEqual([schema('PetStatus').enum, ERROR_CODES]);
   });
 
-  it('types ids as int64 integers and documents the name bounds', () => {
+  it('types ids as int64 integers and documents the name bounds and pattern', () => {
     for (const name of ['Pet', 'NewPet']) {
       expect(schema(name).properties!.categoryId).toMatchObject({ type: 'integer', format: 'int64' });
       expect(schema(name).properties!.name).toMatchObject({ type: 'string', minLength: 1, maxLength: 255 });
     }
+    // The whole rule a name is checked against, so that a client following the document is not refused.
+    expect(schema('NewPet').properties!.name).toMatchObject({ pattern: NAME_PATTERN });
     expect(schema('Pet').properties!.id).toMatchObject({ type: 'integer', format: 'int64' });
     expect(schema('Pet').required).toEqual(['id', 'name', 'categoryId']);
     expect(schema('NewPet').required).toEqual(['name', 'categoryId']);

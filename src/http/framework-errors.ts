@@ -1,5 +1,4 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError } from './api-error.js';
 import { ErrorCode } from './error-code.js';
@@ -25,26 +24,26 @@ export function sendApiError(reply: FastifyReply, apiError: ApiError): void {
     .send(apiError.toBody());
 }
 
-const clientErrors: Record<string, () => ApiError> = {
-  ERR_HTTP_REQUEST_TIMEOUT: () => new ApiError(408, ErrorCode.ValidationFailed, 'The request was not received in time.'),
-  HPE_HEADER_OVERFLOW: () => new ApiError(431, ErrorCode.PayloadTooLarge, 'The request headers are too large.'),
+const CLIENT_ERROR_MESSAGES: Record<string, string> = {
+  HPE_HEADER_OVERFLOW: 'The request line or headers are larger than allowed.',
+  ERR_HTTP_REQUEST_TIMEOUT: 'The request was not received in time.',
 };
 
 /**
- * Requests Node's HTTP parser rejects (control characters in a header, a
- * malformed request line...) never reach Fastify's routing; Fastify's default
- * answer has its own body shape. This one writes the same Error as everything else.
+ * Node's HTTP parser refuses a request whose line or headers are too large or
+ * malformed (a control character in a header...) before Fastify sees it, and
+ * Fastify's default answer (431 or 400) is not an Error body. Such a request
+ * never reached an operation: it is answered 400 `validation_failed`, a status
+ * every operation declares.
  */
-export function handleClientError(error: Error & { code?: string }, socket: Duplex): void {
+export function handleClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const apiError =
-    clientErrors[error.code ?? '']?.() ??
-    new ApiError(400, ErrorCode.ValidationFailed, 'The request is not valid HTTP/1.1 (malformed line or header).');
-  const body = JSON.stringify(apiError.toBody());
   if (socket.writable) {
+    const message = CLIENT_ERROR_MESSAGES[error.code ?? ''] ?? 'The request is not valid HTTP/1.1 (malformed line or header).';
+    const body = JSON.stringify(new ApiError(400, ErrorCode.ValidationFailed, message).toBody());
     socket.write(
-      `HTTP/1.1 ${apiError.getStatus()} ${STATUS_CODES[apiError.getStatus()]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `Content-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
+      'HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
   }
   socket.destroy(error);

@@ -20,7 +20,7 @@ interface Route {
   operations: Partial<Record<string, OperationObject>>;
 }
 
-const pointer = (...segments: string[]) =>
+export const pointer = (...segments: string[]) =>
   `${DOCUMENT_ID}#/${segments.map((s) => s.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
 
 /**
@@ -41,6 +41,25 @@ const describeErrors = (errors: ErrorObject[] | null | undefined) =>
   (errors ?? []).map((e) => `${e.instancePath || '(body)'} ${e.message ?? ''}`).join('; ');
 
 /**
+ * An Ajv holding the document (as `openapi.json`, with `pointer()` addressing
+ * its schemas) and the OpenAPI formats, with every object schema closed.
+ */
+export function closedDocumentAjv(document: OpenAPIObject): Ajv {
+  const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
+  addFormats(ajv);
+  ajv.addFormat('int64', { type: 'number', validate: (value: number) => Number.isSafeInteger(value) });
+  ajv.addFormat('int32', {
+    type: 'number',
+    validate: (value: number) => Number.isInteger(value) && value >= -(2 ** 31) && value < 2 ** 31,
+  });
+  const closed = structuredClone(document);
+  closeObjectSchemas(closed.components?.schemas);
+  closeObjectSchemas(closed.paths);
+  ajv.addSchema(closed, DOCUMENT_ID);
+  return ajv;
+}
+
+/**
  * Checks that a response is one the OpenAPI document describes: the operation
  * found by method and path template declares the status, its required headers
  * are present, and the body is JSON matching the declared schema. A request
@@ -48,22 +67,13 @@ const describeErrors = (errors: ErrorObject[] | null | undefined) =>
  * outside the API's base path (the docs routes) and succeeded.
  */
 export class OpenApiResponseValidator {
-  private readonly ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
+  private readonly ajv: Ajv;
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly routes: Route[];
   private readonly basePath: string;
 
   constructor(document: OpenAPIObject) {
-    addFormats(this.ajv);
-    this.ajv.addFormat('int64', { type: 'number', validate: (value: number) => Number.isSafeInteger(value) });
-    this.ajv.addFormat('int32', {
-      type: 'number',
-      validate: (value: number) => Number.isInteger(value) && value >= -(2 ** 31) && value < 2 ** 31,
-    });
-    const closed = structuredClone(document);
-    closeObjectSchemas(closed.components?.schemas);
-    closeObjectSchemas(closed.paths);
-    this.ajv.addSchema(closed, DOCUMENT_ID);
+    this.ajv = closedDocumentAjv(document);
 
     const relativeServer = document.servers?.find((server) => server.url.startsWith('/'));
     if (!relativeServer) throw new Error('The OpenAPI document lists no server relative to the service itself.');

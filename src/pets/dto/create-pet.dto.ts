@@ -2,13 +2,19 @@ import { ApiProperty } from '@nestjs/swagger';
 import { IsEnum, IsInt, Max, Min, ValidateIf } from 'class-validator';
 import { PetStatus } from '../pet-status.enum.js';
 import { MAX_ID, MIN_ID } from '../pet-id.js';
-import { IsPetName, NAME_MAX_LENGTH } from './is-pet-name.decorator.js';
+import { IsPetName, NAME_MAX_LENGTH, NAME_PATTERN } from './is-pet-name.decorator.js';
 
 const ID_RANGE = { message: `categoryId must be an integer from ${MIN_ID} to ${MAX_ID}` };
 
 /** The body of `createPet`; unknown properties (including `id`) are rejected. */
 export class NewPet {
-  @ApiProperty({ minLength: 1, maxLength: NAME_MAX_LENGTH, example: 'Rex', description: 'Not only whitespace; no control characters. Stored exactly as sent.' })
+  @ApiProperty({
+    minLength: 1,
+    maxLength: NAME_MAX_LENGTH,
+    pattern: NAME_PATTERN,
+    example: 'Rex',
+    description: 'Not only whitespace; no control characters. Stored exactly as sent.',
+  })
   @IsPetName()
   name: string;
 

@@ -2,18 +2,25 @@ import { ValidationOptions, registerDecorator } from 'class-validator';
 
 export const NAME_MAX_LENGTH = 255;
 
-// C0 controls, DEL and C1 controls; PostgreSQL rejects NUL in text outright.
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+// Neither C0 controls, DEL and C1 controls (PostgreSQL rejects NUL in text outright) nor a lone surrogate (it
+// cannot be stored as sent: PostgreSQL would receive U+FFFD instead). With the `u` flag a surrogate pair is one
+// code point outside D800-DFFF, so only lone surrogates fall in the range. Leading whitespace and the first
+// visible character are disjoint classes, so the pattern never backtracks.
+const BLANK = String.raw`[^\S\u0000-\u001f\u007f-\u009f]`;
+const VISIBLE = String.raw`[^\s\u0000-\u001f\u007f-\u009f\ud800-\udfff]`;
+const ALLOWED = String.raw`[^\u0000-\u001f\u007f-\u009f\ud800-\udfff]`;
 
 /**
- * 1 to 255 characters (code points), not only whitespace, no control
- * characters, and well-formed UTF-16 (a lone surrogate cannot be stored as
- * sent: PostgreSQL would receive U+FFFD instead).
+ * The rule as an ECMA-262 pattern (evaluated with the `u` flag, as JSON Schema validators do), published in
+ * the OpenAPI document so that clients and contract tests know it: at least one character that is not
+ * whitespace, none that is a control character or a lone surrogate.
  */
+export const NAME_PATTERN = `^${BLANK}*${VISIBLE}${ALLOWED}*$`;
+const NAME = new RegExp(NAME_PATTERN, 'u');
+
+/** 1 to 255 characters (code points) matching NAME_PATTERN. */
 export function isPetName(value: unknown): value is string {
-  if (typeof value !== 'string' || !value.isWellFormed()) return false;
-  const length = [...value].length;
-  return length >= 1 && length <= NAME_MAX_LENGTH && /\S/.test(value) && !CONTROL_CHARACTERS.test(value);
+  return typeof value === 'string' && [...value].length <= NAME_MAX_LENGTH && NAME.test(value);
 }
 
 export function IsPetName(options?: ValidationOptions): PropertyDecorator {

@@ -1,0 +1,462 @@
+import { isUtf8 } from 'node:buffer';
+import { jest } from '@jest/globals';
+import fc from 'fast-check';
+import type { OpenAPIObject } from '@nestjs/swagger';
+import { Contract } from './support/fuzz/contract.js';
+import { fuzzSettings } from './support/fuzz/fuzz-settings.js';
+import {
+  HOSTILE_JSON_VALUES,
+  HOSTILE_MEMBERS,
+  HOSTILE_NUMBER_LITERALS,
+  HOSTILE_PATH_SEGMENTS,
+  HOSTILE_STRINGS,
+} from './support/fuzz/hostile-values.js';
+import { ApiResponse, auth, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
+
+const BODY_LIMIT_BYTES = 16 * 1024;
+/** Node's limit on the request line and headers together. */
+const REQUEST_HEAD_LIMIT_BYTES = 16 * 1024;
+const LIST_PAGE_BOUND = 100;
+
+/**
+ * Percent-encodes text for a URL as a client that does not check it would:
+ * a lone surrogate is sent as its three (invalid UTF-8) bytes, not as U+FFFD.
+ */
+function percentEncode(text: string): string {
+  return [...text]
+    .map((char) => {
+      const unit = char.charCodeAt(0);
+      if (char.length === 1 && unit >= 0xd800 && unit <= 0xdfff) {
+        return [0xe0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f)]
+          .map((byte) => `%${byte.toString(16).toUpperCase()}`)
+          .join('');
+      }
+      return encodeURIComponent(char);
+    })
+    .join('');
+}
+
+/** A query string built by hand, so that a parameter can be repeated or sent malformed. */
+const queryString = (pairs: [string, string][]) =>
+  pairs.length === 0 ? '' : `?${pairs.map(([name, value]) => `${percentEncode(name)}=${percentEncode(value)}`).join('&')}`;
+
+/** The canonical decimal form of an integer, as a query parameter must be written. */
+const DECIMAL_INTEGER = /^(0|-?[1-9][0-9]*)$/;
+
+describe('contract fuzzing (e2e)', () => {
+  const settings = fuzzSettings('contract-fuzz');
+  // About 12 ms per case on this 2-core machine at worst (the create-read-list property): FUZZ_RUNS scales it.
+  jest.setTimeout(30_000 + settings.runs * 25);
+  /** The whole corpus every run (as fast-check examples, which count as runs), then the random cases. */
+  const everyCaseAnd = <T extends unknown[]>(examples: T[]) => ({
+    ...settings.parameters<T>(),
+    examples,
+    numRuns: examples.length + settings.runs,
+  });
+  let t: TestApp;
+  let contract: Contract;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    const response = await fetch(`${t.origin}/docs-json`);
+    contract = new Contract((await response.json()) as OpenAPIObject);
+  });
+  afterAll(() => t.close());
+
+  /**
+   * Every request goes through `request()`, which checks the response against the served document (declared
+   * status, required headers, application/json body matching the schema). On top of that, whatever the document
+   * says: never a 5xx, and the headers these statuses need by their RFCs.
+   */
+  async function send(path: string, init: RequestInit = {}): Promise<ApiResponse<any>> {
+    const response = await request(t.origin, `${contract.basePath}${path}`, init);
+    const what = `${init.method ?? 'GET'} ${path.slice(0, 200)} answered ${response.status}`;
+    if (response.status >= 500) throw new Error(`${what}: ${response.text.slice(0, 300)}`);
+    const needed = { 401: 'www-authenticate', 405: 'allow', 429: 'retry-after', 503: 'retry-after' }[response.status];
+    if (needed && !response.headers.has(needed)) throw new Error(`${what} without ${needed}`);
+    return response;
+  }
+
+  function expectError(response: ApiResponse, status: number, what: string) {
+    if (response.status !== status) {
+      throw new Error(`${what}: expected ${status}, got ${response.status}: ${response.text.slice(0, 300)}`);
+    }
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(response.body).toEqual({ code: expect.any(String), message: expect.any(String), status });
+  }
+
+  const post = (body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+    send('/pets', { method: 'POST', headers: { ...auth(), ...headers }, body });
+
+  const countPets = async () => Number((await t.sql.query('SELECT count(*) FROM pets')).rows[0].count);
+
+  /** The listPets parameters a client chooses (the cursor is opaque: it only comes from a Link header). */
+  const chosenParameters = () => contract.operation('listPets').parameters.filter((p) => p.name !== 'cursor');
+
+  const validQuery = () =>
+    fc
+      .record(
+        Object.fromEntries(chosenParameters().map((p) => [p.name, contract.valid(p.schema)])),
+        { requiredKeys: [] },
+      )
+      .map((query) => Object.entries(query).map(([name, value]) => [name, String(value)] as [string, string]));
+
+  /** Follows the next-page links of a listPets query, a bounded number of pages. */
+  async function listAll(pairs: [string, string][]): Promise<{ id: number; status?: string }[]> {
+    const pets: { id: number; status?: string }[] = [];
+    let path: string | undefined = `/pets${queryString(pairs)}`;
+    for (let page = 0; path !== undefined && page < LIST_PAGE_BOUND; page += 1) {
+      const response = await send(path, { headers: auth() });
+      expect(response.status).toBe(200);
+      pets.push(...response.body);
+      const next = /^<([^>]+)>; rel="next"$/.exec(response.headers.get('link') ?? '')?.[1];
+      path = next?.slice(contract.basePath.length);
+    }
+    expect(path).toBeUndefined();
+    return pets;
+  }
+
+  describe('listPets', () => {
+    it('accepts every valid query with a page that honours it', async () => {
+      await fc.assert(
+        fc.asyncProperty(validQuery(), async (pairs) => {
+          const query = Object.fromEntries(pairs);
+          const response = await send(`/pets${queryString(pairs)}`, { headers: auth() });
+
+          expect(response.status).toBe(200);
+          expect(response.body.length).toBeLessThanOrEqual(Number(query.limit ?? 20));
+          if (query.status) expect(response.body.every((pet: { status: string }) => pet.status === query.status)).toBe(true);
+        }),
+        settings.parameters(),
+      );
+    });
+
+    it('rejects a query breaking one constraint, or repeating a parameter, with 400', async () => {
+      const breaks = chosenParameters().flatMap((parameter) =>
+        contract.queryBreaks(parameter.schema).map(({ constraint, value }) => ({
+          why: `${parameter.name}: ${constraint}`,
+          apply: (pairs: [string, string][]) => [
+            ...pairs.filter(([name]) => name !== parameter.name),
+            [parameter.name, String(value)] as [string, string],
+          ],
+        })),
+      );
+      const repeats = contract.operation('listPets').parameters.map((parameter) => ({
+        why: `${parameter.name}: repeated`,
+        apply: (pairs: [string, string][]) => {
+          const value = pairs.find(([name]) => name === parameter.name)?.[1] ?? 'available';
+          return [...pairs, [parameter.name, value], [parameter.name, value]] as [string, string][];
+        },
+      }));
+      await fc.assert(
+        fc.asyncProperty(validQuery(), fc.constantFrom(...breaks, ...repeats), async (pairs, mutation) => {
+          const response = await send(`/pets${queryString(mutation.apply(pairs))}`, { headers: auth() });
+
+          expectError(response, 400, mutation.why);
+        }),
+        settings.parameters(),
+      );
+    });
+
+    it('answers hostile values in every parameter, and in unknown ones, without failing', async () => {
+      const parameters = contract.operation('listPets').parameters;
+      const names = [...parameters.map((p) => p.name), '__proto__', 'constructor', 'limit[]', ''];
+      const values = [...HOSTILE_STRINGS, ...HOSTILE_NUMBER_LITERALS];
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...names), fc.constantFrom(...values), async (name, value) => {
+          const path = `/pets${queryString([[name, value]])}`;
+          const response = await send(path, { headers: auth() });
+
+          if (path.length > REQUEST_HEAD_LIMIT_BYTES) return expectError(response, 400, `${name}: ${path.length} bytes`);
+          const parameter = parameters.find((p) => p.name === name);
+          if (!parameter) return expect(response.status).toBe(200);
+          const schema = parameter.schema;
+          const valid =
+            name !== 'cursor' &&
+            (schema.enum
+              ? schema.enum.includes(value)
+              : DECIMAL_INTEGER.test(value) && Number(value) >= schema.minimum! && Number(value) <= schema.maximum!);
+          if (valid) expect(response.status).toBe(200);
+          else expectError(response, 400, `${name}=${JSON.stringify(value).slice(0, 40)}`);
+        }),
+        everyCaseAnd(names.flatMap((name) => values.map((value) => [name, value] as [string, string]))),
+      );
+    });
+    it('refuses a cursor that was altered, or sent with another status, with 400 invalid_cursor', async () => {
+      for (const name of ['Rex', 'Max']) expect((await post(JSON.stringify({ name, categoryId: 1 }))).status).toBe(201);
+      const first = await send('/pets?status=available&limit=1', { headers: auth() });
+      const next = /^<([^>]+)>; rel="next"$/.exec(first.headers.get('link') ?? '')![1];
+      const cursor = new URL(next, t.origin).searchParams.get('cursor')!;
+      const alphabet = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'];
+      const altered = fc.oneof(
+        fc
+          .tuple(fc.nat({ max: cursor.length - 1 }), fc.constantFrom(...alphabet))
+          .map(([at, char]) => `${cursor.slice(0, at)}${char}${cursor.slice(at + 1)}`),
+        fc.nat({ max: cursor.length - 1 }).map((length) => cursor.slice(0, length)),
+        fc.string({ unit: 'binary', minLength: 1, maxLength: 4 }).map((extra) => `${cursor}${extra}`),
+        fc.constantFrom(...HOSTILE_STRINGS).map((hostile) => `${cursor}${hostile}`),
+      );
+      await fc.assert(
+        fc.asyncProperty(altered, fc.constantFrom('available', 'pending', 'sold', undefined), async (value, status) => {
+          fc.pre(value !== cursor || status !== 'available');
+          const pairs: [string, string][] = [['cursor', value], ...(status ? [['status', status] as [string, string]] : [])];
+          const response = await send(`/pets${queryString(pairs)}`, { headers: auth() });
+
+          const oversized = `/pets${queryString(pairs)}`.length > REQUEST_HEAD_LIMIT_BYTES;
+          expectError(response, 400, `cursor ${JSON.stringify(value).slice(0, 60)} with status ${String(status)}`);
+          if (!oversized) expect(response.body.code).toBe('invalid_cursor');
+        }),
+        settings.parameters(),
+      );
+    });
+  });
+
+  describe('createPet', () => {
+    it('accepts every valid body; the animal is then readable with getPet and listed under its status', async () => {
+      const newPet = contract.requestBodySchema('createPet');
+      const defaultStatus = contract.resolve(newPet.properties!.status).default as string;
+      await fc.assert(
+        fc.asyncProperty(contract.valid(newPet), async (body) => {
+          const created = await post(JSON.stringify(body));
+
+          expect(created.status).toBe(201);
+          expect(created.body).toEqual({ status: defaultStatus, ...(body as object), id: expect.any(Number) });
+          const read = await send(`/pets/${created.body.id}`, { headers: auth() });
+          expect(read.status).toBe(200);
+          expect(read.body).toEqual(created.body);
+          expect(read.headers.get('deprecation')).toMatch(/^@\d+$/);
+          expect(read.headers.get('sunset')).toMatch(/GMT$/);
+          const listed = await listAll([
+            ['status', created.body.status],
+            ['limit', '100'],
+          ]);
+          expect(listed).toContainEqual(created.body);
+        }),
+        { ...settings.parameters(), numRuns: Math.ceil(settings.runs / 2) },
+      );
+    });
+
+    it('rejects a body breaking one constraint with 400 and stores nothing', async () => {
+      await fc.assert(
+        fc.asyncProperty(contract.objectBreaks(contract.requestBodySchema('createPet')), async ({ constraint, body }) => {
+          const before = await countPets();
+          const response = await post(JSON.stringify(body));
+
+          expectError(response, 400, constraint);
+          expect(await countPets()).toBe(before);
+        }),
+        settings.parameters(),
+      );
+    });
+
+    it('rejects a valid body sent as another content type with 415', async () => {
+      const contentTypes = [
+        'text/plain',
+        'text/json',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/xml',
+        'application/jsonx',
+        'application/json-patch+json',
+        'application/octet-stream',
+        'application/json; charset=utf-16',
+        'application/json; charset=iso-8859-1',
+      ];
+      const newPet = contract.requestBodySchema('createPet');
+      await fc.assert(
+        fc.asyncProperty(contract.valid(newPet), fc.constantFrom(...contentTypes), async (body, contentType) => {
+          const response = await post(JSON.stringify(body), { 'content-type': contentType });
+
+          expectError(response, 415, contentType);
+        }),
+        settings.parameters(),
+      );
+    });
+
+    it('answers hostile values in every field, and hostile members, as the schema says', async () => {
+      const newPet = contract.requestBodySchema('createPet');
+      const fields = Object.keys(newPet.properties!);
+      const valueTexts = [
+        ...HOSTILE_STRINGS.map((value) => JSON.stringify(value)),
+        ...HOSTILE_NUMBER_LITERALS,
+        ...HOSTILE_JSON_VALUES,
+      ];
+      const validBody = contract.valid(newPet) as fc.Arbitrary<Record<string, unknown>>;
+      const withHostileField = fc
+        .tuple(validBody, fc.constantFrom(...fields), fc.constantFrom(...valueTexts))
+        .map(([body, field, text]) => {
+          const members = Object.entries(body).filter(([name]) => name !== field).map(([n, v]) => `${JSON.stringify(n)}:${JSON.stringify(v)}`);
+          return `{${[...members, `${JSON.stringify(field)}:${text}`].join(',')}}`;
+        });
+      const withHostileMember = fc
+        .tuple(validBody, fc.constantFrom(...HOSTILE_MEMBERS), fc.boolean())
+        .map(([body, member, first]) => {
+          const members = Object.entries(body).map(([n, v]) => `${JSON.stringify(n)}:${JSON.stringify(v)}`);
+          return `{${(first ? [member, ...members] : [...members, member]).join(',')}}`;
+        });
+
+      const base = { name: 'Rex', categoryId: 1, status: 'pending' };
+      const examples = [
+        ...fields.flatMap((field) =>
+          valueTexts.map((text) => JSON.stringify({ ...base, [field]: 0 }).replace(/:0(?=[,}])/, () => `:${text}`)),
+        ),
+        ...HOSTILE_MEMBERS.map((member) => `{${member},${JSON.stringify(base).slice(1)}`),
+      ].map((text) => [text] as [string]);
+      await fc.assert(
+        fc.asyncProperty(fc.oneof(withHostileField, withHostileMember), async (text) => {
+          const before = await countPets();
+          const response = await post(text);
+
+          if (Buffer.byteLength(text) > BODY_LIMIT_BYTES) return expectError(response, 413, text.slice(0, 60));
+          const parsed = JSON.parse(text);
+          if (!contract.acceptsBody('createPet', parsed)) {
+            expectError(response, 400, text.slice(0, 80));
+            return expect(await countPets()).toBe(before);
+          }
+          expect(response.status).toBe(201);
+          const read = await send(`/pets/${response.body.id}`, { headers: auth() });
+          expect(read.body).toEqual({ status: 'available', ...parsed, id: response.body.id });
+        }),
+        everyCaseAnd(examples),
+      );
+    });
+    it('answers raw bytes in a name by the UTF-8 they are (or are not)', async () => {
+      const bytes = fc.oneof(
+        fc.uint8Array({ minLength: 1, maxLength: 12 }),
+        fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }).map((text) => new Uint8Array(Buffer.from(text))),
+      );
+      await fc.assert(
+        fc.asyncProperty(bytes, async (name) => {
+          const body = Buffer.concat([Buffer.from('{"name":"'), name, Buffer.from('","categoryId":1}')]);
+          const before = await countPets();
+          const response = await send('/pets', {
+            method: 'POST',
+            headers: { ...auth(), 'content-type': 'application/json' },
+            body,
+          });
+
+          if (!isUtf8(body)) {
+            expectError(response, 400, `bytes ${Buffer.from(name).toString('hex')}`);
+            return expect(await countPets()).toBe(before);
+          }
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(body.toString('utf8'));
+          } catch {
+            return expectError(response, 400, `bytes ${Buffer.from(name).toString('hex')}`);
+          }
+          if (!contract.acceptsBody('createPet', parsed)) return expectError(response, 400, JSON.stringify(parsed));
+          expect(response.status).toBe(201);
+          expect(response.body).toMatchObject(parsed as object);
+        }),
+        settings.parameters(),
+      );
+    });
+  });
+
+  describe('getPet', () => {
+    it('answers any id in the schema with the animal or 404, with the deprecation headers', async () => {
+      const petId = contract.operation('getPet').parameters.find((p) => p.name === 'petId')!;
+      await fc.assert(
+        fc.asyncProperty(contract.valid(petId.schema), async (id) => {
+          const response = await send(`/pets/${String(id)}`, { headers: auth() });
+          const stored = await t.sql.query('SELECT 1 FROM pets WHERE id = $1', [id]);
+
+          if (stored.rowCount === 1) expect(response.status).toBe(200);
+          else expectError(response, 404, `petId ${String(id)}`);
+          expect(response.headers.get('deprecation')).toMatch(/^@\d+$/);
+          expect(response.headers.get('sunset')).toMatch(/GMT$/);
+        }),
+        settings.parameters(),
+      );
+    });
+
+    it('rejects an id outside the schema, or a hostile path segment, with 400', async () => {
+      const petId = contract.operation('getPet').parameters.find((p) => p.name === 'petId')!;
+      const segments = [
+        ...contract.queryBreaks(petId.schema).filter(({ value }) => value !== '').map(({ value }) => String(value)),
+        ...HOSTILE_PATH_SEGMENTS,
+        ...HOSTILE_STRINGS.filter((value) => value !== '').map(percentEncode),
+      ];
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...segments), async (segment) => {
+          const response = await send(`/pets/${segment}`, { headers: auth() });
+
+          expectError(response, 400, `petId ${segment.slice(0, 40)}`);
+        }),
+        everyCaseAnd(segments.map((segment) => [segment] as [string])),
+      );
+    });
+  });
+
+  describe('every operation', () => {
+    const credentials: [string, Record<string, string>][] = [
+      ['no Authorization header', {}],
+      ['an unknown key', auth('not-a-key')],
+      ['the key with a character more', auth(`${TEST_KEY}x`)],
+      ['the key cut short', auth(TEST_KEY.slice(0, -1))],
+      ['a 10 kB key', auth('k'.repeat(10 * 1024))],
+      ['Bearer without a key', { authorization: 'Bearer' }],
+      ['Bearer and a space', { authorization: 'Bearer ' }],
+      ['two tokens', { authorization: `Bearer ${TEST_KEY} ${TEST_KEY}` }],
+      ['the Basic scheme', { authorization: `Basic ${Buffer.from(`${TEST_KEY}:`).toString('base64')}` }],
+      ['the key without a scheme', { authorization: TEST_KEY }],
+      ['the key in a query-like header', { 'x-api-key': TEST_KEY }],
+      ['an SQL fragment', auth("' OR '1'='1")],
+    ];
+
+    it('answers missing or invalid credentials with 401 and WWW-Authenticate', async () => {
+      const operations = contract.operations();
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...operations),
+          fc.constantFrom(...credentials),
+          contract.valid(contract.requestBodySchema('createPet')),
+          async (operation, [why, headers], body) => {
+            const path = operation.path.replace(/\{[^}]+\}/g, '1');
+            const response = await send(path, {
+              method: operation.method,
+              headers: operation.method === 'POST' ? { ...headers, 'content-type': 'application/json' } : headers,
+              body: operation.method === 'POST' ? JSON.stringify(body) : undefined,
+            });
+
+            expectError(response, 401, `${operation.operationId} with ${why}`);
+            expect(response.headers.get('www-authenticate')).toMatch(/^Bearer /);
+          },
+        ),
+        everyCaseAnd(
+          operations.flatMap((operation) =>
+            credentials.map((credential) => [operation, credential, { name: 'Rex', categoryId: 1 }] as [
+              (typeof operations)[number],
+              (typeof credentials)[number],
+              unknown,
+            ]),
+          ),
+        ),
+      );
+    });
+
+    it('answers an undocumented method on a documented path with 405 and Allow', async () => {
+      const paths = [...new Set(contract.operations().map((operation) => operation.path))];
+      const cases = paths.flatMap((path) =>
+        ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+          .filter((method) => !contract.methodsOf(path).includes(method))
+          .map((method) => ({ path, method })),
+      );
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...cases), fc.boolean(), async ({ path, method }, authenticated) => {
+          const response = await send(path.replace(/\{[^}]+\}/g, '1'), {
+            method,
+            headers: authenticated ? auth() : {},
+          });
+
+          expectError(response, 405, `${method} ${path}`);
+          const allowed = response.headers.get('allow')?.split(/,\s*/) ?? [];
+          expect(allowed).toEqual(expect.arrayContaining(contract.methodsOf(path)));
+          expect(allowed).not.toContain(method);
+        }),
+        everyCaseAnd(cases.flatMap((which) => [[which, true], [which, false]] as [(typeof cases)[number], boolean][])),
+      );
+    });
+  });
+});
