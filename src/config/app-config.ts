@@ -15,6 +15,12 @@ export interface AppConfig {
   dataDir: string;
   embeddedPostgresPort: number;
   production: boolean;
+  /** Requests per minute per API key; 0 turns per-key limiting off. */
+  rateLimitPerMinute: number;
+  /** Failed authentications per minute per client address before it gets 429s. */
+  authFailureLimitPerMinute: number;
+  /** Set: rate-limit counters live in this Redis, shared by every instance. */
+  redisUrl?: string;
 }
 
 export class ConfigError extends Error {}
@@ -52,6 +58,21 @@ function databaseUrl(env: Env): string | undefined {
   return raw;
 }
 
+function redisUrl(env: Env): string | undefined {
+  const raw = env.REDIS_URL;
+  if (raw === undefined || raw === '') return undefined;
+  let protocol: string;
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    throw new ConfigError('REDIS_URL must be a URL such as redis://127.0.0.1:6379');
+  }
+  if (protocol !== 'redis:' && protocol !== 'rediss:') {
+    throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
+  }
+  return raw;
+}
+
 function apiKeys(env: Env): string[] {
   const keys = (env.API_KEYS ?? '')
     .split(',')
@@ -85,5 +106,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     dataDir: resolve(env.DATA_DIR || '.data'),
     embeddedPostgresPort: integer(env, 'EMBEDDED_POSTGRES_PORT', 5433, 1, 65535),
     production: env.NODE_ENV === 'production',
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000),
+    authFailureLimitPerMinute: integer(env, 'AUTH_FAILURE_LIMIT_PER_MINUTE', 30, 1, 1_000_000),
+    redisUrl: redisUrl(env),
   };
 }
