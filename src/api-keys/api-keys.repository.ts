@@ -57,7 +57,8 @@ export class ApiKeysRepository {
 
   /** Revokes the key (a no-op when it already is) and returns it as it now stands. */
   async revoke(id: string): Promise<ApiKeySummary> {
-    const rows: ApiKeySummary[] = await this.keys.query(
+    // For UPDATE, TypeORM's PostgreSQL driver answers [rows, affected count].
+    const [rows]: [ApiKeySummary[], number] = await this.keys.query(
       `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING ${SUMMARY}`,
       [id],
     );
