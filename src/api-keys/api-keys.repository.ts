@@ -20,6 +20,17 @@ export interface NewApiKeyRow {
   digest: string;
 }
 
+/**
+ * TypeORM's QueryFailedError carries the query's parameters, and an error
+ * logged with its properties would print them: here they are key digests.
+ */
+function redactParameters(error: unknown): never {
+  if (error && typeof error === 'object' && 'parameters' in error) {
+    (error as { parameters: unknown }).parameters = ['[redacted]'];
+  }
+  throw error;
+}
+
 const SUMMARY = 'id, name, prefix, created_at AS "createdAt", last_used_at AS "lastUsedAt", revoked_at AS "revokedAt"';
 
 /** The queries the guard and the `apikey` command run, as plain parameterised SQL. */
@@ -29,18 +40,20 @@ export class ApiKeysRepository {
 
   /** The identity of the active (not revoked) key with this digest; served by `api_keys_digest_key`. */
   async findActiveByDigest(digest: string): Promise<ApiKeyIdentity | undefined> {
-    const rows: ApiKeyIdentity[] = await this.keys.query(
-      'SELECT id::text AS id, name FROM api_keys WHERE digest = $1 AND revoked_at IS NULL',
-      [digest],
-    );
+    const rows: ApiKeyIdentity[] = await this.keys
+      .query('SELECT id::text AS id, name FROM api_keys WHERE digest = $1 AND revoked_at IS NULL', [digest])
+      .catch(redactParameters);
     return rows[0];
   }
 
   async insert(key: NewApiKeyRow): Promise<ApiKeySummary> {
-    const rows: ApiKeySummary[] = await this.keys.query(
-      `INSERT INTO api_keys (name, prefix, digest) VALUES ($1, $2, $3) RETURNING ${SUMMARY}`,
-      [key.name, key.prefix, key.digest],
-    );
+    const rows: ApiKeySummary[] = await this.keys
+      .query(`INSERT INTO api_keys (name, prefix, digest) VALUES ($1, $2, $3) RETURNING ${SUMMARY}`, [
+        key.name,
+        key.prefix,
+        key.digest,
+      ])
+      .catch(redactParameters);
     return rows[0];
   }
 
