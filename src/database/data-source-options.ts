@@ -1,6 +1,8 @@
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DataSourceOptions } from 'typeorm';
+import { ApiKeyEntity } from '../api-keys/api-key.entity.js';
+import { PetEntity } from '../pets/pet.entity.js';
 
 // Compiled, this file runs from dist/database next to dist/migrations; under
 // ts-jest it runs from src/database and the migrations are the .ts sources.
@@ -16,7 +18,9 @@ export function dataSourceOptions(url: string): DataSourceOptions {
   return {
     type: 'postgres',
     url,
-    entities: [join(directory, '..', '**', `*.entity${compiled ? '.js' : '.ts'}`)],
+    // Listed rather than globbed: TypeORM imports globbed files all at once, and Jest's ESM loader
+    // (Node 20) intermittently fails concurrent imports of modules sharing a dependency.
+    entities: [PetEntity, ApiKeyEntity],
     migrations: [migrations],
     migrationsTableName: 'migrations',
     synchronize: false,
