@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { freePort } from './support/database-server.js';
 import { pollUntil } from './support/poll.js';
-import { buildService, ServiceExit, ServiceProcess, startService } from './support/service-process.js';
+import { ensureBuilt } from './support/built-service.js';
+import { ServiceExit, ServiceProcess, startService } from './support/service-process.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
 
 const KEY = 'production-test-key-0123456789';
@@ -41,7 +42,7 @@ async function startStuckRequest(origin: string): Promise<Socket> {
   return socket;
 }
 
-beforeAll(() => buildService(), 300_000);
+beforeAll(() => ensureBuilt(), 300_000);
 
 /**
  * The service as it ships: `npm run build`, then `node dist/main.js` in

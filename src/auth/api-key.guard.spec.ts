@@ -1,6 +1,8 @@
 import { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiError } from '../http/api-error.js';
+import type { ApiKeyRateLimiter } from '../rate-limit/api-key-rate-limiter.js';
+import type { AuthFailureLimiter } from '../rate-limit/auth-failure-limiter.js';
 import { ApiKeyIdentity } from './api-key-identity.js';
 import { ApiKeyStore } from './api-key-store.js';
 import { ApiKeyGuard } from './api-key.guard.js';
@@ -76,19 +78,27 @@ const MALFORMED = {
 describe('ApiKeyGuard', () => {
   let store: FakeApiKeyStore;
   let guard: ApiKeyGuard;
+  let failures: string[];
 
   beforeEach(() => {
     store = new FakeApiKeyStore();
     // Registers the "bearer" strategy with passport, backed by the fake store.
     new BearerStrategy(store);
-    guard = new ApiKeyGuard(new Reflector());
+    failures = [];
+    // Rate limiting has specs of its own; here it is off, and failed attempts are only recorded.
+    const keyLimiter = { enabled: false } as ApiKeyRateLimiter;
+    const authFailures = {
+      assertNotBlocked: () => undefined,
+      recordFailure: async (ip: string) => void failures.push(ip),
+    } as unknown as AuthFailureLimiter;
+    guard = new ApiKeyGuard(new Reflector(), keyLimiter, authFailures);
   });
 
   describe('@Public routes', () => {
     it.each([['public handler' as const], ['public controller' as const]])(
       'lets a request without a key through on a %s without consulting the store',
-      (marking) => {
-        expect(guard.canActivate(contextFor({ headers: {} }, marking))).toBe(true);
+      async (marking) => {
+        await expect(guard.canActivate(contextFor({ headers: {} }, marking))).resolves.toBe(true);
         expect(store.presented).toEqual([]);
       },
     );

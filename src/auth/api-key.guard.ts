@@ -1,22 +1,46 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/api-error.js';
 import { ErrorCode } from '../http/error-code.js';
+import { ApiKeyRateLimiter } from '../rate-limit/api-key-rate-limiter.js';
+import { AuthFailureLimiter } from '../rate-limit/auth-failure-limiter.js';
 import type { ApiKeyIdentity } from './api-key-identity.js';
 import { REALM } from './bearer.strategy.js';
 import { IS_PUBLIC } from './public.decorator.js';
 
-/** The global guard: every route needs a valid bearer key unless marked `@Public()`. */
+/**
+ * The global guard: every route needs a valid bearer key unless marked
+ * `@Public()`. In this order: an address over its failed-authentication
+ * budget is refused before any key lookup; a failed authentication is
+ * counted against its address; an authenticated key is held to its own budget.
+ */
 @Injectable()
 export class ApiKeyGuard extends AuthGuard('bearer') {
-  constructor(private readonly reflector: Reflector) {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly keyLimiter: ApiKeyRateLimiter,
+    private readonly authFailures: AuthFailureLimiter,
+  ) {
     super();
   }
 
-  canActivate(context: ExecutionContext) {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]);
-    return isPublic || super.canActivate(context);
+    if (isPublic) return true;
+
+    const http = context.switchToHttp();
+    const request = http.getRequest<FastifyRequest & { user: ApiKeyIdentity }>();
+    this.authFailures.assertNotBlocked(request.ip);
+    try {
+      await super.canActivate(context);
+    } catch (error) {
+      if (error instanceof ApiError && error.getStatus() === 401) await this.authFailures.recordFailure(request.ip);
+      throw error;
+    }
+    if (this.keyLimiter.enabled) await this.keyLimiter.consume(request.user, http.getResponse<FastifyReply>());
+    return true;
   }
 
   // `challenge` is what passport-http-bearer answers: the WWW-Authenticate value

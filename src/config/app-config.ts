@@ -34,6 +34,12 @@ export interface AppConfig {
   /** Absent: `/metrics` needs no credentials (keep the port private then). */
   metricsToken?: string;
   loadShedding: LoadSheddingConfig;
+  /** Requests per minute per API key; 0 turns per-key limiting off. */
+  rateLimitPerMinute: number;
+  /** Failed authentications per minute per client address before it gets 429s. */
+  authFailureLimitPerMinute: number;
+  /** Set: rate-limit counters live in this Redis, shared by every instance. */
+  redisUrl?: string;
 }
 
 export class ConfigError extends Error {}
@@ -74,6 +80,21 @@ function databaseUrl(env: Env): string | undefined {
   }
   if (protocol !== 'postgres:' && protocol !== 'postgresql:') {
     throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
+  }
+  return raw;
+}
+
+function redisUrl(env: Env): string | undefined {
+  const raw = env.REDIS_URL;
+  if (raw === undefined || raw === '') return undefined;
+  let protocol: string;
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    throw new ConfigError('REDIS_URL must be a URL such as redis://127.0.0.1:6379');
+  }
+  if (protocol !== 'redis:' && protocol !== 'rediss:') {
+    throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
   }
   return raw;
 }
@@ -164,5 +185,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
       maxEventLoopDelayMs: integer(env, 'LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS', 1000, 0, 60_000),
       maxEventLoopUtilization: fraction(env, 'LOAD_SHEDDING_MAX_EVENT_LOOP_UTILIZATION', 0),
     },
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000),
+    authFailureLimitPerMinute: integer(env, 'AUTH_FAILURE_LIMIT_PER_MINUTE', 30, 1, 1_000_000),
+    redisUrl: redisUrl(env),
   };
 }

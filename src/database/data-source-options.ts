@@ -1,6 +1,9 @@
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DataSourceOptions } from 'typeorm';
+import { ApiKeyEntity } from '../api-keys/api-key.entity.js';
+import { IdempotencyKeyEntity } from '../idempotency/idempotency-key.entity.js';
+import { PetEntity } from '../pets/pet.entity.js';
 import { DatabaseClient } from './database-client.js';
 
 // Compiled, this file runs from dist/database next to dist/migrations; under
@@ -17,7 +20,9 @@ export function dataSourceOptions(url: string): DataSourceOptions {
   return {
     type: 'postgres',
     url,
-    entities: [join(directory, '..', '**', `*.entity${compiled ? '.js' : '.ts'}`)],
+    // Listed rather than globbed: TypeORM imports globbed files all at once, and Jest's ESM loader
+    // (Node 20) intermittently fails concurrent imports of modules sharing a dependency.
+    entities: [PetEntity, ApiKeyEntity, IdempotencyKeyEntity],
     migrations: [migrations],
     migrationsTableName: 'migrations',
     synchronize: false,

@@ -74,3 +74,31 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     stop: () => cluster.stop(),
   };
 }
+
+async function acceptsConnections(url: string): Promise<boolean> {
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * The embedded cluster under `dataDir` for a one-off command such as
+ * `npm run apikey`: the one already running (while `npm start` runs), or
+ * started for the command and stopped again by `close()`.
+ */
+export async function openEmbeddedDatabase(
+  options: EmbeddedPostgresOptions,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const created = existsSync(passwordFile(options.dataDir));
+  if (created && (await acceptsConnections(await embeddedDatabaseUrl(options.dataDir, options.port, 'postgres')))) {
+    return { url: await embeddedDatabaseUrl(options.dataDir, options.port), close: async () => undefined };
+  }
+  const started = await startEmbeddedPostgres(options);
+  return { url: started.url, close: () => started.stop() };
+}

@@ -1,15 +1,9 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { freePort } from './database-server.js';
 import { pollUntil } from './poll.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-/** `npm run build`: the production build the service ships as, compiled into dist/. */
-export async function buildService(): Promise<void> {
-  await promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT, timeout: 240_000 });
-}
 
 export interface ServiceExit {
   code: number | null;

@@ -32,7 +32,13 @@ export interface TestAppDatabase {
 export async function startTestApp(overrides: Partial<AppConfig> = {}, where: TestAppDatabase = {}): Promise<TestApp> {
   const database = await createTestDatabase(where.adminUrl);
   const databaseUrl = where.appUrl?.(database.url) ?? database.url;
-  const defaults: Partial<AppConfig> = { apiKeys: [TEST_KEY], logLevel: 'silent' };
+  // Rate limits are out of the way unless a test sets them (test/abuse-protection.e2e-spec.ts does).
+  const defaults: Partial<AppConfig> = {
+    apiKeys: [TEST_KEY],
+    logLevel: 'silent',
+    rateLimitPerMinute: 0,
+    authFailureLimitPerMinute: 1_000_000,
+  };
   const config = { ...loadConfig({}), ...defaults, ...overrides, databaseUrl };
   const app = await createApp(config, false);
   await app.listen(0, '127.0.0.1');

@@ -1,0 +1,53 @@
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { ApiKeysRepository } from './api-keys.repository.js';
+
+/** `last_used_at` is written at most once per key per interval, per instance. */
+export const LAST_USED_INTERVAL_MS = 60_000;
+/** Uses seen within this delay are written in one UPDATE. */
+const FLUSH_DELAY_MS = 1_000;
+
+/**
+ * Records key use off the request path: the guard only marks the key id in
+ * memory; a timer writes the batch later, and a failed write is logged
+ * (ids only) and never fails a request.
+ */
+@Injectable()
+export class LastUsedRecorder implements BeforeApplicationShutdown {
+  private readonly logger = new Logger('ApiKeyLastUsed');
+  /** Key id -> when its use was last queued; pruned on every flush, so it holds recently used keys only. */
+  private readonly queuedAt = new Map<string, number>();
+  private pending = new Set<string>();
+  private timer?: NodeJS.Timeout;
+
+  constructor(private readonly keys: ApiKeysRepository) {}
+
+  record(id: string, now = Date.now()): void {
+    const last = this.queuedAt.get(id);
+    if (last !== undefined && now - last < LAST_USED_INTERVAL_MS) return;
+    this.queuedAt.set(id, now);
+    this.pending.add(id);
+    this.timer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS).unref();
+  }
+
+  async flush(now = Date.now()): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const [id, at] of this.queuedAt) {
+      if (now - at >= LAST_USED_INTERVAL_MS) this.queuedAt.delete(id);
+    }
+    if (this.pending.size === 0) return;
+    const ids = [...this.pending];
+    this.pending = new Set();
+    try {
+      await this.keys.touch(ids, new Date(now));
+    } catch (error) {
+      this.logger.warn(
+        `Could not record the last use of API key(s) ${ids.join(', ')}: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+
+  beforeApplicationShutdown(): Promise<void> {
+    return this.flush();
+  }
+}

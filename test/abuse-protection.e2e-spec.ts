@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto';
+import { startRedisServer, RedisServer } from './support/redis-server.js';
+import { auth, request, startTestApp, TestApp } from './support/test-app.js';
+
+const randomIssuedKey = () => `pet_${randomBytes(24).toString('base64url').replace(/[-_]/g, 'x').slice(0, 32)}`;
+
+function expectRateLimited(response: { status: number; headers: Headers; body: unknown }, limit: number) {
+  expect(response.status).toBe(429);
+  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+  expect(response.body).toEqual({ code: 'rate_limited', message: expect.stringMatching(/^Too many/), status: 429 });
+  const retryAfter = Number(response.headers.get('retry-after'));
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(60);
+  expect(response.headers.get('x-ratelimit-limit')).toBe(String(limit));
+  expect(response.headers.get('x-ratelimit-remaining')).toBe('0');
+  expect(response.headers.get('x-ratelimit-reset')).toBe(String(retryAfter));
+}
+
+describe('per-key rate limit', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ rateLimitPerMinute: 5 });
+  });
+  afterAll(() => t.close());
+
+  it('counts down in X-RateLimit-* headers, then answers 429 with Retry-After', async () => {
+    for (let remaining = 4; remaining >= 0; remaining -= 1) {
+      const response = await request(t.origin, '/v1/pets', { headers: auth() });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('x-ratelimit-limit')).toBe('5');
+      expect(response.headers.get('x-ratelimit-remaining')).toBe(String(remaining));
+      expect(Number(response.headers.get('x-ratelimit-reset'))).toBeGreaterThan(0);
+    }
+    expectRateLimited(await request(t.origin, '/v1/pets', { headers: auth() }), 5);
+    // The budget is per key, across routes.
+    expectRateLimited(await request(t.origin, '/v1/pets/1', { headers: auth() }), 5);
+  });
+});
+
+describe('per-address budget for failed authentication', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ authFailureLimitPerMinute: 3 });
+  });
+  afterAll(() => t.close());
+
+  it('answers 401 up to the budget, then 429 to the address, even with a valid key', async () => {
+    for (let i = 0; i < 3; i += 1) {
+      expect((await request(t.origin, '/v1/pets', { headers: auth(randomIssuedKey()) })).status).toBe(401);
+    }
+    expectRateLimited(await request(t.origin, '/v1/pets', { headers: auth(randomIssuedKey()) }), 3);
+    expectRateLimited(await request(t.origin, '/v1/pets'), 3);
+    expectRateLimited(await request(t.origin, '/v1/pets', { headers: auth() }), 3);
+  });
+});
+
+describe('rate limits shared through Redis (REDIS_URL)', () => {
+  let redis: RedisServer;
+  let first: TestApp;
+  let second: TestApp;
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    first = await startTestApp({ rateLimitPerMinute: 4, redisUrl: redis.url });
+    second = await startTestApp({ rateLimitPerMinute: 4, redisUrl: redis.url });
+  });
+  afterAll(async () => {
+    await Promise.allSettled([first?.close(), second?.close()]);
+    await redis?.stop();
+  });
+
+  it('holds one budget per key across instances', async () => {
+    const answers = [];
+    for (const t of [first, second, first, second]) {
+      answers.push((await request(t.origin, '/v1/pets', { headers: auth() })).headers.get('x-ratelimit-remaining'));
+    }
+    expect(answers).toEqual(['3', '2', '1', '0']);
+    expectRateLimited(await request(second.origin, '/v1/pets', { headers: auth() }), 4);
+    expectRateLimited(await request(first.origin, '/v1/pets', { headers: auth() }), 4);
+  });
+});
+
+describe('security headers and RATE_LIMIT_PER_MINUTE=0', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ rateLimitPerMinute: 0 });
+  });
+  afterAll(() => t.close());
+
+  it.each([
+    ['a success', '/v1/pets', true],
+    ['a 401', '/v1/pets', false],
+    ['a 404', '/v1/nowhere', true],
+  ])('helmet headers are on %s', async (_case, path, authenticated) => {
+    const response = await request(t.origin, path, { headers: authenticated ? auth() : {} });
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(response.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+    expect(response.headers.get('strict-transport-security')).toMatch(/^max-age=\d+/);
+    expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(response.headers.get('x-powered-by')).toBeNull();
+    const csp = response.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'self'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("style-src 'self' 'unsafe-inline'");
+    expect(csp).toContain("img-src 'self' data:");
+    expect(csp).not.toContain('upgrade-insecure-requests');
+  });
+
+  it('limit 0 turns per-key limiting off: no headers, no 429', async () => {
+    const responses = await Promise.all(
+      Array.from({ length: 30 }, () => request(t.origin, '/v1/pets', { headers: auth() })),
+    );
+    expect(responses.map((response) => response.status)).toEqual(Array(30).fill(200));
+    expect(responses[0].headers.get('x-ratelimit-limit')).toBeNull();
+  });
+});

@@ -1,0 +1,127 @@
+import { createHash } from 'node:crypto';
+import { apikey, ensureBuilt } from './support/built-service.js';
+import { auth, request, startTestApp, TestApp } from './support/test-app.js';
+
+const KEY_LINE = /^pet_[0-9A-Za-z]{32}$/;
+const REVOCATION_WINDOW_MS = 5_000;
+
+/** Polls `probe` until it holds or the deadline passes; returns the time taken, or null. */
+async function within(deadlineMs: number, probe: () => Promise<boolean>): Promise<number | null> {
+  const started = Date.now();
+  while (Date.now() - started <= deadlineMs) {
+    if (await probe()) return Date.now() - started;
+    await new Promise((wake) => setTimeout(wake, 100));
+  }
+  return null;
+}
+
+describe('API keys issued with `npm run apikey`', () => {
+  let t: TestApp;
+  let key: string;
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    t = await startTestApp();
+  }, 240_000);
+  afterAll(() => t.close());
+
+  it('create prints the new key alone on stdout, once, and stores only its digest and prefix', async () => {
+    const created = await apikey(t.database.url, 'create', 'Acme shop');
+    expect(created.code).toBe(0);
+    const lines = created.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(KEY_LINE);
+    key = lines[0];
+    expect(created.stderr).toContain('Created API key');
+    expect(created.stderr).not.toContain(key);
+
+    const { rows } = await t.sql.query('SELECT * FROM api_keys');
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({
+      name: 'Acme shop',
+      prefix: key.slice(0, 12),
+      digest: createHash('sha256').update(key).digest('hex'),
+      last_used_at: null,
+      revoked_at: null,
+    });
+    expect(JSON.stringify(rows)).not.toContain(key);
+  });
+
+  it('the key works at once, and its use is recorded off the request path', async () => {
+    const response = await request(t.origin, '/v1/pets', { headers: auth(key) });
+    expect(response.status).toBe(200);
+    const recorded = await within(5_000, async () => {
+      const { rows } = await t.sql.query('SELECT last_used_at FROM api_keys');
+      return rows[0].last_used_at !== null;
+    });
+    expect(recorded).not.toBeNull();
+  });
+
+  it('keys from API_KEYS keep working beside issued keys', async () => {
+    expect((await request(t.origin, '/v1/pets', { headers: auth() })).status).toBe(200);
+  });
+
+  it('keys are read from the Authorization header only', async () => {
+    const query = await request(t.origin, `/v1/pets?access_token=${key}`);
+    expect(query.status).toBe(401);
+    const body = await request(t.origin, '/v1/pets', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ access_token: key, name: 'Rex', categoryId: 1 }),
+    });
+    expect(body.status).toBe(401);
+  });
+
+  it('list shows id, name, prefix and dates, never the key or its digest', async () => {
+    const listed = await apikey(t.database.url, 'list');
+    expect(listed.code).toBe(0);
+    const [header, row] = listed.stdout.trim().split('\n');
+    expect(header.split(/\s{2,}/)).toEqual(['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED']);
+    expect(row).toMatch(/^1\s+Acme shop\s+pet_[0-9A-Za-z]{8}\s+\d{4}-\d\d-\d\dT[\d:]+Z\s+\d{4}-\d\d-\d\dT[\d:]+Z\s+-$/);
+    const output = listed.stdout + listed.stderr;
+    expect(output).not.toContain(key);
+    expect(output).not.toContain(createHash('sha256').update(key).digest('hex'));
+    expect(output).not.toMatch(/pet_[0-9A-Za-z]{32}/);
+  });
+
+  it(`a revoked key is refused within ${REVOCATION_WINDOW_MS / 1000} s, without a restart`, async () => {
+    // Warm the cache with a positive answer so the refusal has to come from its expiry.
+    expect((await request(t.origin, '/v1/pets', { headers: auth(key) })).status).toBe(200);
+    const revoked = await apikey(t.database.url, 'revoke', key.slice(0, 12));
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toContain('Revoked API key 1 "Acme shop"');
+
+    const refusedAfter = await within(REVOCATION_WINDOW_MS, async () => {
+      const response = await request(t.origin, '/v1/pets', { headers: auth(key) });
+      return response.status === 401;
+    });
+    expect(refusedAfter).not.toBeNull();
+    const refused = await request(t.origin, '/v1/pets', { headers: auth(key) });
+    expect(refused.body).toEqual({ code: 'unauthorized', message: 'The API key is not valid.', status: 401 });
+
+    const { rows } = await t.sql.query('SELECT revoked_at FROM api_keys WHERE id = 1');
+    expect(rows[0].revoked_at).toBeInstanceOf(Date);
+  });
+
+  it('revoke accepts an id, and says when nothing matches', async () => {
+    const created = await apikey(t.database.url, 'create', 'second');
+    expect(created.code).toBe(0);
+    const revoked = await apikey(t.database.url, 'revoke', '2');
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toContain('Revoked API key 2 "second"');
+
+    const missing = await apikey(t.database.url, 'revoke', 'pet_NoSuchKy');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('No API key has the id or prefix "pet_NoSuchKy"');
+  });
+
+  it.each([[[]], [['create', 'a', 'b']], [['delete', '1']]])(
+    'bad arguments %j print usage and exit non-zero',
+    async (args) => {
+      const result = await apikey(t.database.url, ...(args as string[]));
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain('Usage: npm run apikey -- <command>');
+      expect(result.stdout).toBe('');
+    },
+  );
+});

@@ -1,0 +1,85 @@
+import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const MARKER = join(ROOT, 'dist', '.built-by-tests');
+const LOCK = join(ROOT, 'test', 'artifacts', 'build.lock');
+const BUILD_TIMEOUT_MS = 180_000;
+
+function newestSourceChange(): number {
+  let newest = 0;
+  const visit = (path: string) => {
+    const stats = statSync(path);
+    if (stats.isDirectory()) readdirSync(path).forEach((entry) => visit(join(path, entry)));
+    else newest = Math.max(newest, stats.mtimeMs);
+  };
+  ['src', 'migrations', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.migrations.json'].forEach(
+    (entry) => visit(join(ROOT, entry)),
+  );
+  return newest;
+}
+
+async function fresh(): Promise<boolean> {
+  const built = await stat(MARKER).catch(() => null);
+  return built !== null && built.mtimeMs >= newestSourceChange();
+}
+
+export interface Finished {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to its end (bounded), capturing both streams. */
+export function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env, timeoutMs = 60_000) {
+  return new Promise<Finished>((resolvePromise, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * `npm run build` once for all test files that need dist/ (the CLI, the
+ * service as a process), skipped when dist/ is newer than every source. A
+ * directory lock keeps parallel Jest workers from building over each other.
+ */
+export async function ensureBuilt(): Promise<void> {
+  const deadline = Date.now() + BUILD_TIMEOUT_MS;
+  await mkdir(dirname(LOCK), { recursive: true });
+  for (;;) {
+    try {
+      await mkdir(LOCK);
+      break;
+    } catch {
+      const lock = await stat(LOCK).catch(() => null);
+      if (lock && Date.now() - lock.mtimeMs > BUILD_TIMEOUT_MS) await rm(LOCK, { recursive: true, force: true });
+      if (Date.now() > deadline) throw new Error(`Timed out waiting for the build lock ${LOCK}`);
+      await new Promise((wake) => setTimeout(wake, 250));
+    }
+  }
+  try {
+    if (await fresh()) return;
+    const build = await run('npm', ['run', 'build'], process.env, BUILD_TIMEOUT_MS);
+    if (build.code !== 0) throw new Error(`npm run build failed:\n${build.stdout}\n${build.stderr}`);
+    await writeFile(MARKER, new Date().toISOString());
+  } finally {
+    await rm(LOCK, { recursive: true, force: true });
+  }
+}
+
+/** `npm run apikey -- <args>` against the given database. */
+export function apikey(databaseUrl: string, ...args: string[]): Promise<Finished> {
+  return run('npm', ['run', '--silent', 'apikey', '--', ...args], { ...process.env, DATABASE_URL: databaseUrl });
+}
