@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { startBenchDatabase } from './bench-database.js';
 import { benchRoutes, load, LoadResult, median, sequentialLatency } from './load.js';
 import { formatTables, ratios, RouteSummary, ServerName, summarise } from './report.js';
-import { freePort, peakRssMiB, ServerProcess, startServer } from './server-process.js';
+import { freePort, peakRssMiB, root, RunningService, ServerProcess, serviceEnv, startServer, startService } from './server-process.js';
 
 const quick = process.argv.includes('--quick');
 const settings = {
@@ -28,36 +28,13 @@ const settings = {
   startupSamples: 3,
 };
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const key = `bench-${randomBytes(16).toString('hex')}`;
 const auth = { authorization: `Bearer ${key}` };
 
-/** Production settings; RATE_LIMIT_PER_MINUTE=0 turns per-key rate limiting off where it exists. */
-const serviceEnv = (port: number): Record<string, string> => ({
-  NODE_ENV: 'production',
-  LOG_LEVEL: 'info',
-  HOST: '127.0.0.1',
-  PORT: String(port),
-  API_KEYS: key,
-  RATE_LIMIT_PER_MINUTE: '0',
-});
+const startBenchService = (databaseUrl: string, logDir: string) =>
+  startService({ databaseUrl, apiKey: key, logFile: join(logDir, 'service.log') });
 
-async function startService(databaseUrl: string, logDir: string): Promise<ServerProcess & { origin: string }> {
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  const server = await startServer({
-    command: process.execPath,
-    args: [join(root, 'dist', 'main.js')],
-    cwd: root,
-    env: { ...serviceEnv(port), DATABASE_URL: databaseUrl },
-    logFile: join(logDir, 'service.log'),
-    readyUrl: `${origin}/v1/pets?limit=1`,
-    headers: auth,
-  });
-  return { ...server, origin };
-}
-
-async function startCeiling(databaseUrl: string, logDir: string): Promise<ServerProcess & { origin: string }> {
+async function startCeiling(databaseUrl: string, logDir: string): Promise<RunningService> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const server = await startServer({
@@ -85,7 +62,7 @@ async function coldStart(command: string, args: string[], logDir: string, label:
       command,
       args,
       cwd: root,
-      env: { ...serviceEnv(port), DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(await freePort()) },
+      env: { ...serviceEnv(port, key), DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(await freePort()) },
       logFile: join(logDir, `${label}.log`),
       readyUrl: `http://127.0.0.1:${port}/v1/pets?limit=1`,
       headers: auth,
@@ -124,11 +101,11 @@ async function main(): Promise<number> {
     await database.reseed(settings.scaleRows[0]);
     const startups: number[] = [];
     for (let i = 0; i < settings.startupSamples - 1; i++) {
-      const probe = await startService(database.url, logDir);
+      const probe = await startBenchService(database.url, logDir);
       startups.push(probe.startupMs);
       await probe.stop();
     }
-    const service = await startService(database.url, logDir);
+    const service = await startBenchService(database.url, logDir);
     running.push(service);
     startups.push(service.startupMs);
     const startupWarmMs = median(startups);

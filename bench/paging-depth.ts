@@ -14,15 +14,11 @@
  * BENCH_PAGING_ROWS (default 1000000), BENCH_PAGING_SAMPLES (default 2000 per
  * page), BENCH_TIMEOUT_SECONDS (default 300): the whole run is bounded by it.
  */
-import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { Agent, request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
+import { startBenchDatabase } from './bench-database.js';
+import { startService } from './server-process.js';
 
 /** The built service, imported at run time: the benchmark measures what `npm run build` produced. */
 const built = (path: string) => new URL(`../../dist/${path}`, import.meta.url).href;
@@ -48,17 +44,6 @@ function positiveInteger(name: string, fallback: number): number {
   return Number(raw);
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** Things to undo at the end, newest first, whatever happened. */
 const cleanups: (() => Promise<unknown>)[] = [];
 
@@ -66,26 +51,6 @@ async function cleanUp(): Promise<void> {
   for (const cleanup of cleanups.splice(0).reverse()) {
     await cleanup().catch((error: unknown) => console.error(`clean-up failed: ${String(error)}`));
   }
-}
-
-async function startDatabase(): Promise<string> {
-  if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL;
-  const { startEmbeddedPostgres } = (await import(built('database/embedded-postgres.js'))) as {
-    startEmbeddedPostgres(options: { dataDir: string; port: number }): Promise<{ url: string; stop(): Promise<void> }>;
-  };
-  const dataDir = await mkdtemp(join(tmpdir(), 'animal-store-paging-'));
-  // The cluster may run as a separate `postgres` user, which must reach the directory.
-  await chmod(dataDir, 0o755);
-  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  const embedded = await startEmbeddedPostgres({ dataDir, port: await freePort() });
-  cleanups.push(() => embedded.stop());
-  return embedded.url;
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  return child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve()
-    : new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -114,63 +79,6 @@ function get(origin: string, path: string): Promise<Answer> {
     req.on('error', reject);
     req.end();
   });
-}
-
-/** Runs the built service with production settings; resolves once it answers. */
-async function startService(databaseUrl: string): Promise<string> {
-  if (!existsSync('dist/main.js')) throw new Error('dist/main.js is missing: run `npm run build` first');
-  const port = await freePort();
-  const dataDir = await mkdtemp(join(tmpdir(), 'animal-store-paging-service-'));
-  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  const output: string[] = [];
-  const child = spawn(process.execPath, ['dist/main.js'], {
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATABASE_URL: databaseUrl,
-      API_KEYS: API_KEY,
-      CURSOR_SECRET,
-      MIGRATIONS_RUN: 'true',
-      LOG_LEVEL: 'warn',
-      DATA_DIR: dataDir,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const keep = (chunk: Buffer) => output.push(chunk.toString('utf8'));
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  cleanups.push(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited(child);
-    clearTimeout(killer);
-  });
-
-  const origin = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) break;
-    const answer = await get(origin, '/v1/pets?limit=1').catch(() => undefined);
-    if (answer?.status === 200) return origin;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`The service did not start within 60 s:\n${output.join('').slice(-2_000)}`);
-}
-
-/** Old animals are mostly sold, recent ones spread over the three statuses, as in a store that has run for years. */
-async function seed(sql: pg.Client): Promise<void> {
-  await sql.query('TRUNCATE pets RESTART IDENTITY');
-  await sql.query(
-    `INSERT INTO pets (name, category_id, status)
-     SELECT 'Animal ' || g, 1 + g % 50,
-            CASE WHEN g <= $1 * 0.8 AND g % 50 <> 0 THEN 'sold' ELSE (ARRAY['available', 'pending', 'sold'])[1 + g % 3] END
-     FROM generate_series(1, $1::int) AS g`,
-    [ROWS],
-  );
-  await sql.query('VACUUM ANALYZE pets');
 }
 
 /** The id a page starts after so that at least `LIMIT` more animals (of `status`) follow it. */
@@ -233,14 +141,15 @@ async function main(): Promise<void> {
   };
   const cursors = new PageCursorCodec(CURSOR_SECRET);
 
-  const databaseUrl = await startDatabase();
-  const origin = await startService(databaseUrl);
-  const sql = new pg.Client({ connectionString: databaseUrl });
-  await sql.connect();
-  cleanups.push(() => sql.end());
+  const database = await startBenchDatabase();
+  cleanups.push(() => database.stop());
+  const { sql } = database;
+  const service = await startService({ databaseUrl: database.url, apiKey: API_KEY, env: { CURSOR_SECRET, LOG_LEVEL: 'warn' } });
+  cleanups.push(() => service.stop());
+  const { origin } = service;
 
   let started = performance.now();
-  await seed(sql);
+  await database.reseed(ROWS, 'aged');
   console.log(`Seeded ${ROWS.toLocaleString('en')} animals and analysed the table in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
 
   const cases: { label: string; status?: Status }[] = [{ label: 'no filter' }, { label: 'status=available', status: 'available' }];

@@ -1,6 +1,14 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { openSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, openSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (this module runs from bench/dist/). */
+export const root = fileURLToPath(new URL('../../', import.meta.url));
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -35,7 +43,7 @@ export async function waitForOk(url: string, headers: Record<string, string>, ti
   let last = 'no answer';
   while (Date.now() < deadline) {
     try {
-      const response = await fetch(url, { headers });
+      const response = await fetch(url, { headers, signal: AbortSignal.timeout(2_000) });
       await response.arrayBuffer();
       if (response.status === 200) return;
       last = `HTTP ${response.status}`;
@@ -52,6 +60,8 @@ export interface ServerProcess {
   /** Milliseconds from spawn to the first 200 on the readiness URL. */
   startupMs: number;
   logFile: string;
+  /** With `ipc`, talk to it through `child.send` and its `'message'` events. */
+  child: ChildProcess;
   stop(): Promise<void>;
 }
 
@@ -60,10 +70,13 @@ export interface SpawnOptions {
   args: string[];
   cwd: string;
   env: Record<string, string>;
-  logFile: string;
+  /** Where its output goes; unset, a temporary file removed on stop. */
+  logFile?: string;
   readyUrl: string;
   headers: Record<string, string>;
   timeoutMs?: number;
+  /** Opens an IPC channel (`process.send` in the server, `child.send` here). */
+  ipc?: boolean;
 }
 
 function exited(child: ChildProcess): Promise<void> {
@@ -72,37 +85,92 @@ function exited(child: ChildProcess): Promise<void> {
     : new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
+const LOG_TAIL_CHARS = 2_000;
+
 /**
  * Starts a server as its own process group (so `npm start` and what it spawns
- * stop together), its output in `logFile`, and waits for its first 200.
+ * stop together), its output in `logFile`, and waits for its first 200. If it
+ * does not get there, the error carries the end of its output.
  */
 export async function startServer(options: SpawnOptions): Promise<ServerProcess> {
-  const log = openSync(options.logFile, 'a');
+  const logDir = options.logFile ? null : await mkdtemp(join(tmpdir(), 'animal-store-server-'));
+  const logFile = options.logFile ?? join(logDir!, 'server.log');
+  const log = openSync(logFile, 'a');
   const started = performance.now();
   const child = spawn(options.command, options.args, {
     cwd: options.cwd,
     env: { ...process.env, ...options.env },
-    stdio: ['ignore', log, log],
+    stdio: options.ipc ? ['ignore', log, log, 'ipc'] : ['ignore', log, log],
     detached: true,
   });
   const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    process.kill(-child.pid!, 'SIGTERM');
-    const killed = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 15_000);
-    await exited(child);
-    clearTimeout(killed);
+    if (child.exitCode === null && child.signalCode === null) {
+      process.kill(-child.pid!, 'SIGTERM');
+      const killed = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 15_000);
+      await exited(child);
+      clearTimeout(killed);
+    }
+    if (logDir) await rm(logDir, { recursive: true, force: true });
   };
   let ready = false;
   const earlyExit = exited(child).then(() => {
-    if (!ready) throw new Error(`${options.command} ${options.args.join(' ')} exited early; see ${options.logFile}`);
+    if (!ready) throw new Error(`${options.command} ${options.args.join(' ')} exited early${logDir ? '' : `; see ${logFile}`}`);
   });
   try {
     await Promise.race([waitForOk(options.readyUrl, options.headers, options.timeoutMs ?? 60_000), earlyExit]);
     ready = true;
   } catch (error) {
     ready = true; // the exit that follows is ours
+    const tail = readFileSync(logFile, 'utf8').slice(-LOG_TAIL_CHARS);
     await stop();
-    throw error;
+    throw new Error(`${(error as Error).message}\n${tail}`);
   }
-  return { pid: child.pid!, startupMs: performance.now() - started, logFile: options.logFile, stop };
+  return { pid: child.pid!, startupMs: performance.now() - started, logFile, child, stop };
+}
+
+/**
+ * The settings every measurement runs the built service with: production, one
+ * API key, a cursor secret (production requires one) and per-key rate limiting
+ * off, so that the load is measured rather than refused.
+ */
+export function serviceEnv(port: number, apiKey: string): Record<string, string> {
+  return {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'info',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    API_KEYS: apiKey,
+    CURSOR_SECRET: randomBytes(32).toString('base64url'),
+    RATE_LIMIT_PER_MINUTE: '0',
+  };
+}
+
+export interface ServiceOptions extends Pick<SpawnOptions, 'logFile' | 'ipc'> {
+  databaseUrl: string;
+  apiKey: string;
+  /** Added to (or replacing) `serviceEnv`. */
+  env?: Record<string, string>;
+  /** Node options before dist/main.js, e.g. `--import` of a preloaded module. */
+  nodeArgs?: string[];
+}
+
+export type RunningService = ServerProcess & { origin: string };
+
+/** Runs the build (`node dist/main.js`) on a free port against `databaseUrl`; resolves once it lists animals. */
+export async function startService(options: ServiceOptions): Promise<RunningService> {
+  const main = join(root, 'dist', 'main.js');
+  if (!existsSync(main)) throw new Error('dist/main.js is missing: run `npm run build` first');
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const server = await startServer({
+    command: process.execPath,
+    args: [...(options.nodeArgs ?? []), main],
+    cwd: root,
+    env: { ...serviceEnv(port, options.apiKey), DATABASE_URL: options.databaseUrl, ...options.env },
+    logFile: options.logFile,
+    readyUrl: `${origin}/v1/pets?limit=1`,
+    headers: { authorization: `Bearer ${options.apiKey}` },
+    ipc: options.ipc,
+  });
+  return { ...server, origin };
 }

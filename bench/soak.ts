@@ -9,74 +9,30 @@
  */
 import autocannon from 'autocannon';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startEmbeddedPostgres } from '../../src/database/embedded-postgres.js';
+import { startBenchDatabase } from './bench-database.js';
 import { parseSoakOptions } from './soak-options.js';
-import { startServiceProcess } from './service-process.js';
-import type { ProbeSample } from './service-probe.js';
+import type { ProbeSample } from './soak-probe.js';
+import { startProbedService } from './soak-service.js';
 
 const HEAP_BASELINE_AFTER_S = 10;
-const READY_WITHIN_MS = 60_000;
 const SEED_PETS = 100;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitUntilServing(origin: string, headers: Record<string, string>): Promise<void> {
-  const deadline = Date.now() + READY_WITHIN_MS;
-  while (Date.now() < deadline) {
-    const status = await fetch(`${origin}/v1/pets?limit=1`, { headers, signal: AbortSignal.timeout(2_000) })
-      .then((response) => response.status)
-      .catch(() => 0);
-    if (status === 200) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`the service did not serve within ${READY_WITHIN_MS / 1000} s`);
-}
 
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 
 async function main(): Promise<void> {
   const options = parseSoakOptions(process.argv.slice(2));
-  const dataDir = await mkdtemp(join(tmpdir(), 'animal-store-soak-'));
-  // The embedded cluster may run as a separate `postgres` user, which must reach the directory.
-  await chmod(dataDir, 0o755);
-  const database = process.env.DATABASE_URL
-    ? { url: process.env.DATABASE_URL, stop: async () => undefined }
-    : await startEmbeddedPostgres({ dataDir, port: await freePort() });
-
+  const database = await startBenchDatabase({ urlVariable: 'DATABASE_URL' });
   const apiKey = randomBytes(24).toString('hex');
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
   const auth = { authorization: `Bearer ${apiKey}` };
-  const service = startServiceProcess({
-    ...process.env,
-    NODE_ENV: 'production',
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    DATABASE_URL: database.url,
-    API_KEYS: apiKey,
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
-    // Rate limiting would turn the soak into a 429 count; the run measures the service behind it.
-    RATE_LIMIT_PER_MINUTE: '0',
+  const service = await startProbedService(database.url, apiKey).catch(async (error: unknown) => {
+    await database.stop();
+    throw error;
   });
+  const { origin } = service;
 
   try {
-    await waitUntilServing(origin, auth);
     let seededId = 1;
     for (let i = 0; i < SEED_PETS; i++) {
       const response = await fetch(`${origin}/v1/pets`, {
@@ -166,7 +122,6 @@ async function main(): Promise<void> {
   } finally {
     await service.stop();
     await database.stop();
-    await rm(dataDir, { recursive: true, force: true });
   }
 }
 
