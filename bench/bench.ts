@@ -39,6 +39,7 @@ const serviceEnv = (port: number): Record<string, string> => ({
   HOST: '127.0.0.1',
   PORT: String(port),
   API_KEYS: key,
+  CURSOR_SECRET: randomBytes(32).toString('hex'),
   RATE_LIMIT_PER_MINUTE: '0',
 });
 
