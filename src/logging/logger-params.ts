@@ -1,9 +1,12 @@
+import { createRequire } from 'node:module';
 import type { Params } from 'nestjs-pino';
 import { stdSerializers } from 'pino';
 import type { Options } from 'pino-http';
-import pretty from 'pino-pretty';
 import type { AppConfig } from '../config/app-config.js';
 import { secretScrubber } from './secret-scrubber.js';
+
+// pino-pretty is required only outside production, so production does not load it (and keep it in memory).
+const require = createRequire(import.meta.url);
 
 /**
  * nestjs-pino's settings: JSON lines in production, pretty lines otherwise,
@@ -27,5 +30,6 @@ export function loggerParams(config: Pick<AppConfig, 'logLevel' | 'production' |
   // the pair at about 9% of the busy time of each route (README, "Performance").
   const forRoutes: Params['forRoutes'] = [];
   if (config.production || config.logLevel === 'silent') return { pinoHttp: options, forRoutes };
+  const pretty = require('pino-pretty') as typeof import('pino-pretty');
   return { pinoHttp: [options, pretty({ colorize: process.stdout.isTTY, sync: true })], forRoutes };
 }
