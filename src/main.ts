@@ -1,11 +1,17 @@
 import { Logger } from '@nestjs/common';
 import { relative } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { createApp, API_PREFIX } from './app.setup.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
 import { DOCS_PATH } from './docs/setup-docs.js';
 import { developmentApiKey, developmentKeyFile } from './auth/development-key.js';
-import { startEmbeddedPostgres } from './database/embedded-postgres.js';
 import { stopGracefullyOnSignals } from './lifecycle/graceful-shutdown.js';
+
+// Under load most request data dies young but some is promoted, and V8 lets the old generation grow up to
+// 4x its live size before a full collection: peak RSS went from about 145 MiB at start to 280 MiB. At most
+// 1.5x costs no measurable CPU and keeps the peak near 175 MiB (README, "Performance"). V8 reads this
+// factor whenever it sets the next collection's limit, so setting it here applies wherever main.js runs.
+setFlagsFromString('--heap-growing-percent=50');
 
 async function bootstrap(): Promise<void> {
   const logger = new Logger('Bootstrap');
@@ -17,9 +23,13 @@ async function bootstrap(): Promise<void> {
     authHint = `send Authorization: Bearer $(cat ${relative(process.cwd(), developmentKeyFile(config.dataDir))})`;
   }
 
+  // Loaded only when needed: with DATABASE_URL (production), embedded-postgres would only add to the memory.
   const embedded = config.databaseUrl
     ? null
-    : await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort });
+    : await (await import('./database/embedded-postgres.js')).startEmbeddedPostgres({
+        dataDir: config.dataDir,
+        port: config.embeddedPostgresPort,
+      });
 
   const app = await createApp({ ...config, databaseUrl: config.databaseUrl ?? embedded!.url });
   stopGracefullyOnSignals(app, {

@@ -27,7 +27,14 @@ export class ApiErrorFilter implements ExceptionFilter {
 
     if (error.getStatus() >= 500) {
       this.logger.error(
-        { err: exception, requestId: request.id, method: request.method, route: request.routeOptions?.url },
+        // reqId: the field every request-scoped line carries (LoggingModule adds no request context of its own).
+        {
+          err: exception,
+          reqId: request.id,
+          requestId: request.id,
+          method: request.method,
+          route: request.routeOptions?.url,
+        },
         `${request.method} ${request.routeOptions?.url ?? 'unmatched route'} failed with ${error.getStatus()}`,
       );
     }

@@ -86,7 +86,10 @@ describe('DeprecationInterceptor', () => {
     await firstValueFrom(interceptor.intercept(executionContext, handlerReturning(null)));
 
     expect(warned).toHaveBeenCalledTimes(2);
-    expect(warned).toHaveBeenCalledWith('Deprecated operation getPet called by API key env-1a2b3c4d');
+    expect(warned).toHaveBeenCalledWith(
+      expect.objectContaining({ operation: 'getPet', keyId: 'env-1a2b3c4d' }),
+      'Deprecated operation getPet called by API key env-1a2b3c4d',
+    );
     expect(JSON.stringify(warned.mock.calls)).not.toContain(KEY);
     expect(deprecatedCalls).toEqual([
       ['getPet', 'env-1a2b3c4d'],
@@ -99,7 +102,10 @@ describe('DeprecationInterceptor', () => {
 
     await firstValueFrom(interceptor.intercept(executionContext, handlerReturning(null)));
 
-    expect(warned).toHaveBeenCalledWith('Deprecated operation getPet called by API key unknown');
+    expect(warned).toHaveBeenCalledWith(
+      expect.objectContaining({ keyId: 'unknown' }),
+      'Deprecated operation getPet called by API key unknown',
+    );
   });
 
   it('sets no headers on a handler without a policy', async () => {

@@ -62,7 +62,10 @@ export class DeprecationInterceptor implements NestInterceptor {
     const request = http.getRequest<FastifyRequest & { user?: ApiKeyIdentity }>();
     const keyId = request.user?.id ?? 'unknown';
     this.metrics.recordDeprecatedCall(operation.operationId, keyId);
-    this.logger.warn(`Deprecated operation ${operation.operationId} called by API key ${keyId}`);
+    this.logger.warn(
+      { reqId: request.id, operation: operation.operationId, keyId },
+      `Deprecated operation ${operation.operationId} called by API key ${keyId}`,
+    );
     return next.handle();
   }
 }
