@@ -16,6 +16,8 @@ import type { ProbeSample } from './soak-probe.js';
 import { startProbedService } from './soak-service.js';
 
 const HEAP_BASELINE_AFTER_S = 10;
+// Once the load stops, what is still held after this pause is retained, not a backlog being worked off.
+const HEAP_SETTLE_AFTER_LOAD_S = 5;
 const SEED_PETS = 100;
 
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
@@ -93,6 +95,8 @@ async function main(): Promise<void> {
     });
     clearTimeout(baselineTimer);
     const end = await service.sample({ gc: true });
+    await new Promise((resolve) => setTimeout(resolve, HEAP_SETTLE_AFTER_LOAD_S * 1000));
+    const settled = await service.sample({ gc: true });
 
     const byStatus = Object.entries(result.statusCodeStats ?? {})
       .filter(([status]) => !status.startsWith('2'))
@@ -117,6 +121,7 @@ async function main(): Promise<void> {
         `start ${mib(start.heapUsedBytes)}, at ${HEAP_BASELINE_AFTER_S} s ${atBaseline ? mib(atBaseline.heapUsedBytes) : 'n/a'}, end ${mib(end.heapUsedBytes)}`,
       ],
       ['heap growth', heapGrowth],
+      ['after the load', `${HEAP_SETTLE_AFTER_LOAD_S} s later: heap used (after GC) ${mib(settled.heapUsedBytes)}, RSS ${mib(settled.rssBytes)}`],
     ];
     for (const [label, value] of lines) console.log(`  ${label.padEnd(22)} ${value}`);
   } finally {
