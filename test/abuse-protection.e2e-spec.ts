@@ -1,20 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { startRedisServer, RedisServer } from './support/redis-server.js';
+import { expectRateLimited } from './support/expect-rate-limited.js';
 import { auth, request, startTestApp, TestApp } from './support/test-app.js';
 
 const randomIssuedKey = () => `pet_${randomBytes(24).toString('base64url').replace(/[-_]/g, 'x').slice(0, 32)}`;
 
-function expectRateLimited(response: { status: number; headers: Headers; body: unknown }, limit: number) {
-  expect(response.status).toBe(429);
-  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-  expect(response.body).toEqual({ code: 'rate_limited', message: expect.stringMatching(/^Too many/), status: 429 });
-  const retryAfter = Number(response.headers.get('retry-after'));
-  expect(retryAfter).toBeGreaterThanOrEqual(1);
-  expect(retryAfter).toBeLessThanOrEqual(60);
-  expect(response.headers.get('x-ratelimit-limit')).toBe(String(limit));
-  expect(response.headers.get('x-ratelimit-remaining')).toBe('0');
-  expect(response.headers.get('x-ratelimit-reset')).toBe(String(retryAfter));
-}
 
 describe('per-key rate limit', () => {
   let t: TestApp;
@@ -51,31 +40,6 @@ describe('per-address budget for failed authentication', () => {
     expectRateLimited(await request(t.origin, '/v1/pets', { headers: auth(randomIssuedKey()) }), 3);
     expectRateLimited(await request(t.origin, '/v1/pets'), 3);
     expectRateLimited(await request(t.origin, '/v1/pets', { headers: auth() }), 3);
-  });
-});
-
-describe('rate limits shared through Redis (REDIS_URL)', () => {
-  let redis: RedisServer;
-  let first: TestApp;
-  let second: TestApp;
-  beforeAll(async () => {
-    redis = await startRedisServer();
-    first = await startTestApp({ rateLimitPerMinute: 4, redisUrl: redis.url });
-    second = await startTestApp({ rateLimitPerMinute: 4, redisUrl: redis.url });
-  });
-  afterAll(async () => {
-    await Promise.allSettled([first?.close(), second?.close()]);
-    await redis?.stop();
-  });
-
-  it('holds one budget per key across instances', async () => {
-    const answers = [];
-    for (const t of [first, second, first, second]) {
-      answers.push((await request(t.origin, '/v1/pets', { headers: auth() })).headers.get('x-ratelimit-remaining'));
-    }
-    expect(answers).toEqual(['3', '2', '1', '0']);
-    expectRateLimited(await request(second.origin, '/v1/pets', { headers: auth() }), 4);
-    expectRateLimited(await request(first.origin, '/v1/pets', { headers: auth() }), 4);
   });
 });
 

@@ -1,95 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { startRedisServer, RedisServer } from '../../test/support/redis-server.js';
+import { describeRateLimitStorage } from '../../test/support/rate-limit-storage-contract.js';
 import { MemoryRateLimitStorage } from './memory-rate-limit-storage.js';
-import { RateLimitStorage } from './rate-limit-storage.js';
-import { RedisRateLimitStorage } from './redis-rate-limit-storage.js';
 
 const MINUTE = 60_000;
 
-describe.each([
-  ['in memory', async () => ({ storage: new MemoryRateLimitStorage() as RateLimitStorage, close: async () => undefined })],
-  [
-    'in a real Redis',
-    async () => {
-      const redis: RedisServer = await startRedisServer();
-      const storage = new RedisRateLimitStorage(redis.url);
-      await storage.onModuleInit();
-      return {
-        storage: storage as RateLimitStorage,
-        close: async () => {
-          storage.onApplicationShutdown();
-          await redis.stop();
-        },
-      };
-    },
-  ],
-])('rate-limit storage %s', (_name, open) => {
-  let storage: RateLimitStorage;
-  let close: () => Promise<void>;
-  const key = () => randomBytes(6).toString('hex');
-
-  beforeAll(async () => {
-    ({ storage, close } = await open());
-  });
-  afterAll(() => close());
-
-  it('counts hits in a window and refuses the one over the limit until the window ends', async () => {
-    const id = key();
-    const records = [];
-    for (let i = 0; i < 4; i += 1) records.push(await storage.increment(id, MINUTE, 3, 0, 'api-key'));
-    expect(records.map((record) => [record.totalHits, record.isBlocked])).toEqual([
-      [1, false],
-      [2, false],
-      [3, false],
-      [4, true],
-    ]);
-    expect(records[0].timeToExpire).toBeGreaterThan(58);
-    expect(records[0].timeToExpire).toBeLessThanOrEqual(60);
-    expect(records[3].timeToBlockExpire).toBeGreaterThan(58);
-    expect(records[3].timeToBlockExpire).toBeLessThanOrEqual(60);
-  });
-
-  it('keeps keys and throttler names apart', async () => {
-    const id = key();
-    await storage.increment(id, MINUTE, 1, 0, 'api-key');
-    expect((await storage.increment(key(), MINUTE, 1, 0, 'api-key')).isBlocked).toBe(false);
-    expect((await storage.increment(id, MINUTE, 1, 0, 'auth-failure')).isBlocked).toBe(false);
-    expect((await storage.increment(id, MINUTE, 1, 0, 'api-key')).isBlocked).toBe(true);
-  });
-
-  it('holds a block for blockDuration without counting further hits', async () => {
-    const id = key();
-    await storage.increment(id, 1_000, 1, MINUTE, 'auth-failure');
-    const over = await storage.increment(id, 1_000, 1, MINUTE, 'auth-failure');
-    expect(over.isBlocked).toBe(true);
-    expect(over.timeToBlockExpire).toBeGreaterThan(58);
-    const still = await storage.increment(id, 1_000, 1, MINUTE, 'auth-failure');
-    expect(still.isBlocked).toBe(true);
-    expect(still.timeToBlockExpire).toBeGreaterThan(58);
-  });
-
-  it('starts a new window once the old one has expired', async () => {
-    const id = key();
-    await storage.increment(id, 200, 1, 0, 'api-key');
-    expect((await storage.increment(id, 200, 1, 0, 'api-key')).isBlocked).toBe(true);
-    const deadline = Date.now() + 5_000;
-    let record = await storage.increment(id, 200, 1, 0, 'api-key');
-    while (record.isBlocked && Date.now() < deadline) {
-      await new Promise((wake) => setTimeout(wake, 50));
-      record = await storage.increment(id, 200, 1, 0, 'api-key');
-    }
-    expect(record).toMatchObject({ isBlocked: false, totalHits: 1 });
-  });
-
-  it('counts concurrent hits exactly once each', async () => {
-    const id = key();
-    const records = await Promise.all(Array.from({ length: 50 }, () => storage.increment(id, MINUTE, 20, 0, 'api-key')));
-    expect(records.filter((record) => !record.isBlocked)).toHaveLength(20);
-    expect(records.map((record) => record.totalHits).sort((a, b) => a - b)).toEqual(
-      Array.from({ length: 50 }, (_, i) => i + 1),
-    );
-  });
-});
+describeRateLimitStorage('in memory', async () => ({ storage: new MemoryRateLimitStorage(), close: async () => undefined }));
 
 describe('MemoryRateLimitStorage', () => {
   it('forgets finished windows, so one-off addresses do not pile up', async () => {
@@ -100,18 +14,5 @@ describe('MemoryRateLimitStorage', () => {
     now += MINUTE + 10_000;
     await storage.increment('10.1.0.1', MINUTE, 30, MINUTE, 'auth-failure');
     expect(storage.size).toBe(1);
-  });
-});
-
-describe('RedisRateLimitStorage', () => {
-  it('lets requests through while Redis is down', async () => {
-    const redis = await startRedisServer();
-    const storage = new RedisRateLimitStorage(redis.url);
-    await storage.onModuleInit();
-    expect((await storage.increment('k', MINUTE, 1, 0, 'api-key')).isBlocked).toBe(false);
-    expect((await storage.increment('k', MINUTE, 1, 0, 'api-key')).isBlocked).toBe(true);
-    await redis.stop();
-    expect((await storage.increment('k', MINUTE, 1, 0, 'api-key')).isBlocked).toBe(false);
-    storage.onApplicationShutdown();
   });
 });
