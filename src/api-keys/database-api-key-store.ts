@@ -29,9 +29,13 @@ export class DatabaseApiKeyStore extends ApiKeyStore {
     super();
   }
 
-  async verify(key: string): Promise<ApiKeyIdentity | null> {
+  verify(key: string): Promise<ApiKeyIdentity | null> {
+    return this.verifyDigest(key, keyDigest(key));
+  }
+
+  /** `verify` for a caller that already holds the key's digest. */
+  async verifyDigest(key: string, digest: string): Promise<ApiKeyIdentity | null> {
     if (!isIssuedKeyFormat(key)) return null;
-    const digest = keyDigest(key);
     const cached = this.cache.get(digest);
     const identity = cached === undefined ? await this.lookup(digest) : cached;
     if (identity) this.lastUsed.record(identity.id);

@@ -3,8 +3,12 @@ import { DatabaseApiKeyStore } from '../api-keys/database-api-key-store.js';
 import type { ApiKeyIdentity } from './api-key-identity.js';
 import { ApiKeyStore } from './api-key-store.js';
 import { EnvApiKeyStore } from './env-api-key-store.js';
+import { keyDigest } from './key-digest.js';
 
-/** Keys from API_KEYS (bootstrap, development) first, from memory; then keys issued into the database. */
+/**
+ * Keys from API_KEYS (bootstrap, development) first, from memory; then keys
+ * issued into the database. The key is digested once for both.
+ */
 @Injectable()
 export class CombinedApiKeyStore extends ApiKeyStore {
   constructor(
@@ -15,6 +19,7 @@ export class CombinedApiKeyStore extends ApiKeyStore {
   }
 
   async verify(key: string): Promise<ApiKeyIdentity | null> {
-    return (await this.env.verify(key)) ?? this.database.verify(key);
+    const digest = keyDigest(key);
+    return this.env.identityFor(digest) ?? this.database.verifyDigest(key, digest);
   }
 }

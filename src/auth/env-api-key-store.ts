@@ -23,6 +23,10 @@ export class EnvApiKeyStore extends ApiKeyStore {
   }
 
   verify(key: string): Promise<ApiKeyIdentity | null> {
-    return Promise.resolve(this.identities.get(keyDigest(key)) ?? null);
+    return Promise.resolve(this.identityFor(keyDigest(key)));
+  }
+
+  identityFor(digest: string): ApiKeyIdentity | null {
+    return this.identities.get(digest) ?? null;
   }
 }
