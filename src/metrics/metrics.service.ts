@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
+import { pgPool } from '../database/pg-pool.js';
 
 const LATENCY_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
@@ -52,14 +53,13 @@ export class MetricsService implements OnModuleInit {
     @InjectDataSource() dataSource: DataSource,
   ) {
     collectDefaultMetrics({ register: this.registry });
-    const pool = () => (dataSource.driver as unknown as { master?: Pool }).master;
     new Gauge({
       name: 'animal_store_db_pool_connections',
       help: 'Database pool: connections open (total), idle, and requests waiting for one (waiting).',
       labelNames: ['state'],
       registers: [this.registry],
       collect() {
-        const current = pool();
+        const current = pgPool(dataSource) as Pool | undefined;
         this.set({ state: 'total' }, current?.totalCount ?? 0);
         this.set({ state: 'idle' }, current?.idleCount ?? 0);
         this.set({ state: 'waiting' }, current?.waitingCount ?? 0);
