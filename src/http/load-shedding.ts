@@ -15,10 +15,12 @@ const SAMPLE_INTERVAL_MS = 250;
  * `@fastify/under-pressure`, the event loop's delay and utilisation. 0 turns one off.
  */
 export function registerLoadShedding(fastify: FastifyInstance, limits: LoadSheddingConfig): void {
+  // Built once: under overload every refused request would otherwise allocate an error and capture its stack.
+  const overloaded = serviceUnavailable();
   if (limits.maxInFlight > 0) {
     let inFlight = 0;
     fastify.addHook('onRequest', (_request, reply, done) => {
-      if (inFlight >= limits.maxInFlight) return sendApiError(reply, serviceUnavailable());
+      if (inFlight >= limits.maxInFlight) return sendApiError(reply, overloaded);
       inFlight++;
       // `close` fires once per response: sent, failed or abandoned by the client.
       reply.raw.once('close', () => inFlight--);
@@ -29,6 +31,6 @@ export function registerLoadShedding(fastify: FastifyInstance, limits: LoadShedd
     maxEventLoopDelay: limits.maxEventLoopDelayMs,
     maxEventLoopUtilization: limits.maxEventLoopUtilization,
     sampleInterval: SAMPLE_INTERVAL_MS,
-    pressureHandler: (_request, reply) => sendApiError(reply, serviceUnavailable()),
+    pressureHandler: (_request, reply) => sendApiError(reply, overloaded),
   });
 }
