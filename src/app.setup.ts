@@ -1,7 +1,6 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LoggerService, LogLevel } from '@nestjs/common';
-import helmet from '@fastify/helmet';
 import { Logger } from 'nestjs-pino';
 import { AppModule, ResolvedConfig } from './app.module.js';
 import { APP_CONFIG } from './config/config.module.js';
@@ -11,6 +10,7 @@ import { handleClientError, handleFrameworkError } from './http/framework-errors
 import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { registerLoadShedding } from './http/load-shedding.js';
 import { assignRequestId, REQUEST_ID_HEADER } from './http/request-id.js';
+import { SECURITY_HEADERS } from './http/security-headers.js';
 
 export const API_PREFIX = 'v1';
 export const BODY_LIMIT_BYTES = 16 * 1024;
@@ -25,47 +25,20 @@ export function createFastifyAdapter(): FastifyAdapter {
     // `Connection: close`) instead of getting Fastify's own 503 body, which is not our Error shape.
     return503OnClosing: false,
   });
+  // From here on every response, errors included, carries its request id and the security headers.
   adapter.getInstance().addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
+    reply.headers(SECURITY_HEADERS);
     done();
   });
   return adapter;
 }
 
-/**
- * Security headers on every response. The policy keeps Swagger UI at /docs
- * working: its scripts and styles are served from this origin, it sets
- * inline styles and shows data: images. No upgrade-insecure-requests: the
- * service is often reached over plain HTTP on a private network.
- */
-const HELMET_OPTIONS = {
-  contentSecurityPolicy: {
-    useDefaults: false,
-    directives: {
-      defaultSrc: ["'self'"],
-      baseUri: ["'self'"],
-      connectSrc: ["'self'"],
-      fontSrc: ["'self'", 'data:'],
-      formAction: ["'self'"],
-      frameAncestors: ["'none'"],
-      imgSrc: ["'self'", 'data:'],
-      objectSrc: ["'none'"],
-      scriptSrc: ["'self'"],
-      scriptSrcAttr: ["'none'"],
-      styleSrc: ["'self'", "'unsafe-inline'"],
-    },
-  },
-};
-
 /** Routes for operators and their tooling, served outside the versioned API. */
 const OPERATIONS_ROUTES = ['health/live', 'health/ready', 'metrics'];
 
-/**
- * What cannot be a provider: security headers, prefix, body parsing, load shedding and the API docs.
- * Shared by main.ts and the tests.
- */
-export async function configureApp(app: NestFastifyApplication): Promise<void> {
-  await app.register(helmet, HELMET_OPTIONS);
+/** What cannot be a provider: prefix, body parsing, load shedding and the API docs. */
+function configureApp(app: NestFastifyApplication): void {
   app.setGlobalPrefix(API_PREFIX, { exclude: OPERATIONS_ROUTES });
   const fastify = app.getHttpAdapter().getInstance();
   // Only JSON bodies are accepted; Fastify's default text/plain parser would let other bodies through to validation.
@@ -88,7 +61,7 @@ export async function createApp(
   });
   // By default Nest's own logs go through the same pino logger as everything else.
   if (logger === undefined) app.useLogger(app.get(Logger));
-  await configureApp(app);
+  configureApp(app);
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
   return app;

@@ -26,7 +26,7 @@ export interface TestAppDatabase {
 }
 
 /**
- * The real application (AppModule, the same globals and configureApp as
+ * The real application (createApp, the same modules, globals and hooks as
  * production) on a real port, against a fresh database with the migrations applied.
  */
 export async function startTestApp(overrides: Partial<AppConfig> = {}, where: TestAppDatabase = {}): Promise<TestApp> {
