@@ -4,12 +4,14 @@
  * list latency at 10,000 vs 1,000,000 rows and start-up times. See the README,
  * section "Performance".
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { startBenchDatabase } from './bench-database.js';
 import { benchRoutes, load, LoadResult, median, sequentialLatency } from './load.js';
 import { formatTables, ratios, RouteSummary, ServerName, summarise } from './report.js';
@@ -28,13 +30,31 @@ const settings = {
   startupSamples: 3,
 };
 
-const key = `bench-${randomBytes(16).toString('hex')}`;
-const auth = { authorization: `Bearer ${key}` };
+/**
+ * A key issued into the database by the service's own CLI (`npm run apikey -- create`), so that the service
+ * authenticates through its database-backed key store, as it does in production.
+ */
+async function issueDatabaseKey(databaseUrl: string): Promise<string> {
+  const cli = join(root, 'dist', 'cli', 'apikey.js');
+  const { stdout } = await promisify(execFile)(process.execPath, [cli, 'create', 'bench'], {
+    env: { ...process.env, DATABASE_URL: databaseUrl },
+  });
+  return stdout.trim();
+}
 
-const startBenchService = (databaseUrl: string, logDir: string) =>
-  startService({ databaseUrl, apiKey: key, logFile: join(logDir, 'service.log') });
+/**
+ * Production settings with the database key only (no API_KEYS) and the per-key rate limit at its maximum:
+ * counted and announced in headers on every request, never reached in a run.
+ */
+const startBenchService = (databaseUrl: string, key: string, logDir: string) =>
+  startService({
+    databaseUrl,
+    apiKey: key,
+    env: { API_KEYS: '', RATE_LIMIT_PER_MINUTE: '1000000' },
+    logFile: join(logDir, 'service.log'),
+  });
 
-async function startCeiling(databaseUrl: string, logDir: string): Promise<RunningService> {
+async function startCeiling(databaseUrl: string, key: string, logDir: string): Promise<RunningService> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const server = await startServer({
@@ -44,7 +64,7 @@ async function startCeiling(databaseUrl: string, logDir: string): Promise<Runnin
     env: { PORT: String(port), DATABASE_URL: databaseUrl, API_KEYS: key },
     logFile: join(logDir, 'ceiling.log'),
     readyUrl: `${origin}/v1/pets?limit=1`,
-    headers: auth,
+    headers: { authorization: `Bearer ${key}` },
   });
   return { ...server, origin };
 }
@@ -54,6 +74,7 @@ async function startCeiling(databaseUrl: string, logDir: string): Promise<Runnin
  * DATA_DIR (initdb, start, migrations); the cluster is stopped and removed after.
  */
 async function coldStart(command: string, args: string[], logDir: string, label: string): Promise<number> {
+  const key = `bench-${randomBytes(16).toString('hex')}`;
   const dataDir = await mkdtemp(join(tmpdir(), 'animal-store-bench-cold-'));
   await chmod(dataDir, 0o755);
   const port = await freePort();
@@ -65,7 +86,7 @@ async function coldStart(command: string, args: string[], logDir: string, label:
       env: { ...serviceEnv(port, key), DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(await freePort()) },
       logFile: join(logDir, `${label}.log`),
       readyUrl: `http://127.0.0.1:${port}/v1/pets?limit=1`,
-      headers: auth,
+      headers: { authorization: `Bearer ${key}` },
       timeoutMs: 240_000,
     });
     await server.stop();
@@ -95,17 +116,18 @@ async function main(): Promise<number> {
   const logDir = await mkdtemp(join(tmpdir(), 'animal-store-bench-logs-'));
   console.log(`Benchmark (${settings.mode}); server logs in ${logDir}`);
   const database = await startBenchDatabase();
+  const key = await issueDatabaseKey(database.url);
   const running: ServerProcess[] = [];
   try {
     // Start-up against a running PostgreSQL, and the list query's latency as the table grows.
     await database.reseed(settings.scaleRows[0]);
     const startups: number[] = [];
     for (let i = 0; i < settings.startupSamples - 1; i++) {
-      const probe = await startBenchService(database.url, logDir);
+      const probe = await startBenchService(database.url, key, logDir);
       startups.push(probe.startupMs);
       await probe.stop();
     }
-    const service = await startBenchService(database.url, logDir);
+    const service = await startBenchService(database.url, key, logDir);
     running.push(service);
     startups.push(service.startupMs);
     const startupWarmMs = median(startups);
@@ -124,7 +146,7 @@ async function main(): Promise<number> {
 
     // A B A B: the service and the ceiling take turns on each route, every round.
     await database.reseed(settings.seededAnimals);
-    const ceiling = await startCeiling(database.url, logDir);
+    const ceiling = await startCeiling(database.url, key, logDir);
     running.push(ceiling);
     const servers: Record<ServerName, typeof service> = { service, ceiling };
     const routes = benchRoutes(settings.seededAnimals);

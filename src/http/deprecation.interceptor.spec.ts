@@ -1,6 +1,6 @@
-import { jest } from '@jest/globals';
-import { CallHandler, ExecutionContext, Logger } from '@nestjs/common';
+import { CallHandler, ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import type { PinoLogger } from 'nestjs-pino';
 import { firstValueFrom, of } from 'rxjs';
 import type { MetricsService } from '../metrics/metrics.service.js';
 import { GET_PET_DEPRECATION } from '../pets/pets.controller.js';
@@ -41,18 +41,27 @@ describe('deprecationHeaders', () => {
 });
 
 describe('DeprecationInterceptor', () => {
-  let warned: jest.SpiedFunction<Logger['warn']>;
+  let warned: { context: string; fields: object; message: string }[];
   let deprecatedCalls: [string, string][];
   let interceptor: DeprecationInterceptor;
 
   beforeEach(() => {
-    warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    warned = [];
+    const pino = {
+      logger: {
+        child: ({ context }: { context: string }) => ({
+          warn: (fields: object, message: string) => warned.push({ context, fields, message }),
+        }),
+      },
+    };
     deprecatedCalls = [];
     const metrics = { recordDeprecatedCall: (operation: string, keyId: string) => deprecatedCalls.push([operation, keyId]) };
-    interceptor = new DeprecationInterceptor(new Reflector(), metrics as unknown as MetricsService);
+    interceptor = new DeprecationInterceptor(
+      new Reflector(),
+      metrics as unknown as MetricsService,
+      pino as unknown as PinoLogger,
+    );
   });
-
-  afterEach(() => warned.mockRestore());
 
   it('sets the three headers and passes the handler’s result through', async () => {
     const { executionContext, sent } = context(getPet, { id: 'env-1a2b3c4d', name: 'API_KEYS #1' });
@@ -85,12 +94,13 @@ describe('DeprecationInterceptor', () => {
     await firstValueFrom(interceptor.intercept(executionContext, handlerReturning(null)));
     await firstValueFrom(interceptor.intercept(executionContext, handlerReturning(null)));
 
-    expect(warned).toHaveBeenCalledTimes(2);
-    expect(warned).toHaveBeenCalledWith(
-      expect.objectContaining({ operation: 'getPet', keyId: 'env-1a2b3c4d' }),
-      'Deprecated operation getPet called by API key env-1a2b3c4d',
-    );
-    expect(JSON.stringify(warned.mock.calls)).not.toContain(KEY);
+    expect(warned).toHaveLength(2);
+    expect(warned[0]).toEqual({
+      context: 'Deprecation',
+      fields: expect.objectContaining({ operation: 'getPet', keyId: 'env-1a2b3c4d' }),
+      message: 'Deprecated operation getPet called by API key env-1a2b3c4d',
+    });
+    expect(JSON.stringify(warned)).not.toContain(KEY);
     expect(deprecatedCalls).toEqual([
       ['getPet', 'env-1a2b3c4d'],
       ['getPet', 'env-1a2b3c4d'],
@@ -102,10 +112,13 @@ describe('DeprecationInterceptor', () => {
 
     await firstValueFrom(interceptor.intercept(executionContext, handlerReturning(null)));
 
-    expect(warned).toHaveBeenCalledWith(
-      expect.objectContaining({ keyId: 'unknown' }),
-      'Deprecated operation getPet called by API key unknown',
-    );
+    expect(warned).toEqual([
+      {
+        context: 'Deprecation',
+        fields: expect.objectContaining({ keyId: 'unknown' }),
+        message: 'Deprecated operation getPet called by API key unknown',
+      },
+    ]);
   });
 
   it('sets no headers on a handler without a policy', async () => {

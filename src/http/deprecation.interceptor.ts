@@ -1,6 +1,8 @@
-import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { PinoLogger } from 'nestjs-pino';
+import type { Logger as Pino } from 'pino';
 import { Observable } from 'rxjs';
 import type { ApiKeyIdentity } from '../auth/api-key-identity.js';
 import { MetricsService } from '../metrics/metrics.service.js';
@@ -36,13 +38,17 @@ export function deprecationHeaders(policy: DeprecationPolicy): Record<string, st
  */
 @Injectable()
 export class DeprecationInterceptor implements NestInterceptor {
-  private readonly logger = new Logger('Deprecation');
+  // pino itself rather than Nest's Logger: the line is written on every call, so it skips two wrappers.
+  private readonly logger: Pino;
   private readonly operations = new WeakMap<object, { headers: Record<string, string>; operationId: string }>();
 
   constructor(
     private readonly reflector: Reflector,
     private readonly metrics: MetricsService,
-  ) {}
+    pino: PinoLogger,
+  ) {
+    this.logger = pino.logger.child({ context: 'Deprecation' });
+  }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const handler = context.getHandler();
