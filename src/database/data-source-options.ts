@@ -32,7 +32,7 @@ export function dataSourceOptions(url: string): DataSourceOptions {
       // A dead or unreachable database must fail a request quickly (503), never hang it.
       connectionTimeoutMillis: 2_000,
       statement_timeout: 5_000,
-      query_timeout: 6_000,
+      queryDeadlineMs: 6_000,
       idle_in_transaction_session_timeout: 10_000,
       application_name: 'animal-store',
       Client: DatabaseClient,

@@ -6,6 +6,8 @@ export interface TcpProxy {
   forward(): void;
   /** A black-hole address: open connections are reset, new ones are accepted and never answered. */
   blackHole(): void;
+  /** Open connections stay open but nothing more passes either way (a peer gone silent); new ones are forwarded. */
+  stall(): void;
   close(): Promise<void>;
 }
 
@@ -56,6 +58,14 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     blackHole: () => {
       holding = true;
       destroyAll();
+    },
+    stall: () => {
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.pause();
+        upstream.pause();
+      }
     },
     close: () =>
       new Promise((resolve) => {
