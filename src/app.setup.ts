@@ -10,7 +10,7 @@ import { handleClientError, handleFrameworkError } from './http/framework-errors
 import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { registerLoadShedding } from './http/load-shedding.js';
 import { assignRequestId, REQUEST_ID_HEADER } from './http/request-id.js';
-import { SECURITY_HEADERS } from './http/security-headers.js';
+import { securityHeadersFor } from './http/security-headers.js';
 
 export const API_PREFIX = 'v1';
 export const BODY_LIMIT_BYTES = 16 * 1024;
@@ -28,7 +28,7 @@ export function createFastifyAdapter(): FastifyAdapter {
   // From here on every response, errors included, carries its request id and the security headers.
   adapter.getInstance().addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
-    reply.headers(SECURITY_HEADERS);
+    reply.headers(securityHeadersFor(request.url));
     done();
   });
   return adapter;

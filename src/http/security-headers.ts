@@ -1,13 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import helmet, { type HelmetOptions } from 'helmet';
+import { DOCS_PATH } from '../docs/setup-docs.js';
 
 /**
- * The policy keeps Swagger UI at /docs working: its scripts and styles are
- * served from this origin, it sets inline styles and shows data: images. No
- * upgrade-insecure-requests: the service is often reached over plain HTTP on
- * a private network.
+ * Swagger UI's pages: helmet's full set, with a policy that keeps the UI
+ * working (its scripts and styles are served from this origin, it sets inline
+ * styles and shows data: images). No upgrade-insecure-requests: the service
+ * is often reached over plain HTTP on a private network.
  */
-const HELMET_OPTIONS: HelmetOptions = {
+const DOCS_OPTIONS: HelmetOptions = {
   contentSecurityPolicy: {
     useDefaults: false,
     directives: {
@@ -24,6 +25,24 @@ const HELMET_OPTIONS: HelmetOptions = {
       styleSrc: ["'self'", "'unsafe-inline'"],
     },
   },
+};
+
+/**
+ * JSON responses, which no browser renders as a page: the headers the OWASP
+ * REST Security Cheat Sheet lists for APIs (nothing may be loaded or framed,
+ * no sniffing, HTTPS from now on), plus no referrer and same-origin resource
+ * policy. The ones that only concern HTML pages or retired browser features
+ * are left to the docs.
+ */
+const API_OPTIONS: HelmetOptions = {
+  contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+  crossOriginOpenerPolicy: false,
+  originAgentCluster: false,
+  xDnsPrefetchControl: false,
+  xDownloadOptions: false,
+  xFrameOptions: { action: 'deny' },
+  xPermittedCrossDomainPolicies: false,
+  xXssProtection: false,
 };
 
 /** The headers helmet's middleware sets for `options`, recorded from one run of it. */
@@ -43,10 +62,12 @@ function helmetHeaders(options: HelmetOptions): Readonly<Record<string, string>>
   return Object.freeze(headers);
 }
 
-/**
- * Helmet's headers for our policy, worked out once: they are the same on every
- * response, and building them per request (as `@fastify/helmet` does, parsing
- * the policy each time) was the largest single cost on the hot paths (README,
- * "Performance").
- */
-export const SECURITY_HEADERS = helmetHeaders(HELMET_OPTIONS);
+// Worked out once: they are the same on every response, and building them per request (as `@fastify/helmet`
+// does, parsing the policy each time) was the largest single cost on the hot paths (README, "Performance").
+const DOCS_HEADERS = helmetHeaders(DOCS_OPTIONS);
+const API_HEADERS = helmetHeaders(API_OPTIONS);
+
+/** The security headers for a response to `url` (the request's path and query). */
+export function securityHeadersFor(url: string): Readonly<Record<string, string>> {
+  return url.startsWith(`/${DOCS_PATH}`) ? DOCS_HEADERS : API_HEADERS;
+}
