@@ -5,7 +5,6 @@ import { ApiKeyRateLimiter } from './api-key-rate-limiter.js';
 import { AuthFailureLimiter } from './auth-failure-limiter.js';
 import { MemoryRateLimitStorage } from './memory-rate-limit-storage.js';
 import { RateLimitStorage } from './rate-limit-storage.js';
-import { RedisRateLimitStorage } from './redis-rate-limit-storage.js';
 
 /** Counters in Redis when REDIS_URL is set (one budget shared by all instances), in this process otherwise. */
 @Module({
@@ -13,8 +12,12 @@ import { RedisRateLimitStorage } from './redis-rate-limit-storage.js';
     {
       provide: RateLimitStorage,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) =>
-        config.redisUrl ? new RedisRateLimitStorage(config.redisUrl) : new MemoryRateLimitStorage(),
+      useFactory: async (config: AppConfig) => {
+        if (!config.redisUrl) return new MemoryRateLimitStorage();
+        // Loaded only when used, so that instances without Redis do not load ioredis at start-up.
+        const { RedisRateLimitStorage } = await import('./redis-rate-limit-storage.js');
+        return new RedisRateLimitStorage(config.redisUrl);
+      },
     },
     ApiKeyRateLimiter,
     AuthFailureLimiter,
