@@ -49,6 +49,16 @@ describe('PageCursorCodec', () => {
     expect(other.decode(codec.encode({ after: 42 }))).toBeUndefined();
   });
 
+  it('gives a repeated page the cursor signing gives it, also after its memory of issued cursors filled up', () => {
+    const fresh = new PageCursorCodec(SECRET);
+    const first = fresh.encode({ after: 20, status: PetStatus.Available });
+    for (let after = 1; after <= 3_000; after++) fresh.encode({ after, status: PetStatus.Available });
+
+    expect(fresh.encode({ after: 20, status: PetStatus.Available })).toBe(first);
+    expect(first).toBe(signed(1, 1, 0, 20));
+    expect(fresh.encode({ after: 2_999, status: PetStatus.Available })).toBe(signed(1, 1, 0, 2_999));
+  });
+
   it.each([
     ['empty', ''],
     ['garbage', 'not a cursor!'],

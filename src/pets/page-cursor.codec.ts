@@ -32,6 +32,8 @@ const STATUS_BY_CODE: readonly (PetStatus | undefined)[] = [
 ];
 
 const UINT32 = 2 ** 32;
+/** Cursors remembered per status filter; past this many, that filter's memory starts over. */
+const ISSUED_PER_FILTER = 1_024;
 
 /**
  * Turns a page position into the opaque, url-safe `cursor` clients send back,
@@ -40,19 +42,27 @@ const UINT32 = 2 ** 32;
  */
 export class PageCursorCodec {
   private readonly key: KeyObject;
+  /**
+   * Issued cursors by status code, then by last id. Encoding is a pure function of the two, and the same
+   * pages (the first of each filter above all) are listed over and over: signing was the largest cost of a
+   * list request after the query itself (README, "Performance").
+   */
+  private readonly issued = STATUS_BY_CODE.map(() => new Map<number, string>());
 
   constructor(secret: string | Buffer) {
     this.key = createSecretKey(typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret);
   }
 
   encode({ after, status }: PageCursor): string {
-    const bytes = Buffer.allocUnsafe(CURSOR_BYTES);
-    bytes[0] = VERSION;
-    bytes[1] = status === undefined ? 0 : STATUS_CODES[status];
-    bytes.writeUInt32BE(Math.floor(after / UINT32), 2);
-    bytes.writeUInt32BE(after % UINT32, 6);
-    this.tag(bytes).copy(bytes, PAYLOAD_BYTES, 0, TAG_BYTES);
-    return bytes.toString('base64url');
+    const statusCode = status === undefined ? 0 : STATUS_CODES[status];
+    const issued = this.issued[statusCode];
+    let cursor = issued.get(after);
+    if (cursor === undefined) {
+      cursor = this.sign(statusCode, after);
+      if (issued.size >= ISSUED_PER_FILTER) issued.clear();
+      issued.set(after, cursor);
+    }
+    return cursor;
   }
 
   decode(cursor: string): PageCursor | undefined {
@@ -65,6 +75,16 @@ export class PageCursorCodec {
     if (after < MIN_ID || after > MAX_ID) return undefined;
     const status = STATUS_BY_CODE[bytes[1]];
     return status === undefined ? { after } : { after, status };
+  }
+
+  private sign(statusCode: number, after: number): string {
+    const bytes = Buffer.allocUnsafe(CURSOR_BYTES);
+    bytes[0] = VERSION;
+    bytes[1] = statusCode;
+    bytes.writeUInt32BE(Math.floor(after / UINT32), 2);
+    bytes.writeUInt32BE(after % UINT32, 6);
+    this.tag(bytes).copy(bytes, PAYLOAD_BYTES, 0, TAG_BYTES);
+    return bytes.toString('base64url');
   }
 
   private tag(bytes: Buffer): Buffer {
