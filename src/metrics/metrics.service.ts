@@ -45,8 +45,10 @@ export class MetricsService implements OnModuleInit {
     registers: [this.registry],
   });
 
-  // Label lookups are cached per route and status, so a request costs one Map lookup and two increments.
+  // Label lookups are cached per route and status (and per deprecated operation and key), so a request
+  // costs a Map lookup per series instead of prom-client hashing its labels.
   private readonly series = new Map<string, RouteSeries>();
+  private readonly deprecatedCallers = new Map<string, Counter.Internal>();
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
@@ -84,6 +86,12 @@ export class MetricsService implements OnModuleInit {
   }
 
   recordDeprecatedCall(operation: string, keyId: string): void {
-    this.deprecatedCalls.inc({ operation, key_id: keyId });
+    const key = `${operation} ${keyId}`;
+    let counter = this.deprecatedCallers.get(key);
+    if (!counter) {
+      counter = this.deprecatedCalls.labels({ operation, key_id: keyId });
+      this.deprecatedCallers.set(key, counter);
+    }
+    counter.inc();
   }
 }
