@@ -18,9 +18,12 @@ const ALLOWED = String.raw`[^\u0000-\u001f\u007f-\u009f\ud800-\udfff]`;
 export const NAME_PATTERN = `^${BLANK}*${VISIBLE}${ALLOWED}*$`;
 const NAME = new RegExp(NAME_PATTERN, 'u');
 
+// A string has at most as many code points as UTF-16 units, so only a longer one needs its code points counted.
+const withinMaxLength = (value: string) => value.length <= NAME_MAX_LENGTH || [...value].length <= NAME_MAX_LENGTH;
+
 /** 1 to 255 characters (code points) matching NAME_PATTERN. */
 export function isPetName(value: unknown): value is string {
-  return typeof value === 'string' && [...value].length <= NAME_MAX_LENGTH && NAME.test(value);
+  return typeof value === 'string' && withinMaxLength(value) && NAME.test(value);
 }
 
 export function IsPetName(options?: ValidationOptions): PropertyDecorator {
