@@ -1,8 +1,9 @@
 /**
- * `npm run bench [-- --quick]`: the built service beside a bare Fastify + pg
- * server (bench/ceiling.ts) on one PostgreSQL, alternating A B A B, plus the
- * list latency at 10,000 vs 1,000,000 rows and start-up times. See the README,
- * section "Performance".
+ * `npm run bench [-- --quick] [-- --floor]`: the built service beside a bare
+ * Fastify + pg server (bench/ceiling.ts) on one PostgreSQL, alternating A B A B,
+ * plus the list latency at 10,000 vs 1,000,000 rows and start-up times. With
+ * `--floor`, bench/nest-floor.ts takes its turn as a third server. See the
+ * README, section "Performance".
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -18,6 +19,7 @@ import { formatTables, ratios, RouteSummary, ServerName, summarise } from './rep
 import { freePort, peakRssMiB, root, RunningService, ServerProcess, serviceEnv, startServer, startService } from './server-process.js';
 
 const quick = process.argv.includes('--quick');
+const withFloor = process.argv.includes('--floor');
 const settings = {
   mode: quick ? 'quick' : 'full',
   rounds: 3,
@@ -54,15 +56,16 @@ const startBenchService = (databaseUrl: string, key: string, logDir: string) =>
     logFile: join(logDir, 'service.log'),
   });
 
-async function startCeiling(databaseUrl: string, key: string, logDir: string): Promise<RunningService> {
+/** A yardstick server (`ceiling` or `nest-floor`), given the key in its in-memory set. */
+async function startYardstick(script: string, databaseUrl: string, key: string, logDir: string): Promise<RunningService> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const server = await startServer({
     command: process.execPath,
-    args: [fileURLToPath(new URL('./ceiling.js', import.meta.url))],
+    args: [fileURLToPath(new URL(`./${script}.js`, import.meta.url))],
     cwd: root,
     env: { PORT: String(port), DATABASE_URL: databaseUrl, API_KEYS: key },
-    logFile: join(logDir, 'ceiling.log'),
+    logFile: join(logDir, `${script}.log`),
     readyUrl: `${origin}/v1/pets?limit=1`,
     headers: { authorization: `Bearer ${key}` },
   });
@@ -146,16 +149,21 @@ async function main(): Promise<number> {
 
     // A B A B: the service and the ceiling take turns on each route, every round.
     await database.reseed(settings.seededAnimals);
-    const ceiling = await startCeiling(database.url, key, logDir);
-    running.push(ceiling);
-    const servers: Record<ServerName, typeof service> = { service, ceiling };
+    const servers: Partial<Record<ServerName, RunningService>> = { service };
+    servers.ceiling = await startYardstick('ceiling', database.url, key, logDir);
+    running.push(servers.ceiling);
+    if (withFloor) {
+      servers.floor = await startYardstick('nest-floor', database.url, key, logDir);
+      running.push(servers.floor);
+    }
+    const names = Object.keys(servers) as ServerName[];
     const routes = benchRoutes(settings.seededAnimals);
     const runs = new Map<string, LoadResult[]>();
     let failures = 0;
     for (let round = 1; round <= settings.rounds; round++) {
       for (const route of routes) {
-        for (const name of ['service', 'ceiling'] as const) {
-          const { origin, pid } = servers[name];
+        for (const name of names) {
+          const { origin, pid } = servers[name]!;
           const options = { connections: settings.connections, key };
           const warmup = await load(origin, pid, route, { ...options, seconds: settings.warmupSeconds });
           const run = await load(origin, pid, route, { ...options, seconds: settings.seconds });
@@ -168,13 +176,14 @@ async function main(): Promise<number> {
         }
       }
     }
-    const rss = { service: peakRssMiB(service.pid), ceiling: peakRssMiB(ceiling.pid) };
+    const rss = new Map(names.map((name) => [name, peakRssMiB(servers[name]!.pid)]));
     for (const server of running.splice(0)) await server.stop();
 
     const summaries: RouteSummary[] = routes.flatMap((route) =>
-      (['service', 'ceiling'] as const).map((name) => summarise(route.name, name, runs.get(`${route.name}|${name}`)!, rss[name])),
+      names.map((name) => summarise(route.name, name, runs.get(`${route.name}|${name}`)!, rss.get(name)!)),
     );
-    const routeRatios = ratios(summaries);
+    const routeRatios = ratios(summaries, 'service');
+    const floorRatios = withFloor ? ratios(summaries, 'floor') : undefined;
 
     // Cold: a fresh DATA_DIR, so the embedded PostgreSQL is created, started and migrated.
     const coldNodeMs = await coldStart(process.execPath, [join(root, 'dist', 'main.js')], logDir, 'cold-node');
@@ -182,7 +191,7 @@ async function main(): Promise<number> {
     const coldNpmStartMs = quick ? null : await coldStart('npm', ['start'], logDir, 'cold-npm-start');
 
     console.log(`\n${settings.rounds} rounds of ${settings.seconds} s per route and server (after ${settings.warmupSeconds} s warm-up), ${settings.connections} connections, ${settings.seededAnimals} animals, ${cpus().length} CPUs, Node ${process.version}\n`);
-    console.log(formatTables(summaries, routeRatios));
+    console.log(formatTables(summaries, routeRatios, floorRatios));
     console.log(`\nlist latency, status filter, limit 100: ${scale.map((s) => `${s.medianMs.toFixed(2)} ms at ${s.rows} rows`).join(', ')}; ratio ${scaleRatio.toFixed(2)} (target < 1.3)`);
     console.log(`start-up to first successful request: node dist/main.js with PostgreSQL running ${startupWarmMs.toFixed(0)} ms (target < 1500);`);
     console.log(`  node dist/main.js with a cold embedded PostgreSQL ${coldNodeMs.toFixed(0)} ms; npm start (build included) with a cold embedded PostgreSQL ${coldNpmStartMs === null ? 'not measured with --quick' : `${coldNpmStartMs.toFixed(0)} ms`}`);
@@ -192,7 +201,7 @@ async function main(): Promise<number> {
     const file = join(resultsDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
     const machine = { cpus: cpus().length, node: process.version };
     const startup = { warmMs: startupWarmMs, samples: startups, coldNodeMs, coldNpmStartMs };
-    await writeFile(file, JSON.stringify({ settings, machine, summaries, ratios: routeRatios, scale: { rows: scale, ratio: scaleRatio }, startup }, null, 2));
+    await writeFile(file, JSON.stringify({ settings: { ...settings, withFloor }, machine, summaries, ratios: routeRatios, floorRatios, scale: { rows: scale, ratio: scaleRatio }, startup }, null, 2));
     console.log(`\nwritten to ${file}`);
     if (failures > 0) {
       console.error(`${failures} requests failed (errors or non-2xx answers); server logs in ${logDir}`);

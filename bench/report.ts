@@ -1,6 +1,7 @@
 import { LoadResult, median } from './load.js';
 
-export type ServerName = 'service' | 'ceiling';
+/** The service, the bare Fastify + pg ceiling, and (with `--floor`) the Nest parts the service must use. */
+export type ServerName = 'service' | 'ceiling' | 'floor';
 
 export interface RouteSummary {
   route: string;
@@ -38,16 +39,17 @@ export function summarise(route: string, server: ServerName, runs: LoadResult[],
   };
 }
 
-export function ratios(summaries: RouteSummary[]): RouteRatio[] {
+/** Per route, `server`'s figures over the ceiling's. */
+export function ratios(summaries: RouteSummary[], server: Exclude<ServerName, 'ceiling'>): RouteRatio[] {
   const routes = [...new Set(summaries.map((s) => s.route))];
   return routes.map((route) => {
-    const service = summaries.find((s) => s.route === route && s.server === 'service')!;
+    const measured = summaries.find((s) => s.route === route && s.server === server)!;
     const ceiling = summaries.find((s) => s.route === route && s.server === 'ceiling')!;
     return {
       route,
-      reqPerSec: service.medianReqPerSec / ceiling.medianReqPerSec,
-      cpuPerRequest: service.cpuMicrosPerRequest / ceiling.cpuMicrosPerRequest,
-      p99: service.p99Ms / ceiling.p99Ms,
+      reqPerSec: measured.medianReqPerSec / ceiling.medianReqPerSec,
+      cpuPerRequest: measured.cpuMicrosPerRequest / ceiling.cpuMicrosPerRequest,
+      p99: measured.p99Ms / ceiling.p99Ms,
     };
   });
 }
@@ -62,7 +64,7 @@ function markdownTable(header: string[], rows: string[][]): string {
 }
 
 /** The results as Markdown tables, ready to paste into the README. */
-export function formatTables(summaries: RouteSummary[], routeRatios: RouteRatio[]): string {
+export function formatTables(summaries: RouteSummary[], routeRatios: RouteRatio[], floorRatios?: RouteRatio[]): string {
   const results = markdownTable(
     ['route', 'server', 'req/s (median)', 'p50 ms', 'p99 ms', 'CPU µs/req', 'peak RSS MiB', 'errors', 'non-2xx'],
     summaries.map((s) => [
@@ -77,15 +79,18 @@ export function formatTables(summaries: RouteSummary[], routeRatios: RouteRatio[
       String(s.non2xx),
     ]),
   );
-  const ratioTable = markdownTable(
-    ['route', 'req/s service/ceiling', 'CPU/req service/ceiling', 'p99 service/ceiling', 'targets met'],
-    routeRatios.map((r) => [
-      r.route,
-      fixed(r.reqPerSec, 2),
-      `${fixed(r.cpuPerRequest, 2)}x`,
-      `${fixed(r.p99, 2)}x`,
-      meetsTargets(r) ? 'yes' : 'no',
-    ]),
-  );
-  return `${results}\n\n${ratioTable}`;
+  const ratioTable = (server: string, rows: RouteRatio[]) =>
+    markdownTable(
+      ['route', `req/s ${server}/ceiling`, `CPU/req ${server}/ceiling`, `p99 ${server}/ceiling`, 'targets met'],
+      rows.map((r) => [
+        r.route,
+        fixed(r.reqPerSec, 2),
+        `${fixed(r.cpuPerRequest, 2)}x`,
+        `${fixed(r.p99, 2)}x`,
+        meetsTargets(r) ? 'yes' : 'no',
+      ]),
+    );
+  const tables = [results, ratioTable('service', routeRatios)];
+  if (floorRatios) tables.push(ratioTable('floor', floorRatios));
+  return tables.join('\n\n');
 }

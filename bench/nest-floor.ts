@@ -1,0 +1,141 @@
+/**
+ * A second yardstick, not part of the product (`npm run bench -- --floor`):
+ * the parts of the stack the service is required to use, and nothing else.
+ * NestJS 12 on Fastify with a global `@nestjs/passport` bearer guard
+ * (passport-http-bearer, keys in an in-memory set), a global validation pipe,
+ * an exception filter and an interceptor on `GET /v1/pets/{petId}`, serving
+ * the same queries as bench/ceiling.ts with the same response schemas. No
+ * logging, metrics, rate limits, request ids, security headers, cursors or
+ * body validation: whatever this server costs beyond the ceiling, the service
+ * pays before any of its own features.
+ */
+import 'reflect-metadata';
+import {
+  ArgumentsHost,
+  Body,
+  CallHandler,
+  Catch,
+  Controller,
+  ExceptionFilter,
+  ExecutionContext,
+  Get,
+  HttpException,
+  Injectable,
+  Module,
+  NestInterceptor,
+  NotFoundException,
+  Param,
+  ParseIntPipe,
+  Post,
+  Query,
+  UseInterceptors,
+  ValidationPipe,
+} from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE, NestFactory } from '@nestjs/core';
+import { AuthGuard, PassportModule, PassportStrategy } from '@nestjs/passport';
+import { FastifyAdapter, NestFastifyApplication, RouteSchema } from '@nestjs/platform-fastify';
+import type { FastifyReply } from 'fastify';
+import { Strategy } from 'passport-http-bearer';
+import pg from 'pg';
+import type { Observable } from 'rxjs';
+
+const keys = new Set((process.env.API_KEYS ?? '').split(','));
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+
+const COLUMNS = 'id, name, category_id, status';
+const pet = {
+  type: 'object',
+  required: ['id', 'name', 'categoryId', 'status'],
+  properties: { id: { type: 'integer' }, name: { type: 'string' }, categoryId: { type: 'integer' }, status: { type: 'string' } },
+};
+
+interface Row {
+  id: string;
+  name: string;
+  category_id: string;
+  status: string;
+}
+const toPet = (row: Row) => ({ id: Number(row.id), name: row.name, categoryId: Number(row.category_id), status: row.status });
+
+interface NewPetBody {
+  name: string;
+  categoryId: number;
+  status?: string;
+}
+
+@Injectable()
+class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
+  validate(token: string): { token: string } | false {
+    return keys.has(token) ? { token } : false;
+  }
+}
+
+@Injectable()
+class BearerGuard extends AuthGuard('bearer') {}
+
+@Injectable()
+class DeprecationInterceptor implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    context.switchToHttp().getResponse<FastifyReply>().header('Deprecation', '@1795132800');
+    return next.handle();
+  }
+}
+
+@Catch()
+class ErrorFilter implements ExceptionFilter {
+  catch(error: unknown, host: ArgumentsHost): void {
+    const status = error instanceof HttpException ? error.getStatus() : 500;
+    void host.switchToHttp().getResponse<FastifyReply>().code(status).send({ code: 'error', message: 'Failed.', status });
+  }
+}
+
+@Controller('pets')
+class PetsController {
+  @Get()
+  @RouteSchema({ response: { 200: { type: 'array', items: pet } } })
+  async list(@Query('limit', ParseIntPipe) limit: number, @Query('status') status?: string) {
+    const { rows } =
+      status === undefined
+        ? await pool.query<Row>(`SELECT ${COLUMNS} FROM pets ORDER BY id LIMIT $1`, [limit])
+        : await pool.query<Row>(`SELECT ${COLUMNS} FROM pets WHERE status = $1 ORDER BY id LIMIT $2`, [status, limit]);
+    return rows.map(toPet);
+  }
+
+  @Get(':petId')
+  @UseInterceptors(DeprecationInterceptor)
+  @RouteSchema({ response: { 200: pet } })
+  async get(@Param('petId', ParseIntPipe) id: number) {
+    const { rows } = await pool.query<Row>(`SELECT ${COLUMNS} FROM pets WHERE id = $1`, [id]);
+    if (rows.length === 0) throw new NotFoundException();
+    return toPet(rows[0]);
+  }
+
+  @Post()
+  @RouteSchema({ response: { 201: pet } })
+  async create(@Body() body: NewPetBody) {
+    const { rows } = await pool.query<Row>(
+      `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
+      [body.name, body.categoryId, body.status ?? 'available'],
+    );
+    return toPet(rows[0]);
+  }
+}
+
+@Module({
+  imports: [PassportModule],
+  controllers: [PetsController],
+  providers: [
+    BearerStrategy,
+    { provide: APP_GUARD, useClass: BearerGuard },
+    { provide: APP_PIPE, useValue: new ValidationPipe({ transform: true }) },
+    { provide: APP_FILTER, useClass: ErrorFilter },
+  ],
+})
+class FloorModule {}
+
+const app = await NestFactory.create<NestFastifyApplication>(FloorModule, new FastifyAdapter({ bodyLimit: 16 * 1024 }), {
+  logger: false,
+});
+app.setGlobalPrefix('v1');
+await app.listen(Number(process.env.PORT), '127.0.0.1');
+process.once('SIGTERM', () => void app.close().then(() => pool.end()));
