@@ -5,30 +5,16 @@
  */
 import Fastify from 'fastify';
 import pg from 'pg';
+import { COLUMNS, PET_SCHEMA, PetRow, STATUS_SCHEMA, toPet } from './yardstick-pets.js';
 
 const keys = new Set((process.env.API_KEYS ?? '').split(','));
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 const app = Fastify({ bodyLimit: 16 * 1024 });
 
-const COLUMNS = 'id, name, category_id, status';
-const status = { type: 'string', enum: ['available', 'pending', 'sold'] } as const;
-const pet = {
-  type: 'object',
-  required: ['id', 'name', 'categoryId', 'status'],
-  properties: { id: { type: 'integer' }, name: { type: 'string' }, categoryId: { type: 'integer' }, status },
-} as const;
 const error = {
   type: 'object',
   properties: { code: { type: 'string' }, message: { type: 'string' }, status: { type: 'integer' } },
 } as const;
-
-interface Row {
-  id: string;
-  name: string;
-  category_id: string;
-  status: string;
-}
-const toPet = (row: Row) => ({ id: Number(row.id), name: row.name, categoryId: Number(row.category_id), status: row.status });
 
 app.addHook('onRequest', async (request, reply) => {
   const header = request.headers.authorization;
@@ -43,17 +29,17 @@ app.get<{ Querystring: { limit: number; status?: string } }>(
     schema: {
       querystring: {
         type: 'object',
-        properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 }, status },
+        properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 }, status: STATUS_SCHEMA },
       },
-      response: { 200: { type: 'array', items: pet } },
+      response: { 200: { type: 'array', items: PET_SCHEMA } },
     },
   },
   async (request) => {
     const { limit, status } = request.query;
     const { rows } =
       status === undefined
-        ? await pool.query<Row>(`SELECT ${COLUMNS} FROM pets ORDER BY id LIMIT $1`, [limit])
-        : await pool.query<Row>(`SELECT ${COLUMNS} FROM pets WHERE status = $1 ORDER BY id LIMIT $2`, [status, limit]);
+        ? await pool.query<PetRow>(`SELECT ${COLUMNS} FROM pets ORDER BY id LIMIT $1`, [limit])
+        : await pool.query<PetRow>(`SELECT ${COLUMNS} FROM pets WHERE status = $1 ORDER BY id LIMIT $2`, [status, limit]);
     return rows.map(toPet);
   },
 );
@@ -63,11 +49,11 @@ app.get<{ Params: { petId: number } }>(
   {
     schema: {
       params: { type: 'object', properties: { petId: { type: 'integer', minimum: 1 } } },
-      response: { 200: pet, 404: error },
+      response: { 200: PET_SCHEMA, 404: error },
     },
   },
   async (request, reply) => {
-    const { rows } = await pool.query<Row>(`SELECT ${COLUMNS} FROM pets WHERE id = $1`, [request.params.petId]);
+    const { rows } = await pool.query<PetRow>(`SELECT ${COLUMNS} FROM pets WHERE id = $1`, [request.params.petId]);
     if (rows.length === 0) return reply.code(404).send({ code: 'not_found', message: 'No such animal.', status: 404 });
     return toPet(rows[0]);
   },
@@ -81,14 +67,14 @@ app.post<{ Body: { name: string; categoryId: number; status?: string } }>(
         type: 'object',
         required: ['name', 'categoryId'],
         additionalProperties: false,
-        properties: { name: { type: 'string', minLength: 1, maxLength: 255 }, categoryId: { type: 'integer', minimum: 1 }, status },
+        properties: { name: { type: 'string', minLength: 1, maxLength: 255 }, categoryId: { type: 'integer', minimum: 1 }, status: STATUS_SCHEMA },
       },
-      response: { 201: pet },
+      response: { 201: PET_SCHEMA },
     },
   },
   async (request, reply) => {
     const { name, categoryId, status = 'available' } = request.body;
-    const { rows } = await pool.query<Row>(
+    const { rows } = await pool.query<PetRow>(
       `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
       [name, categoryId, status],
     );

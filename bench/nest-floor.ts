@@ -40,27 +40,13 @@ import type { FastifyReply } from 'fastify';
 import { Strategy } from 'passport-http-bearer';
 import pg from 'pg';
 import type { Observable } from 'rxjs';
+import { COLUMNS, PET_SCHEMA, PetRow, toPet } from './yardstick-pets.js';
 
 setFlagsFromString('--heap-growing-percent=50');
 setFlagsFromString('--no-allocation-site-pretenuring');
 
 const keys = new Set((process.env.API_KEYS ?? '').split(','));
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
-
-const COLUMNS = 'id, name, category_id, status';
-const pet = {
-  type: 'object',
-  required: ['id', 'name', 'categoryId', 'status'],
-  properties: { id: { type: 'integer' }, name: { type: 'string' }, categoryId: { type: 'integer' }, status: { type: 'string' } },
-};
-
-interface Row {
-  id: string;
-  name: string;
-  category_id: string;
-  status: string;
-}
-const toPet = (row: Row) => ({ id: Number(row.id), name: row.name, categoryId: Number(row.category_id), status: row.status });
 
 interface NewPetBody {
   name: string;
@@ -97,28 +83,28 @@ class ErrorFilter implements ExceptionFilter {
 @Controller('pets')
 class PetsController {
   @Get()
-  @RouteSchema({ response: { 200: { type: 'array', items: pet } } })
+  @RouteSchema({ response: { 200: { type: 'array', items: PET_SCHEMA } } })
   async list(@Query('limit', ParseIntPipe) limit: number, @Query('status') status?: string) {
     const { rows } =
       status === undefined
-        ? await pool.query<Row>(`SELECT ${COLUMNS} FROM pets ORDER BY id LIMIT $1`, [limit])
-        : await pool.query<Row>(`SELECT ${COLUMNS} FROM pets WHERE status = $1 ORDER BY id LIMIT $2`, [status, limit]);
+        ? await pool.query<PetRow>(`SELECT ${COLUMNS} FROM pets ORDER BY id LIMIT $1`, [limit])
+        : await pool.query<PetRow>(`SELECT ${COLUMNS} FROM pets WHERE status = $1 ORDER BY id LIMIT $2`, [status, limit]);
     return rows.map(toPet);
   }
 
   @Get(':petId')
   @UseInterceptors(DeprecationInterceptor)
-  @RouteSchema({ response: { 200: pet } })
+  @RouteSchema({ response: { 200: PET_SCHEMA } })
   async get(@Param('petId', ParseIntPipe) id: number) {
-    const { rows } = await pool.query<Row>(`SELECT ${COLUMNS} FROM pets WHERE id = $1`, [id]);
+    const { rows } = await pool.query<PetRow>(`SELECT ${COLUMNS} FROM pets WHERE id = $1`, [id]);
     if (rows.length === 0) throw new NotFoundException();
     return toPet(rows[0]);
   }
 
   @Post()
-  @RouteSchema({ response: { 201: pet } })
+  @RouteSchema({ response: { 201: PET_SCHEMA } })
   async create(@Body() body: NewPetBody) {
-    const { rows } = await pool.query<Row>(
+    const { rows } = await pool.query<PetRow>(
       `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
       [body.name, body.categoryId, body.status ?? 'available'],
     );
