@@ -69,32 +69,18 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   return raw === 'true';
 }
 
-function databaseUrl(env: Env): string | undefined {
-  const raw = env.DATABASE_URL;
+/** An optional URL whose scheme must be one of `protocols` (each with its colon, as `URL.protocol` gives it). */
+function optionalUrl(env: Env, name: string, protocols: [string, string], example: string): string | undefined {
+  const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   let protocol: string;
   try {
     protocol = new URL(raw).protocol;
   } catch {
-    throw new ConfigError('DATABASE_URL must be a URL such as postgres://user:password@host:5432/db');
+    throw new ConfigError(`${name} must be a URL such as ${example}`);
   }
-  if (protocol !== 'postgres:' && protocol !== 'postgresql:') {
-    throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
-  }
-  return raw;
-}
-
-function redisUrl(env: Env): string | undefined {
-  const raw = env.REDIS_URL;
-  if (raw === undefined || raw === '') return undefined;
-  let protocol: string;
-  try {
-    protocol = new URL(raw).protocol;
-  } catch {
-    throw new ConfigError('REDIS_URL must be a URL such as redis://127.0.0.1:6379');
-  }
-  if (protocol !== 'redis:' && protocol !== 'rediss:') {
-    throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
+  if (!protocols.includes(protocol)) {
+    throw new ConfigError(`${name} must start with ${protocols.map((p) => `${p}//`).join(' or ')}`);
   }
   return raw;
 }
@@ -168,7 +154,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   return {
     host: env.HOST || '127.0.0.1',
     port: integer(env, 'PORT', 3000, 0, 65535),
-    databaseUrl: databaseUrl(env),
+    databaseUrl: optionalUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:'], 'postgres://user:password@host:5432/db'),
     apiKeys: apiKeys(env),
     logLevel: logLevel(env),
     migrationsRun: boolean(env, 'MIGRATIONS_RUN', true),
@@ -187,6 +173,6 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000),
     authFailureLimitPerMinute: integer(env, 'AUTH_FAILURE_LIMIT_PER_MINUTE', 30, 1, 1_000_000),
-    redisUrl: redisUrl(env),
+    redisUrl: optionalUrl(env, 'REDIS_URL', ['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
   };
 }
