@@ -3,6 +3,7 @@ import { ApiResponse, type HeadersObject } from '@nestjs/swagger';
 import { ErrorBodyDto } from '../http/error-body.dto.js';
 import { ErrorCode } from '../http/error-code.js';
 import { RETRY_AFTER_SECONDS } from '../http/to-api-error.js';
+import { RATE_LIMIT_HEADERS } from '../rate-limit/rate-limited.error.js';
 
 export type OperationErrorStatus = 400 | 404 | 409 | 413 | 415 | 422;
 
@@ -29,6 +30,38 @@ const RETRY_AFTER: HeadersObject = {
 };
 
 /**
+ * The per-key budget's headers. They are on every response to a request whose API key was accepted while
+ * RATE_LIMIT_PER_MINUTE is above 0, so `required` only where they always are (429); never on responses
+ * refused before the key is known (see REFUSED_BEFORE_THE_KEY).
+ */
+export function rateLimitHeaderDocs({ required }: { required: boolean }): HeadersObject {
+  const when = required ? '' : ' Sent once the API key is accepted, while the per-key rate limit is on.';
+  return {
+    [RATE_LIMIT_HEADERS.limit]: {
+      description: `Requests allowed per minute for this API key (on a 429: the budget that was exceeded).${when}`,
+      required,
+      schema: { type: 'integer', minimum: 1, example: 600 },
+    },
+    [RATE_LIMIT_HEADERS.remaining]: {
+      description: `Requests left in the current minute.${when}`,
+      required,
+      schema: { type: 'integer', minimum: 0, example: 599 },
+    },
+    [RATE_LIMIT_HEADERS.reset]: {
+      description: `Seconds until the current minute's budget starts again.${when}`,
+      required,
+      schema: { type: 'integer', minimum: 0, example: 60 },
+    },
+  };
+}
+
+/**
+ * Statuses answered before the API key is checked, so without the rate-limit headers: 401 by the guard itself,
+ * 413 and 415 while Fastify reads the body, which happens before any guard runs.
+ */
+const REFUSED_BEFORE_THE_KEY = new Set(['401', '413', '415']);
+
+/**
  * Errors every operation can answer with, whatever it does: the global guard
  * (401), the rate limits (429) and failures of the service or its database.
  */
@@ -43,7 +76,7 @@ const COMMON_ERRORS = {
       },
     } satisfies HeadersObject,
   },
-  429: { description: 'Too many requests.', headers: RETRY_AFTER },
+  429: { description: 'Too many requests.', headers: { ...RETRY_AFTER, ...rateLimitHeaderDocs({ required: true }) } },
   500: { description: 'Unexpected failure of the service.' },
   503: {
     description: 'The service or its database is temporarily unavailable.',
@@ -52,12 +85,14 @@ const COMMON_ERRORS = {
 } as const;
 
 function errorResponse(status: string, description: string, headers: HeadersObject) {
+  const budget = REFUSED_BEFORE_THE_KEY.has(status) || status === '429' ? {} : rateLimitHeaderDocs({ required: false });
+  const all = { ...headers, ...budget };
   return ApiResponse({
     status: Number(status),
     description,
     type: ErrorBodyDto,
     example: { code: EXAMPLE_CODES[Number(status)], message: description, status: Number(status) },
-    ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    ...(Object.keys(all).length > 0 ? { headers: all } : {}),
   });
 }
 

@@ -1,7 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { ReferenceObject, RequestBodyObject, SchemaObject } from '@nestjs/swagger';
 import { API_PREFIX } from '../app.setup.js';
 import type { AppConfig } from '../config/app-config.js';
+import { BODIES_REJECT_UNKNOWN_PROPERTIES } from '../http/request-validation.pipe.js';
 
 export const BEARER_SCHEME = 'bearer';
 
@@ -27,7 +29,7 @@ export function createOpenApiDocument(
     .addServer(config.publicBaseUrl, 'Production')
     .addServer(config.stagingBaseUrl, 'Staging')
     // Relative: resolved against wherever this document is served from.
-    .addServer(`/${API_PREFIX}`, 'This server')
+    .addServer(`/${API_PREFIX}`, 'This server (local, staging or production: wherever this document is served from)')
     .addTag('animals', "The store's animals.")
     .addBearerAuth(
       { type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'An API key, sent as the bearer token.' },
@@ -35,5 +37,24 @@ export function createOpenApiDocument(
     )
     .addSecurityRequirements(BEARER_SCHEME)
     .build();
-  return SwaggerModule.createDocument(app, options, { ignoreGlobalPrefix: true });
+  // Every server is public: the API has no internal-only audience.
+  options.servers = options.servers?.map((server) => ({ ...server, 'x-internal': false }));
+  const document = SwaggerModule.createDocument(app, options, { ignoreGlobalPrefix: true });
+  if (BODIES_REJECT_UNKNOWN_PROPERTIES) closeRequestBodies(document);
+  return document;
+}
+
+/** `additionalProperties: false` on every request body's object schema, as the validation pipe enforces. */
+function closeRequestBodies(document: OpenAPIObject): void {
+  const schemas = document.components?.schemas ?? {};
+  for (const item of Object.values(document.paths)) {
+    for (const operation of [item.get, item.put, item.post, item.patch, item.delete]) {
+      const body = operation?.requestBody as RequestBodyObject | undefined;
+      for (const media of Object.values(body?.content ?? {})) {
+        const ref = (media.schema as ReferenceObject | undefined)?.$ref;
+        const schema = (ref ? schemas[ref.replace('#/components/schemas/', '')] : media.schema) as SchemaObject | undefined;
+        if (schema?.type === 'object') schema.additionalProperties = false;
+      }
+    }
+  }
 }

@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import type { ApiKeyIdentity } from '../auth/api-key-identity.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { rateLimitedError } from './rate-limited.error.js';
+import { RATE_LIMIT_HEADERS, rateLimitedError } from './rate-limited.error.js';
 import { RateLimitStorage } from './rate-limit-storage.js';
 
 export const API_KEY_THROTTLER = 'api-key';
@@ -30,9 +30,9 @@ export class ApiKeyRateLimiter {
     const record = await this.storage.increment(identity.id, MINUTE_MS, this.limit, 0, API_KEY_THROTTLER);
     if (record.isBlocked) throw rateLimitedError(this.limit, record.timeToBlockExpire, 'requests for this API key');
     reply.headers({
-      'X-RateLimit-Limit': this.limitHeader,
-      'X-RateLimit-Remaining': String(Math.max(0, this.limit - record.totalHits)),
-      'X-RateLimit-Reset': String(record.timeToExpire),
+      [RATE_LIMIT_HEADERS.limit]: this.limitHeader,
+      [RATE_LIMIT_HEADERS.remaining]: String(Math.max(0, this.limit - record.totalHits)),
+      [RATE_LIMIT_HEADERS.reset]: String(record.timeToExpire),
     });
   }
 }

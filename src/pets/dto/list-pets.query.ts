@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEnum, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { CURSOR_LENGTH } from '../page-cursor.codec.js';
 import { PET_STATUSES, PetStatus } from '../pet-status.enum.js';
 
 export const LIMIT_DEFAULT = 20;
@@ -32,6 +33,7 @@ export class ListPetsQuery {
   @ApiProperty({
     required: false,
     type: 'string',
+    maxLength: CURSOR_LENGTH,
     description:
       'Opaque, url-safe position of the next page, taken from the `Link: rel="next"` header of the previous ' +
       'page; clients follow that link and never build or edit a cursor. A cursor is bound to the `status` ' +
