@@ -3,7 +3,11 @@ import { ApiResponse, type HeadersObject } from '@nestjs/swagger';
 import { ErrorBodyDto } from '../http/error-body.dto.js';
 import { ErrorCode } from '../http/error-code.js';
 import { RETRY_AFTER_SECONDS } from '../http/to-api-error.js';
-import { RATE_LIMIT_HEADERS } from '../rate-limit/rate-limited.error.js';
+import { REALM } from '../auth/bearer.strategy.js';
+import { MAX_LIMIT_PER_MINUTE } from '../config/app-config.js';
+import { RATE_LIMIT_HEADERS, RATE_LIMIT_WINDOW_MS } from '../rate-limit/rate-limited.error.js';
+
+const WINDOW_SECONDS = RATE_LIMIT_WINDOW_MS / 1000;
 
 export type OperationErrorStatus = 400 | 404 | 409 | 413 | 415 | 422;
 
@@ -25,7 +29,7 @@ const RETRY_AFTER: HeadersObject = {
   'Retry-After': {
     description: 'Seconds to wait before retrying.',
     required: true,
-    schema: { type: 'integer', minimum: 0, example: Number(RETRY_AFTER_SECONDS) },
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: WINDOW_SECONDS, example: Number(RETRY_AFTER_SECONDS) },
   },
 };
 
@@ -40,17 +44,17 @@ export function rateLimitHeaderDocs({ required }: { required: boolean }): Header
     [RATE_LIMIT_HEADERS.limit]: {
       description: `Requests allowed per minute for this API key (on a 429: the budget that was exceeded).${when}`,
       required,
-      schema: { type: 'integer', minimum: 1, example: 600 },
+      schema: { type: 'integer', format: 'int32', minimum: 1, maximum: MAX_LIMIT_PER_MINUTE, example: 600 },
     },
     [RATE_LIMIT_HEADERS.remaining]: {
       description: `Requests left in the current minute.${when}`,
       required,
-      schema: { type: 'integer', minimum: 0, example: 599 },
+      schema: { type: 'integer', format: 'int32', minimum: 0, maximum: MAX_LIMIT_PER_MINUTE, example: 599 },
     },
     [RATE_LIMIT_HEADERS.reset]: {
       description: `Seconds until the current minute's budget starts again.${when}`,
       required,
-      schema: { type: 'integer', minimum: 0, example: 60 },
+      schema: { type: 'integer', format: 'int32', minimum: 0, maximum: WINDOW_SECONDS, example: 60 },
     },
   };
 }
@@ -70,9 +74,12 @@ const COMMON_ERRORS = {
     description: 'Missing or invalid API key.',
     headers: {
       'WWW-Authenticate': {
-        description: 'The bearer challenge (RFC 6750), e.g. `Bearer realm="animal-store"`.',
+        description: 'The bearer challenge (RFC 6750): no key, an unknown key, or a malformed Authorization header.',
         required: true,
-        schema: { type: 'string' },
+        schema: {
+          type: 'string',
+          enum: ['', ', error="invalid_token"', ', error="invalid_request"'].map((error) => `Bearer realm="${REALM}"${error}`),
+        },
       },
     } satisfies HeadersObject,
   },

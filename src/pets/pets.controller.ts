@@ -26,15 +26,21 @@ import { NewPet } from './dto/create-pet.dto.js';
 import { LIMIT_MAX, ListPetsQuery } from './dto/list-pets.query.js';
 import { Pet } from './dto/pet.dto.js';
 import { nextPageLink } from './next-page-link.js';
+import { CURSOR_LENGTH } from './page-cursor.codec.js';
+import { PET_STATUSES } from './pet-status.enum.js';
 import { MAX_ID, MIN_ID } from './pet-id.js';
 import { PetIdPipe } from './pet-id.pipe.js';
 import { PET_LIST_RESPONSE_SCHEMA, PET_RESPONSE_SCHEMA } from './pet-response.schema.js';
 import { PetsService } from './pets.service.js';
 
+/** listPets' URL as a client sees it, under the global prefix. */
+const LIST_PETS_URL = '/v1/pets';
+const longestStatus = PET_STATUSES.reduce((a, b) => (b.length > a.length ? b : a));
+
 export const GET_PET_DEPRECATION = {
   since: new Date('2026-11-20T00:00:00Z'),
   sunset: new Date('2030-12-05T00:00:00Z'),
-  successor: '/v1/pets',
+  successor: LIST_PETS_URL,
 };
 
 @ApiTags('animals')
@@ -64,6 +70,8 @@ export class PetsController {
           'Absent on the last page.',
         schema: {
           type: 'string',
+          // The longest link: the largest limit, the longest status and a cursor's fixed length.
+          maxLength: nextPageLink(LIST_PETS_URL, LIMIT_MAX, longestStatus, 'x'.repeat(CURSOR_LENGTH)).length,
           example: '</v1/pets?limit=20&status=available&cursor=AQEAAAAAAAAAAkSyaFXD96jEr34WvngD>; rel="next"',
         },
       },
@@ -106,7 +114,7 @@ export class PetsController {
       'Idempotent-Replayed': {
         description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.',
         required: false,
-        schema: { type: 'string', example: 'true' },
+        schema: { type: 'string', enum: ['true'] },
       },
     },
   })
