@@ -89,7 +89,7 @@ describe('OpenAPI document', () => {
     // The portable part of the rule as the pattern, the rest in words, so that a client following the document
     // is not refused for a reason it could not know.
     expect(schema('NewPet').properties!.name).toMatchObject({ pattern: NAME_PATTERN });
-    expect(schema('NewPet').properties!.name.description).toContain(NAME_UNICODE_RULE.description);
+    expect((schema('NewPet').properties!.name as SchemaObject).description).toContain(NAME_UNICODE_RULE.description);
     expect(schema('Pet').properties!.id).toMatchObject({ type: 'integer', format: 'int64', maximum: Number.MAX_SAFE_INTEGER });
     // Every response carries every field (toPet), so none is optional for a client.
     expect(schema('Pet').required).toEqual(['id', 'name', 'categoryId', 'status']);
