@@ -1,17 +1,22 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { ReferenceObject, RequestBodyObject, SchemaObject } from '@nestjs/swagger';
-import { API_PREFIX } from '../app.setup.js';
+import { maxHeaderSize } from 'node:http';
+import { API_PREFIX, BODY_LIMIT_BYTES } from '../app.setup.js';
 import type { AppConfig } from '../config/app-config.js';
 import { BODIES_REJECT_UNKNOWN_PROPERTIES } from '../http/request-validation.pipe.js';
 
 export const BEARER_SCHEME = 'bearer';
 
-const DESCRIPTION = [
+// A function: app.setup.ts imports this module, so its constants are only there once the modules have loaded.
+const description = () => [
   "Manage a store's animals: list them (optionally by availability status), add one, fetch one by id.",
   '',
   'Every operation needs an API key sent as `Authorization: Bearer <API_KEY>`.',
   'Every error response is an `Error` object (`code`, `message`, `status`) with media type `application/json`.',
+  `A request whose line and headers together exceed ${maxHeaderSize / 1024} KiB is refused with 400 ` +
+    `\`validation_failed\`; a body over ${BODY_LIMIT_BYTES / 1024} KiB with 413.`,
+  'Every response carries `X-Request-Id`: the client\'s own when it sent a usable one, else a new UUID.',
 ].join('\n');
 
 /**
@@ -24,7 +29,7 @@ export function createOpenApiDocument(
 ): OpenAPIObject {
   const options = new DocumentBuilder()
     .setTitle('Animal store service')
-    .setDescription(DESCRIPTION)
+    .setDescription(description())
     .setVersion('1.0.0')
     .addServer(config.publicBaseUrl, 'Production')
     .addServer(config.stagingBaseUrl, 'Staging')

@@ -3,7 +3,7 @@ import ajvFormats from 'ajv-formats';
 import type { OpenAPIObject, OperationObject, ParameterObject, RequestBodyObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
 import { REQUEST_ID_HEADER } from '../../src/http/request-id.js';
 import { securityHeadersFor } from '../../src/http/security-headers.js';
-import { addStatedRuleKeyword, markStatedRules } from './stated-rules.js';
+import { addStatedRuleKeyword, headBeyondStatedLimit, markStatedRules } from './stated-rules.js';
 
 // ajv-formats is CommonJS: the plugin is the module itself, typed as its `default`.
 const addFormats = ajvFormats.default;
@@ -272,6 +272,7 @@ export class OpenApiResponseValidator {
     url: URL,
     request: RequestToValidate,
   ): string | undefined {
+    if (headBeyondStatedLimit(url, request.headers)) return 'the request line and headers may exceed the stated limit';
     const templateSegments = template.split('/');
     const segments = url.pathname.slice(this.basePath.length).split('/');
     for (const [index, parameter] of (operation.parameters ?? []).entries()) {

@@ -1,4 +1,5 @@
 import type { Ajv } from 'ajv';
+import { maxHeaderSize } from 'node:http';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { NAME_UNICODE_RULE } from '../../src/pets/dto/is-pet-name.decorator.js';
 
@@ -31,4 +32,17 @@ export function markStatedRules(document: OpenAPIObject): OpenAPIObject {
 /** Teaches an Ajv the STATED_RULE keyword. */
 export function addStatedRuleKeyword(ajv: Ajv): void {
   ajv.addKeyword({ keyword: STATED_RULE, schemaType: 'string', validate: (pointer: string, data: unknown) => STATED_RULES[pointer](data) });
+}
+
+/** What fetch adds to the request line and headers a test sets (host, connection, user-agent, accept...), at most. */
+const FETCH_HEAD_BYTES = 512;
+
+/**
+ * Whether the request line and headers may exceed the limit the document's description states (Node's
+ * maxHeaderSize), counting what the test set plus what fetch adds.
+ */
+export function headBeyondStatedLimit(url: URL, headers: Headers): boolean {
+  let bytes = Buffer.byteLength(`${url.pathname}${url.search}`) + FETCH_HEAD_BYTES;
+  headers.forEach((value, name) => (bytes += Buffer.byteLength(`${name}: ${value}\r\n`)));
+  return bytes >= maxHeaderSize;
 }
