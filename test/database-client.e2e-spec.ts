@@ -1,5 +1,5 @@
 import { DatabaseClient } from '../src/database/database-client.js';
-import { isDatabaseUnavailable } from '../src/http/to-api-error.js';
+import { isDatabaseUnavailable } from '../src/http/errors/to-api-error.js';
 import { startTcpProxy, TcpProxy } from './support/tcp-proxy.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
 

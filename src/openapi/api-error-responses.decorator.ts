@@ -1,0 +1,125 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiResponse, type HeadersObject } from '@nestjs/swagger';
+import { ErrorBodyDto } from '../http/errors/error-body.dto.js';
+import { ErrorCode } from '../http/errors/error-code.js';
+import { RETRY_AFTER_SECONDS } from '../http/errors/to-api-error.js';
+import { REALM } from '../auth/bearer.strategy.js';
+import { MAX_LIMIT_PER_MINUTE } from '../config/app-config.js';
+import { RATE_LIMIT_HEADERS, RATE_LIMIT_WINDOW_MS } from '../auth/rate-limit/rate-limited.error.js';
+
+const WINDOW_SECONDS = RATE_LIMIT_WINDOW_MS / 1000;
+
+export type OperationErrorStatus = 400 | 404 | 409 | 413 | 415 | 422;
+
+/** The code each documented status carries in its example (statuses can carry others, e.g. 400 invalid_json). */
+const EXAMPLE_CODES: Record<number, ErrorCode> = {
+  400: ErrorCode.ValidationFailed,
+  401: ErrorCode.Unauthorized,
+  404: ErrorCode.NotFound,
+  409: ErrorCode.IdempotencyKeyInUse,
+  413: ErrorCode.PayloadTooLarge,
+  415: ErrorCode.UnsupportedMediaType,
+  422: ErrorCode.IdempotencyKeyReused,
+  429: ErrorCode.RateLimited,
+  500: ErrorCode.InternalError,
+  503: ErrorCode.ServiceUnavailable,
+};
+
+const RETRY_AFTER: HeadersObject = {
+  'Retry-After': {
+    description: 'Seconds to wait before retrying.',
+    required: true,
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: WINDOW_SECONDS, example: Number(RETRY_AFTER_SECONDS) },
+  },
+};
+
+/**
+ * The per-key budget's headers. They are on every response to a request whose API key was accepted while
+ * RATE_LIMIT_PER_MINUTE is above 0, so `required` only where they always are (429); never on responses
+ * refused before the key is known (see REFUSED_BEFORE_THE_KEY).
+ */
+export function rateLimitHeaderDocs({ required }: { required: boolean }): HeadersObject {
+  const when = required ? '' : ' Sent once the API key is accepted, while the per-key rate limit is on.';
+  return {
+    [RATE_LIMIT_HEADERS.limit]: {
+      description: `Requests allowed per minute for this API key (on a 429: the budget that was exceeded).${when}`,
+      required,
+      schema: { type: 'integer', format: 'int32', minimum: 1, maximum: MAX_LIMIT_PER_MINUTE, example: 600 },
+    },
+    [RATE_LIMIT_HEADERS.remaining]: {
+      description: `Requests left in the current minute.${when}`,
+      required,
+      schema: { type: 'integer', format: 'int32', minimum: 0, maximum: MAX_LIMIT_PER_MINUTE, example: 599 },
+    },
+    [RATE_LIMIT_HEADERS.reset]: {
+      description: `Seconds until the current minute's budget starts again.${when}`,
+      required,
+      schema: { type: 'integer', format: 'int32', minimum: 0, maximum: WINDOW_SECONDS, example: 60 },
+    },
+  };
+}
+
+/**
+ * Statuses answered before the API key is checked, so without the rate-limit headers: 401 by the guard itself,
+ * 413 and 415 while Fastify reads the body, which happens before any guard runs.
+ */
+const REFUSED_BEFORE_THE_KEY = new Set(['401', '413', '415']);
+
+/**
+ * Errors every operation can answer with, whatever it does: the global guard
+ * (401), the rate limits (429) and failures of the service or its database.
+ */
+const COMMON_ERRORS = {
+  401: {
+    description: 'Missing or invalid API key.',
+    headers: {
+      'WWW-Authenticate': {
+        description: 'The bearer challenge (RFC 6750): no key, an unknown key, or a malformed Authorization header.',
+        required: true,
+        schema: {
+          type: 'string',
+          enum: ['', ', error="invalid_token"', ', error="invalid_request"'].map((error) => `Bearer realm="${REALM}"${error}`),
+        },
+      },
+    } satisfies HeadersObject,
+  },
+  429: { description: 'Too many requests.', headers: { ...RETRY_AFTER, ...rateLimitHeaderDocs({ required: true }) } },
+  500: { description: 'Unexpected failure of the service.' },
+  503: {
+    description: 'The service or its database is temporarily unavailable.',
+    headers: RETRY_AFTER,
+  },
+} as const;
+
+function errorResponse(status: string, description: string, headers: HeadersObject) {
+  const budget = REFUSED_BEFORE_THE_KEY.has(status) || status === '429' ? {} : rateLimitHeaderDocs({ required: false });
+  const all = { ...headers, ...budget };
+  return ApiResponse({
+    status: Number(status),
+    description,
+    type: ErrorBodyDto,
+    example: { code: EXAMPLE_CODES[Number(status)], message: description, status: Number(status) },
+    ...(Object.keys(all).length > 0 ? { headers: all } : {}),
+  });
+}
+
+/**
+ * Documents the operation's own error statuses plus the common ones, each with
+ * the `Error` schema by $ref. `headers` are those an interceptor sets on the
+ * operation's responses: they are documented on every error except 401 and
+ * 429, which guards answer before any interceptor runs.
+ */
+export function ApiErrorResponses(
+  own: Partial<Record<OperationErrorStatus, string>>,
+  { headers = {} }: { headers?: HeadersObject } = {},
+) {
+  const ownResponses = Object.entries(own).map(([status, description]) =>
+    errorResponse(status, description, status === '409' ? { ...headers, ...RETRY_AFTER } : headers),
+  );
+  const commonResponses = Object.entries(COMMON_ERRORS).map(([status, response]) => {
+    const interceptorHeaders = status === '401' || status === '429' ? {} : headers;
+    const ownHeaders = 'headers' in response ? response.headers : {};
+    return errorResponse(status, response.description, { ...interceptorHeaders, ...ownHeaders });
+  });
+  return applyDecorators(...ownResponses, ...commonResponses);
+}
