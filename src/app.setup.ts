@@ -11,12 +11,18 @@ import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { registerLoadShedding } from './http/load-shedding.js';
 import { assignRequestId, REQUEST_ID_HEADER } from './http/request-id.js';
 import { securityHeadersFor } from './http/security-headers.js';
+import { closeConnectionsWhileDraining } from './lifecycle/drain.js';
+import { ShutdownState } from './lifecycle/shutdown-state.js';
 
 export const API_PREFIX = 'v1';
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
-export function createFastifyAdapter(): FastifyAdapter {
+/** `trustProxy`: the proxies whose `X-Forwarded-For` gives `request.ip` (TRUST_PROXY); none by default. */
+export function createFastifyAdapter({ trustProxy = [] }: { trustProxy?: string[] } = {}): FastifyAdapter {
   const adapter = new FastifyAdapter({
+    // Only these peers' X-Forwarded-For is believed: the per-address failed-authentication budget then counts
+    // the client behind the load balancer, while a client that forges the header still counts as itself.
+    ...(trustProxy.length > 0 && { trustProxy }),
     bodyLimit: BODY_LIMIT_BYTES,
     frameworkErrors: handleFrameworkError,
     clientErrorHandler: handleClientError,
@@ -45,6 +51,7 @@ function configureApp(app: NestFastifyApplication): void {
   fastify.removeContentTypeParser('text/plain');
   registerJsonBodyParser(fastify);
   registerLoadShedding(fastify, app.get<AppConfig>(APP_CONFIG).loadShedding);
+  closeConnectionsWhileDraining(fastify, app.get(ShutdownState));
   setupDocs(app);
 }
 
@@ -52,7 +59,7 @@ export async function createApp(
   config: ResolvedConfig,
   logger?: LoggerService | LogLevel[] | false,
 ): Promise<NestFastifyApplication> {
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), createFastifyAdapter(), {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), createFastifyAdapter(config), {
     logger,
     bufferLogs: logger === undefined,
     abortOnError: false,
