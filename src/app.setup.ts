@@ -41,7 +41,7 @@ export function createFastifyAdapter({ trustProxy = [] }: { trustProxy?: string[
 }
 
 /** Routes for operators and their tooling, served outside the versioned API. */
-const OPERATIONS_ROUTES = ['health/live', 'health/ready', 'metrics'];
+export const OPERATIONS_ROUTES = ['health/live', 'health/ready', 'metrics'];
 
 /** What cannot be a provider: prefix, body parsing, load shedding and the API docs. */
 function configureApp(app: NestFastifyApplication): void {
