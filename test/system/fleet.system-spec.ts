@@ -295,11 +295,24 @@ async function restart(name: Name): Promise<Restart> {
 
 async function rollingRestartUnderLoad(frontend: 'retrying' | 'strict') {
   const prefix = `roll-${frontend}`;
-  const load = startLoad({ origin: balancer.origins[frontend], key: KEY, prefix, ratePerSecond: LOAD_RATE, count: LOAD_COUNT });
+  // Runs on past LOAD_COUNT (up to twice as long) while a slow machine is still restarting: every restart happens under load.
+  const load = startLoad({
+    origin: balancer.origins[frontend],
+    key: KEY,
+    prefix,
+    ratePerSecond: LOAD_RATE,
+    count: LOAD_COUNT,
+    maxCount: 2 * LOAD_COUNT,
+  });
   const loadStarted = Date.now();
   await new Promise((wake) => setTimeout(wake, 3_000));
   const restarts: Restart[] = [];
-  for (const name of NAMES) restarts.push(await restart(name));
+  try {
+    for (const name of NAMES) restarts.push(await restart(name));
+    await new Promise((wake) => setTimeout(wake, 2_000));
+  } finally {
+    load.finish();
+  }
   const restartsDoneAfterMs = Date.now() - loadStarted;
   const outcomes = await load.done;
   const loadMs = Date.now() - loadStarted;
@@ -326,7 +339,7 @@ function expectZeroClientVisibleFailures(result: Awaited<ReturnType<typeof rolli
     // The balancer took it out while it still served (the drain delay), not by finding it gone.
     expect(restarted.downAfterMs).toBeLessThan(restarted.exitedAfterMs);
   }
-  expect(figures.requests).toBe(LOAD_COUNT);
+  expect(figures.requests).toBeGreaterThanOrEqual(LOAD_COUNT);
   expect(figures.connectionFailures).toEqual({});
   expect(outcomes.filter((o: Outcome) => o.status! < 200 || o.status! > 299)).toEqual([]);
   // Every create was acknowledged, each is stored exactly once.
@@ -339,11 +352,11 @@ function expectZeroClientVisibleFailures(result: Awaited<ReturnType<typeof rolli
 describe('rolling restart under load (about 50 requests/s for about 40 s through HAProxy)', () => {
   it('with balancer retries on safe requests: every request 2xx, no resets, every 201 stored once', async () => {
     expectZeroClientVisibleFailures(await rollingRestartUnderLoad('retrying'));
-  }, 180_000);
+  }, 240_000);
 
   it('with balancer retries off: every request 2xx, no resets, every 201 stored once', async () => {
     expectZeroClientVisibleFailures(await rollingRestartUnderLoad('strict'));
-  }, 180_000);
+  }, 240_000);
 });
 
 describe('kill -9 of one instance under the same load', () => {

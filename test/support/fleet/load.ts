@@ -20,13 +20,17 @@ export interface LoadOptions {
   /** Names of created animals start with this (unique per run). */
   prefix: string;
   ratePerSecond: number;
+  /** At least this many requests are sent; more while the run is not `finish`ed, up to `maxCount`. */
   count: number;
+  maxCount?: number;
   /** Per request. */
   timeoutMs?: number;
 }
 
 export interface Load {
   done: Promise<Outcome[]>;
+  /** Sends no more requests once `count` are sent (at once if they already are). */
+  finish(): void;
   /** Outcomes so far. */
   outcomes: Outcome[];
 }
@@ -38,7 +42,8 @@ function failureCode(error: unknown): string {
 
 /** Lists, creates carrying an Idempotency-Key and gets of created animals, in turn, at a fixed rate. */
 export function startLoad(options: LoadOptions): Load {
-  const { origin, key, prefix, ratePerSecond, count, timeoutMs = 15_000 } = options;
+  const { origin, key, prefix, ratePerSecond, count, maxCount = count, timeoutMs = 15_000 } = options;
+  let finished = false;
   const authorization = `Bearer ${key}`;
   const outcomes: Outcome[] = [];
   const createdIds: number[] = [];
@@ -75,7 +80,7 @@ export function startLoad(options: LoadOptions): Load {
 
   const done = (async () => {
     const pending: Promise<void>[] = [];
-    for (let i = 0; i < count; i += 1) {
+    for (let i = 0; i < maxCount && (i < count || !finished); i += 1) {
       const due = started + (i * 1000) / ratePerSecond;
       const wait = due - Date.now();
       if (wait > 0) await new Promise((wake) => setTimeout(wake, wait));
@@ -84,7 +89,7 @@ export function startLoad(options: LoadOptions): Load {
     await Promise.all(pending);
     return outcomes;
   })();
-  return { done, outcomes };
+  return { done, outcomes, finish: () => (finished = true) };
 }
 
 export interface LoadFigures {
