@@ -1,9 +1,6 @@
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DataSourceOptions } from 'typeorm';
-import { ApiKeyEntity } from '../api-keys/api-key.entity.js';
-import { IdempotencyKeyEntity } from '../idempotency/idempotency-key.entity.js';
-import { PetEntity } from '../pets/pet.entity.js';
 import { DatabaseClient } from './database-client.js';
 import { SESSION_TIMEOUTS } from './session-timeouts.js';
 
@@ -16,14 +13,14 @@ const migrations = compiled
   ? join(directory, '..', 'migrations', '*.js')
   : join(directory, '..', '..', 'migrations', '*.ts');
 
-/** The one set of DataSource options, shared by the service and the TypeORM CLI. */
+/**
+ * The one set of DataSource options, shared by the service and the TypeORM CLI. Entities are not listed
+ * here: each feature module registers its own (`TypeOrmModule.forFeature`), and the CLIs list theirs.
+ */
 export function dataSourceOptions(url: string): DataSourceOptions {
   return {
     type: 'postgres',
     url,
-    // Listed rather than globbed: TypeORM imports globbed files all at once, and Jest's ESM loader
-    // (Node 20) intermittently fails concurrent imports of modules sharing a dependency.
-    entities: [PetEntity, ApiKeyEntity, IdempotencyKeyEntity],
     migrations: [migrations],
     migrationsTableName: 'migrations',
     synchronize: false,

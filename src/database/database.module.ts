@@ -12,7 +12,13 @@ export class DatabaseModule {
       module: DatabaseModule,
       imports: [
         TypeOrmModule.forRootAsync({
-          useFactory: () => ({ ...dataSourceOptions(options.url), retryAttempts: 3, retryDelay: 1_000 }),
+          useFactory: () => ({
+            ...dataSourceOptions(options.url),
+            // Each feature module registers the entities it owns with TypeOrmModule.forFeature.
+            autoLoadEntities: true,
+            retryAttempts: 3,
+            retryDelay: 1_000,
+          }),
           dataSourceFactory: async (dataSourceOptions) => {
             const dataSource = await new DataSource(dataSourceOptions!).initialize();
             try {
