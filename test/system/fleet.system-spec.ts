@@ -325,6 +325,9 @@ async function rollingRestartUnderLoad(frontend: 'retrying' | 'strict') {
     rowsStored: stored.size,
     duplicatedRows: [...stored.values()].filter((count) => count > 1).length,
     acknowledgedMissing: acknowledged.filter((name) => !stored.has(name)).length,
+    failures: outcomes
+      .filter((o) => o.status === undefined || o.status < 200 || o.status > 299)
+      .map((o) => `${o.operation} ${o.status ?? o.error} at ${o.sentAt - loadStarted} ms`),
     restarts,
   };
   report(`rolling restart through the ${frontend} frontend (LB retries ${frontend === 'retrying' ? 'on' : 'off'})`, figures);

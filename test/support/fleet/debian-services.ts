@@ -209,6 +209,10 @@ export async function startHaproxy(servers: Record<string, number>, settings: Ba
     `backend ${name}`,
     '  option httpchk GET /health/ready',
     '  http-check expect status 200',
+    // Keep-Alive is hop-by-hop: the instance's `timeout=72` describes its own connection to HAProxy. Passed on, it
+    // tells clients they may leave a connection idle far longer than HAProxy keeps it (timeout http-keep-alive),
+    // and a request sent as HAProxy closes it is lost.
+    '  http-response del-header keep-alive',
     ...retries,
     `  default-server inter ${settings.interMs} fall ${settings.fall} rise ${settings.rise}`,
     ...Object.entries(servers).map(([server, port]) => `  server ${server} 127.0.0.1:${port} check`),
@@ -220,6 +224,8 @@ export async function startHaproxy(servers: Record<string, number>, settings: Ba
     '  mode http',
     '  option forwardfor',
     '  timeout connect 1s',
+    // Without it a check may take only `inter`: on a busy machine a healthy instance would be marked down.
+    '  timeout check 2s',
     '  timeout client 30s',
     '  timeout server 30s',
     '  timeout http-keep-alive 10s',

@@ -8,6 +8,8 @@ export interface Outcome {
   status?: number;
   /** The connection-level failure (ECONNRESET, UND_ERR_SOCKET, ...), if any. */
   error?: string;
+  /** A non-2xx answer's body, cut short: who answered (the service's Error JSON, or the balancer's page). */
+  body?: string;
   /** Creates: the animal's name, also its Idempotency-Key. */
   name?: string;
   sentAt: number;
@@ -72,7 +74,8 @@ export function startLoad(options: LoadOptions): Load {
       const response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
       const body = await response.text();
       if (operation === 'create' && response.status === 201) createdIds.push((JSON.parse(body) as { id: number }).id);
-      outcomes.push({ operation, status: response.status, name, sentAt, answeredAt: Date.now() });
+      const failed = response.status < 200 || response.status > 299;
+      outcomes.push({ operation, status: response.status, name, sentAt, answeredAt: Date.now(), ...(failed && { body: body.slice(0, 80) }) });
     } catch (error) {
       outcomes.push({ operation, error: failureCode(error), name, sentAt, answeredAt: Date.now() });
     }
@@ -97,6 +100,7 @@ export interface LoadFigures {
   byStatus: Record<string, number>;
   connectionFailures: Record<string, number>;
   non2xx: number;
+  non2xxBodies: string[];
   creates: number;
   created201: number;
 }
@@ -113,6 +117,7 @@ export function summarise(outcomes: Outcome[]): LoadFigures {
     byStatus,
     connectionFailures,
     non2xx: outcomes.filter((o) => o.status === undefined || o.status < 200 || o.status > 299).length,
+    non2xxBodies: [...new Set(outcomes.filter((o) => o.body !== undefined).map((o) => o.body!))],
     creates: outcomes.filter((o) => o.operation === 'create').length,
     created201: outcomes.filter((o) => o.operation === 'create' && o.status === 201).length,
   };
