@@ -12,9 +12,15 @@ import { registerLoadShedding } from './http/load-shedding.js';
 import { assignRequestId, REQUEST_ID_HEADER } from './http/request-id.js';
 import { securityHeadersFor } from './http/security-headers.js';
 import { API_PREFIX, BODY_LIMIT_BYTES } from './http/http.constants.js';
+import { closeConnectionsWhileDraining } from './http/drain.js';
+import { ShutdownState } from './http/shutdown-state.js';
 
-export function createFastifyAdapter(): FastifyAdapter {
+/** `trustProxy`: the proxies whose `X-Forwarded-For` gives `request.ip` (TRUST_PROXY); none by default. */
+export function createFastifyAdapter({ trustProxy = [] }: { trustProxy?: string[] } = {}): FastifyAdapter {
   const adapter = new FastifyAdapter({
+    // Only these peers' X-Forwarded-For is believed: the per-address failed-authentication budget then counts
+    // the client behind the load balancer, while a client that forges the header still counts as itself.
+    ...(trustProxy.length > 0 && { trustProxy }),
     bodyLimit: BODY_LIMIT_BYTES,
     frameworkErrors: handleFrameworkError,
     clientErrorHandler: handleClientError,
@@ -33,7 +39,7 @@ export function createFastifyAdapter(): FastifyAdapter {
 }
 
 /** Routes for operators and their tooling, served outside the versioned API. */
-const OPERATIONS_ROUTES = ['health/live', 'health/ready', 'metrics'];
+export const OPERATIONS_ROUTES = ['health/live', 'health/ready', 'metrics'];
 
 /** What cannot be a provider: prefix, body parsing, load shedding and the API docs. */
 function configureApp(app: NestFastifyApplication): void {
@@ -43,6 +49,7 @@ function configureApp(app: NestFastifyApplication): void {
   fastify.removeContentTypeParser('text/plain');
   registerJsonBodyParser(fastify);
   registerLoadShedding(fastify, app.get<AppConfig>(APP_CONFIG).loadShedding);
+  closeConnectionsWhileDraining(fastify, app.get(ShutdownState));
   setupDocs(app);
 }
 
@@ -50,7 +57,7 @@ export async function createApp(
   config: ResolvedConfig,
   logger?: LoggerService | LogLevel[] | false,
 ): Promise<NestFastifyApplication> {
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), createFastifyAdapter(), {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), createFastifyAdapter(config), {
     logger,
     bufferLogs: logger === undefined,
     abortOnError: false,

@@ -39,6 +39,7 @@ async function bootstrap(): Promise<void> {
 
   const app = await createApp({ ...config, databaseUrl: config.databaseUrl ?? embedded!.url });
   stopGracefullyOnSignals(app, {
+    drainDelayMs: config.shutdownDrainDelayMs,
     graceMs: config.shutdownGraceMs,
     afterClose: async () => embedded?.stop(),
     logger,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { expectRateLimited } from './support/expect-rate-limited.js';
-import { auth, request, startTestApp, TestApp } from './support/test-app.js';
+import { auth, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
 
 const randomIssuedKey = () => `pet_${randomBytes(24).toString('base64url').replace(/[-_]/g, 'x').slice(0, 32)}`;
 
@@ -40,6 +40,40 @@ describe('per-address budget for failed authentication', () => {
     expectRateLimited(await request(t.origin, '/v1/pets', { headers: auth(randomIssuedKey()) }), 3);
     expectRateLimited(await request(t.origin, '/v1/pets'), 3);
     expectRateLimited(await request(t.origin, '/v1/pets', { headers: auth() }), 3);
+  });
+});
+
+describe('the failed-authentication budget behind a proxy (TRUST_PROXY)', () => {
+  const from = (address: string, key = randomIssuedKey()) => ({ headers: { ...auth(key), 'x-forwarded-for': address } });
+  const apps: TestApp[] = [];
+  afterAll(() => Promise.all(apps.map((app) => app.close())));
+  const start = async (trustProxy: string[]) => {
+    const app = await startTestApp({ authFailureLimitPerMinute: 3, trustProxy });
+    apps.push(app);
+    return app;
+  };
+  const lockOut = async (t: TestApp, address: string) => {
+    for (let i = 0; i < 3; i += 1) expect((await request(t.origin, '/v1/pets', from(address))).status).toBe(401);
+    expectRateLimited(await request(t.origin, '/v1/pets', from(address)), 3);
+  };
+
+  it('counts the forwarded client address when the request comes through a trusted proxy', async () => {
+    const t = await start(['127.0.0.1']);
+    await lockOut(t, '203.0.113.7');
+    // Another client behind the same proxy keeps its own budget.
+    expect((await request(t.origin, '/v1/pets', from('203.0.113.8', TEST_KEY))).status).toBe(200);
+    expect((await request(t.origin, '/v1/pets', from('203.0.113.8'))).status).toBe(401);
+    // The proxy appends the address it saw: a forged first entry does not move the client to another budget.
+    expectRateLimited(await request(t.origin, '/v1/pets', from('198.51.100.1, 203.0.113.7', TEST_KEY)), 3);
+  });
+
+  it.each([
+    ['no proxy is trusted', []],
+    ['the peer is not among the trusted proxies', ['10.0.0.0/8']],
+  ])('ignores X-Forwarded-For when %s: the peer address is the client', async (_case, trusted) => {
+    const t = await start(trusted as string[]);
+    await lockOut(t, '203.0.113.7');
+    expectRateLimited(await request(t.origin, '/v1/pets', from('203.0.113.8', TEST_KEY)), 3);
   });
 });
 

@@ -76,6 +76,39 @@ describe('docker-compose.yml', () => {
   });
 });
 
+describe('docker-compose.fleet.yml', () => {
+  let services: Record<string, Service & { extends?: { file: string; service: string }; networks?: unknown }>;
+  let haproxy: string;
+  beforeAll(async () => {
+    ({ services } = parse(await read('docker-compose.fleet.yml')));
+    haproxy = await read('compose/haproxy.cfg');
+  });
+
+  it('runs the replicas behind HAProxy, which health-checks readiness and retries only safe requests', () => {
+    expect(Object.keys(services).sort()).toEqual(['api', 'db', 'lb', 'migrate', 'redis']);
+    const { api, lb, migrate } = services;
+    expect(services.db.extends).toEqual({ file: 'docker-compose.yml', service: 'db' });
+    expect(migrate.command).toEqual(['npm', 'run', 'migration:run']);
+    expect(api.ports).toBeUndefined();
+    expect(lb.ports).toEqual(['3000:80']);
+    expect(api.environment).toMatchObject({ MIGRATIONS_RUN: 'false', REDIS_URL: 'redis://redis:6379', PORT: 3000 });
+    expect(haproxy).toMatch(/^\s*option httpchk GET \/health\/ready$/m);
+    expect(haproxy).toMatch(new RegExp(`server-template api \\d+ api:${api.environment!.PORT} check`));
+    expect(haproxy).toMatch(/disable-l7-retry if !METH_GET !METH_HEAD !\{ req.hdr\(idempotency-key\) -m found \}/);
+  });
+
+  it('drains longer than HAProxy takes to mark a replica down, and stops only after the drain and grace period', () => {
+    const { api, lb } = services;
+    const [, inter, fall] = /default-server inter (\d+)s fall (\d+)/.exec(haproxy)!.map(Number);
+    expect(Number(api.environment!.SHUTDOWN_DRAIN_DELAY_MS)).toBeGreaterThanOrEqual(inter * fall * 1000);
+    const stopGraceMs = Number(/^(\d+)s$/.exec((api as { stop_grace_period?: string }).stop_grace_period!)![1]) * 1000;
+    expect(stopGraceMs).toBeGreaterThan(Number(api.environment!.SHUTDOWN_DRAIN_DELAY_MS) + Number(api.environment!.SHUTDOWN_GRACE_MS));
+    // Only the balancer's forwarded address is believed.
+    const lbAddress = (lb.networks as { fleet: { ipv4_address: string } }).fleet.ipv4_address;
+    expect(api.environment!.TRUST_PROXY).toBe(lbAddress);
+  });
+});
+
 describe('Dockerfile', () => {
   let dockerfile: string;
   beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { startEmbeddedServer } from './support/database-server.js';
 import { pollUntil } from './support/poll.js';
-import { request, startTestApp, TestApp } from './support/test-app.js';
+import { auth, request, startTestApp, TestApp } from './support/test-app.js';
 import { ShutdownState } from '../src/http/shutdown-state.js';
 import { readdirSync } from 'node:fs';
 
@@ -89,5 +89,12 @@ describe('health probes', () => {
     const ready = await request(t.origin, '/health/ready');
     expect(ready.status).toBe(503);
     expect(ready.body).toEqual(serviceUnavailable);
+    expect(ready.headers.get('connection')).toBe('close');
+  });
+
+  it('keeps serving while it drains, closing each connection after its response', async () => {
+    const pets = await request(t.origin, '/v1/pets', { headers: auth() });
+    expect(pets.status).toBe(200);
+    expect(pets.headers.get('connection')).toBe('close');
   });
 });

@@ -65,6 +65,8 @@ describe('the production build', () => {
     await sql.connect();
     service = await startService({
       NODE_ENV: 'production',
+      // Production leaves migrations to the migrate step; these databases are fresh.
+      MIGRATIONS_RUN: 'true',
       CURSOR_SECRET: CURSOR_SECRET,
       DATABASE_URL: database.url,
       API_KEYS: KEY,
@@ -215,6 +217,8 @@ describe('the production build, stopping with a request that never finishes', ()
   const start = (graceMs: number) =>
     startService({
       NODE_ENV: 'production',
+      // Production leaves migrations to the migrate step; these databases are fresh.
+      MIGRATIONS_RUN: 'true',
       CURSOR_SECRET: CURSOR_SECRET,
       DATABASE_URL: database.url,
       API_KEYS: KEY,
@@ -264,6 +268,8 @@ describe('the production build with its embedded PostgreSQL', () => {
     const postgresPort = await freePort();
     const service = await startService({
       NODE_ENV: 'production',
+      // Production leaves migrations to the migrate step; these databases are fresh.
+      MIGRATIONS_RUN: 'true',
       CURSOR_SECRET: CURSOR_SECRET,
       DATA_DIR: dataDir,
       EMBEDDED_POSTGRES_PORT: String(postgresPort),

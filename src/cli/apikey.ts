@@ -4,6 +4,7 @@ import { ApiKeysRepository } from '../auth/api-keys/api-keys.repository.js';
 import { AppConfig, ConfigError, loadConfig } from '../config/app-config.js';
 import { dataSourceOptions } from '../database/data-source-options.js';
 import { openEmbeddedDatabase } from '../database/embedded-postgres.js';
+import { runMigrations } from '../database/run-migrations.js';
 import { CommandOutput, parseArguments, runCommand, USAGE } from './apikey-commands.js';
 
 const output: CommandOutput = {
@@ -33,7 +34,7 @@ async function main(args: readonly string[]): Promise<number> {
   try {
     await dataSource.initialize();
     // The same rule as the service: a fresh database gets its tables before the first key.
-    if (config.migrationsRun) await dataSource.runMigrations({ transaction: 'each' });
+    if (config.migrationsRun) await runMigrations(dataSource);
     return await runCommand(command, new ApiKeysRepository(dataSource.getRepository(ApiKeyEntity)), output);
   } finally {
     if (dataSource.isInitialized) await dataSource.destroy();

@@ -25,7 +25,9 @@ describe('loadConfig', () => {
       production: false,
       publicBaseUrl: 'https://api.example.com/v1',
       stagingBaseUrl: 'https://staging-api.example.com/v1',
+      shutdownDrainDelayMs: 0,
       shutdownGraceMs: 10_000,
+      trustProxy: [],
       metricsToken: undefined,
       loadShedding: { maxInFlight: 256, maxEventLoopDelayMs: 1000, maxEventLoopUtilization: 0 },
       rateLimitPerMinute: 600,
@@ -68,7 +70,9 @@ describe('loadConfig', () => {
       cursorSecret: 'a-cursor-secret-of-at-least-32-chars',
       publicBaseUrl: 'https://pets.example.org/v1',
       stagingBaseUrl: 'https://staging.pets.example.org/v1',
+      shutdownDrainDelayMs: 5_000,
       shutdownGraceMs: 10_000,
+      trustProxy: [],
       loadShedding: { maxInFlight: 256, maxEventLoopDelayMs: 1000, maxEventLoopUtilization: 0 },
       rateLimitPerMinute: 600,
       authFailureLimitPerMinute: 30,
@@ -146,6 +150,11 @@ describe('loadConfig', () => {
   });
 
   describe('MIGRATIONS_RUN', () => {
+    it('defaults to true in development and false in production, where the migrate step applies them', () => {
+      expect(loadConfig({}).migrationsRun).toBe(true);
+      expect(loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: 'a-cursor-secret-of-at-least-32-chars' }).migrationsRun).toBe(false);
+    });
+
     it.each([['true', true], ['false', false]])('reads %s', (raw, expected) => {
       expect(loadConfig({ MIGRATIONS_RUN: raw }).migrationsRun).toBe(expected);
     });
@@ -248,5 +257,35 @@ describe('loadConfig: rate limits and Redis', () => {
   ])('refuses %j naming the variable', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);
+  });
+
+  describe('SHUTDOWN_DRAIN_DELAY_MS', () => {
+    it('defaults to 5 s in production and 0 in development', () => {
+      expect(loadConfig({}).shutdownDrainDelayMs).toBe(0);
+      expect(
+        loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: 'a-cursor-secret-of-at-least-32-chars' }).shutdownDrainDelayMs,
+      ).toBe(5_000);
+      expect(loadConfig({ SHUTDOWN_DRAIN_DELAY_MS: '2500' }).shutdownDrainDelayMs).toBe(2_500);
+    });
+
+    it('rejects a value that is not a whole number of milliseconds, naming the variable', () => {
+      expect(configError({ SHUTDOWN_DRAIN_DELAY_MS: '2s' })).toBe('SHUTDOWN_DRAIN_DELAY_MS must be an integer from 0 to 600000, got "2s"');
+    });
+  });
+
+  describe('TRUST_PROXY', () => {
+    it('reads addresses, CIDR ranges and proxy-addr names', () => {
+      expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,::1, fd00::/8,loopback' }).trustProxy).toEqual([
+        '10.0.0.0/8',
+        '127.0.0.1',
+        '::1',
+        'fd00::/8',
+        'loopback',
+      ]);
+    });
+
+    it.each([['true'], ['1'], ['10.0.0.0/33'], ['proxy.internal'], ['10.0.0.1/8/1']])('rejects %j, naming TRUST_PROXY', (raw) => {
+      expect(configError({ TRUST_PROXY: raw })).toMatch(/^TRUST_PROXY must list proxy addresses or CIDR ranges/);
+    });
   });
 });

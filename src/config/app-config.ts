@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 /** The largest RATE_LIMIT_PER_MINUTE and AUTH_FAILURE_LIMIT_PER_MINUTE accepted (the OpenAPI document's bound too). */
@@ -32,8 +33,18 @@ export interface AppConfig {
   /** Production and staging base URLs listed as `servers` in the OpenAPI document; each ends in `/v1`. */
   publicBaseUrl: string;
   stagingBaseUrl: string;
-  /** How long in-flight requests may run after SIGTERM/SIGINT before the process exits anyway. */
+  /**
+   * After SIGTERM/SIGINT: how long the instance keeps serving (readiness 503, every response `Connection: close`)
+   * so load balancers take it out before its listener closes. At least the balancer's check interval x fall count.
+   */
+  shutdownDrainDelayMs: number;
+  /** How long in-flight requests may run once the listener has closed, before the process exits anyway. */
   shutdownGraceMs: number;
+  /**
+   * Proxies whose `X-Forwarded-For` is believed (addresses, CIDR ranges or proxy-addr's names such as `loopback`);
+   * empty: the peer's address is the client's.
+   */
+  trustProxy: string[];
   /** Absent: `/metrics` needs no credentials (keep the port private then). */
   metricsToken?: string;
   loadShedding: LoadSheddingConfig;
@@ -142,6 +153,30 @@ function cursorSecret(env: Env, production: boolean): string | undefined {
   return raw;
 }
 
+// Each entry as proxy-addr (Fastify's trustProxy) parses it; `true` or a hop count would trust forged headers.
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+function trustProxy(env: Env): string[] {
+  const entries = (env.TRUST_PROXY ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  const invalid = entries.find((entry) => !PROXY_NAMES.includes(entry) && !isAddressOrRange(entry));
+  if (invalid !== undefined) {
+    throw new ConfigError(
+      `TRUST_PROXY must list proxy addresses or CIDR ranges (or ${PROXY_NAMES.join(', ')}), comma-separated; "${invalid}" is none of these`,
+    );
+  }
+  return entries;
+}
+
+function isAddressOrRange(entry: string): boolean {
+  const [address, bits, extra] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || extra !== undefined) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (version === 4 ? 32 : 128);
+}
+
 function metricsToken(env: Env): string | undefined {
   const raw = env.METRICS_TOKEN;
   if (raw === undefined || raw === '') return undefined;
@@ -160,14 +195,17 @@ export function loadConfig(env: Env = process.env): AppConfig {
     databaseUrl: optionalUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:'], 'postgres://user:password@host:5432/db'),
     apiKeys: apiKeys(env),
     logLevel: logLevel(env),
-    migrationsRun: boolean(env, 'MIGRATIONS_RUN', true),
+    // In production the one-shot migrate step (compose `migrate`, the Kubernetes Job) applies them before a rollout.
+    migrationsRun: boolean(env, 'MIGRATIONS_RUN', !production),
     dataDir: resolve(env.DATA_DIR || '.data'),
     embeddedPostgresPort: integer(env, 'EMBEDDED_POSTGRES_PORT', 5433, 1, 65535),
     production,
     cursorSecret: cursorSecret(env, production),
     publicBaseUrl: baseUrl(env, 'PUBLIC_BASE_URL', 'https://api.example.com/v1'),
     stagingBaseUrl: baseUrl(env, 'STAGING_BASE_URL', 'https://staging-api.example.com/v1'),
+    shutdownDrainDelayMs: integer(env, 'SHUTDOWN_DRAIN_DELAY_MS', production ? 5_000 : 0, 0, 600_000),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    trustProxy: trustProxy(env),
     metricsToken: metricsToken(env),
     loadShedding: {
       maxInFlight: integer(env, 'LOAD_SHEDDING_MAX_IN_FLIGHT', 256, 0, 100_000),

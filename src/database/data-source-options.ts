@@ -2,6 +2,7 @@ import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DataSourceOptions } from 'typeorm';
 import { DatabaseClient } from './database-client.js';
+import { SESSION_TIMEOUTS } from './session-timeouts.js';
 
 // Compiled, this file runs from dist/database next to dist/migrations; under
 // ts-jest it runs from src/database and the migrations are the .ts sources.
@@ -28,9 +29,11 @@ export function dataSourceOptions(url: string): DataSourceOptions {
       max: 10,
       // A dead or unreachable database must fail a request quickly (503), never hang it.
       connectionTimeoutMillis: 2_000,
-      statement_timeout: 5_000,
-      queryDeadlineMs: 6_000,
-      idle_in_transaction_session_timeout: 10_000,
+      // The server cancels a slow statement (SESSION_TIMEOUTS, role settings: no startup parameters, which
+      // PgBouncer refuses); this bounds a query whose server or network went silent. The pool then drops
+      // the connection.
+      query_timeout: SESSION_TIMEOUTS.statement_timeout + 1_000,
+      // A startup parameter PgBouncer accepts and tracks per client.
       application_name: 'animal-store',
       Client: DatabaseClient,
     },

@@ -1,6 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { dataSourceOptions } from './data-source-options.js';
+import { runMigrations } from './run-migrations.js';
+import { applySessionTimeouts } from './session-timeouts.js';
 
 @Module({})
 export class DatabaseModule {
@@ -8,13 +11,26 @@ export class DatabaseModule {
     return {
       module: DatabaseModule,
       imports: [
-        TypeOrmModule.forRoot({
-          ...dataSourceOptions(options.url),
-          // Each feature module registers the entities it owns with TypeOrmModule.forFeature.
-          autoLoadEntities: true,
-          migrationsRun: options.migrationsRun,
-          retryAttempts: 3,
-          retryDelay: 1_000,
+        TypeOrmModule.forRootAsync({
+          useFactory: () => ({
+            ...dataSourceOptions(options.url),
+            // Each feature module registers the entities it owns with TypeOrmModule.forFeature.
+            autoLoadEntities: true,
+            retryAttempts: 3,
+            retryDelay: 1_000,
+          }),
+          dataSourceFactory: async (dataSourceOptions) => {
+            const dataSource = await new DataSource(dataSourceOptions!).initialize();
+            try {
+              await applySessionTimeouts(dataSource);
+              // Under the advisory lock, unlike TypeORM's own `migrationsRun`.
+              if (options.migrationsRun) await runMigrations(dataSource);
+            } catch (error) {
+              await dataSource.destroy();
+              throw error;
+            }
+            return dataSource;
+          },
         }),
       ],
     };

@@ -20,9 +20,12 @@ export interface ServiceProcess {
   kill(signal: NodeJS.Signals): void;
 }
 
-/** `node dist/main.js` as a child process with exactly `env` (plus PATH), ready when this resolves. */
-export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
-  const port = await freePort();
+/**
+ * `node dist/main.js` as a child process with exactly `env` (plus PATH), ready when this resolves; on `port`
+ * (a restart behind a load balancer keeps its address) or a free one.
+ */
+export async function startService(env: Record<string, string>, port?: number): Promise<ServiceProcess> {
+  port ??= await freePort();
   const child = spawn(process.execPath, ['dist/main.js'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },

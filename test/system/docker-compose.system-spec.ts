@@ -15,3 +15,18 @@ describe('docker-compose.yml', () => {
     expect(stdout + stderr).toBe('');
   });
 });
+
+describe('docker-compose.fleet.yml (several API replicas behind HAProxy)', () => {
+  it('is valid for docker-compose', async () => {
+    const { stdout, stderr } = await promisify(execFile)('docker-compose', ['-f', 'docker-compose.fleet.yml', 'config', '-q'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '' },
+    });
+    expect(stdout + stderr).toBe('');
+  });
+
+  it('has a load balancer configuration HAProxy accepts', async () => {
+    const { stdout, stderr } = await promisify(execFile)('haproxy', ['-c', '-f', 'compose/haproxy.cfg'], { cwd: ROOT });
+    expect(stdout + stderr).toMatch(/Configuration file is valid/);
+  });
+});

@@ -52,7 +52,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   }
   if (code.startsWith('08') || code.startsWith('57P')) return true;
   const message = typeof err.message === 'string' ? err.message : '';
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|the database system is (starting up|shutting down)|ECONNREFUSED/i.test(
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|Query read timeout|the database system is (starting up|shutting down)|ECONNREFUSED/i.test(
     message,
   );
 }

@@ -1,7 +1,9 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { Public } from '../../auth/public.decorator.js';
+import { serviceUnavailable } from '../../http/errors/to-api-error.js';
 import { ShutdownState } from '../../http/shutdown-state.js';
 import { MigrationsHealthIndicator } from './migrations.health.js';
 
@@ -34,16 +36,17 @@ export class HealthController {
   /** Worth sending traffic to: not shutting down, database reachable, schema up to date. */
   @Get('ready')
   @HealthCheck()
-  ready() {
+  ready(@Res({ passthrough: true }) reply: FastifyReply) {
+    // Draining after SIGTERM: the answer load balancers are waiting for, not a failure to log as an error.
+    if (this.shutdown.isShuttingDown) {
+      const draining = serviceUnavailable();
+      reply.status(draining.getStatus()).headers(draining.headers);
+      return draining.toBody();
+    }
     return this.health.check([
-      () => this.accepting(),
+      () => this.indicators.check('shutdown').up(),
       () => this.database.pingCheck('database').withTimeout(CHECK_TIMEOUT_MS),
       () => this.migrations.check('migrations').withTimeout(CHECK_TIMEOUT_MS),
     ]);
-  }
-
-  private accepting() {
-    const session = this.indicators.check('shutdown');
-    return this.shutdown.isShuttingDown ? session.down('shutting down') : session.up();
   }
 }

@@ -1,0 +1,110 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../src/database/data-source-options.js';
+import { runMigrations } from '../src/database/run-migrations.js';
+import { applySessionTimeouts, SESSION_TIMEOUTS } from '../src/database/session-timeouts.js';
+import { isDatabaseUnavailable } from '../src/http/errors/to-api-error.js';
+import { startTcpProxy, TcpProxy } from './support/tcp-proxy.js';
+import { createTestDatabase, TestDatabase } from './support/test-database.js';
+
+const QUERY_TIMEOUT_MS = (dataSourceOptions('postgres://x@127.0.0.1/x').extra as { query_timeout: number }).query_timeout;
+
+/** The service's database settings, directly against PostgreSQL (test:system checks them through PgBouncer). */
+describe('database timeouts and migrations, as the service sets them', () => {
+  let database: TestDatabase;
+  let roleUrl: string;
+  let admin: pg.Client;
+  const role = `app_${randomBytes(4).toString('hex')}`;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    // An ordinary role, as in production: it may alter only its own settings.
+    await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'app-password'`);
+    await admin.query(`GRANT ALL ON SCHEMA public TO ${role}`);
+    const url = new URL(database.url);
+    url.username = role;
+    url.password = 'app-password';
+    roleUrl = url.toString();
+  });
+
+  afterAll(async () => {
+    await admin?.end();
+    await database?.drop();
+    const cleanup = new pg.Client({ connectionString: process.env.TEST_DATABASE_ADMIN_URL });
+    await cleanup.connect();
+    await cleanup.query(`DROP ROLE IF EXISTS ${role}`);
+    await cleanup.end();
+  });
+
+  const open = (url: string) => new DataSource(dataSourceOptions(url)).initialize();
+
+  it('several migration runners started at once: one applies everything, the others wait and find nothing', async () => {
+    const runners = await Promise.all(Array.from({ length: 4 }, () => open(roleUrl)));
+    try {
+      const applied = await Promise.all(runners.map((dataSource) => runMigrations(dataSource)));
+      const counts = applied.map((migrations) => migrations.length).sort();
+      expect(counts).toEqual([0, 0, 0, runners[0].migrations.length]);
+      const { rows } = await admin.query<{ count: string }>('SELECT count(*) FROM migrations');
+      expect(Number(rows[0].count)).toBe(runners[0].migrations.length);
+    } finally {
+      await Promise.all(runners.map((dataSource) => dataSource.destroy()));
+    }
+  });
+
+  it('makes the timeouts role settings (no startup parameters), so every new session has them', async () => {
+    const instances = await Promise.all(Array.from({ length: 3 }, () => open(roleUrl)));
+    try {
+      // Instances starting together take turns; none fails on a concurrent catalog update.
+      await Promise.all(instances.map((dataSource) => applySessionTimeouts(dataSource)));
+    } finally {
+      await Promise.all(instances.map((dataSource) => dataSource.destroy()));
+    }
+    const session = new pg.Client({ connectionString: roleUrl });
+    await session.connect();
+    try {
+      const shown = async (name: string) => (await session.query(`SHOW ${name}`)).rows[0][name] as string;
+      expect(await shown('statement_timeout')).toBe(`${SESSION_TIMEOUTS.statement_timeout / 1000}s`);
+      expect(await shown('idle_in_transaction_session_timeout')).toBe(
+        `${SESSION_TIMEOUTS.idle_in_transaction_session_timeout / 1000}s`,
+      );
+      const slow = await session.query(`SELECT pg_sleep(${SESSION_TIMEOUTS.statement_timeout / 1000 + 2})`).catch((e: unknown) => e);
+      expect(slow).toMatchObject({ code: '57014' });
+      expect(isDatabaseUnavailable(slow)).toBe(true);
+    } finally {
+      await session.end();
+    }
+  }, 30_000);
+
+  describe('a server gone silent', () => {
+    let proxy: TcpProxy;
+    beforeAll(async () => {
+      proxy = await startTcpProxy(Number(new URL(database.url).port));
+    });
+    afterAll(() => proxy.close());
+
+    it('fails the query soon after query_timeout, as "database unavailable", and the pool drops the connection', async () => {
+      const url = new URL(roleUrl);
+      url.port = String(proxy.port);
+      const pool = new pg.Pool({ ...(dataSourceOptions(url.toString()).extra as pg.PoolConfig), connectionString: url.toString() });
+      pool.on('error', () => undefined);
+      try {
+        await pool.query('SELECT 1');
+        proxy.stall();
+        const started = Date.now();
+        const error = await pool.query('SELECT 1').then(() => null, (failure: unknown) => failure);
+        const elapsed = Date.now() - started;
+        expect(error).toMatchObject({ message: 'Query read timeout' });
+        expect(isDatabaseUnavailable(error)).toBe(true);
+        expect(elapsed).toBeGreaterThanOrEqual(QUERY_TIMEOUT_MS);
+        expect(elapsed).toBeLessThan(QUERY_TIMEOUT_MS + 2_000);
+        expect(pool.totalCount).toBe(0);
+      } finally {
+        proxy.forward();
+        await pool.end();
+      }
+    }, 30_000);
+  });
+});

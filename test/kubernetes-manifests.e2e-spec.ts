@@ -1,0 +1,137 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
+import { Deployment } from 'kubernetes-models/apps/v1';
+import { Job } from 'kubernetes-models/batch/v1';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import { parseAllDocuments } from 'yaml';
+import { OPERATIONS_ROUTES } from '../src/app.setup.js';
+import { loadConfig } from '../src/config/app-config.js';
+import { ROOT } from './support/built-service.js';
+
+/**
+ * k8s/ validated against the Kubernetes API schemas (kubernetes-models, generated from the Kubernetes
+ * OpenAPI document) and checked against the service's real settings. No cluster is needed.
+ */
+
+type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> } } & Record<string, any>;
+
+const MODELS: Record<string, new (data: any) => { validate(): void }> = {
+  'v1/ConfigMap': ConfigMap,
+  'v1/Secret': Secret,
+  'v1/Service': Service,
+  'apps/v1/Deployment': Deployment,
+  'batch/v1/Job': Job,
+  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+};
+
+const DIRECTORY = join(ROOT, 'k8s');
+const files = readdirSync(DIRECTORY).filter((file) => file.endsWith('.yaml')).sort();
+const manifests: { file: string; manifest: Manifest }[] = files.flatMap((file) =>
+  parseAllDocuments(readFileSync(join(DIRECTORY, file), 'utf8')).map((document) => {
+    if (document.errors.length > 0) throw new Error(`${file}: ${document.errors.map((e) => e.message).join('; ')}`);
+    return { file, manifest: document.toJS() as Manifest };
+  }),
+);
+const only = (kind: string) => {
+  const found = manifests.filter(({ manifest }) => manifest.kind === kind);
+  expect(found).toHaveLength(1);
+  return found[0].manifest;
+};
+
+describe('Kubernetes manifests (k8s/)', () => {
+  it('are all known kinds and valid against the Kubernetes schemas', () => {
+    const results = manifests.map(({ file, manifest }) => {
+      const Model = MODELS[`${manifest.apiVersion}/${manifest.kind}`];
+      if (!Model) return `${file}: ${manifest.apiVersion} ${manifest.kind} has no schema here`;
+      try {
+        new Model(manifest).validate();
+        return `${file}: ${manifest.apiVersion} ${manifest.kind} ${manifest.metadata.name} valid`;
+      } catch (error) {
+        return `${file}: ${manifest.apiVersion} ${manifest.kind} ${manifest.metadata.name} INVALID: ${(error as Error).message}`;
+      }
+    });
+    process.stdout.write(`${results.join('\n')}\n`);
+    expect(results.filter((line) => !line.endsWith(' valid'))).toEqual([]);
+    expect(manifests.map(({ manifest }) => manifest.kind).sort()).toEqual(
+      ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Job', 'PodDisruptionBudget', 'Secret', 'Service'],
+    );
+  });
+
+  const deployment = () => only('Deployment');
+  const config = () => only('ConfigMap').data as Record<string, string>;
+  const secret = () => only('Secret').stringData as Record<string, string>;
+  const api = () => deployment().spec.template.spec.containers[0];
+
+  it('configure only variables the service documents, with values its configuration accepts', () => {
+    const documented = readFileSync(join(ROOT, '.env.example'), 'utf8');
+    for (const name of [...Object.keys(config()), ...Object.keys(secret())]) {
+      expect({ name, documented: new RegExp(`^#? ?${name}=`, 'm').test(documented) }).toEqual({ name, documented: true });
+    }
+    const settings = loadConfig({ ...config(), ...secret() });
+    expect(settings).toMatchObject({ production: true, migrationsRun: false });
+    expect(settings.redisUrl).toBeDefined();
+    expect(settings.trustProxy.length).toBeGreaterThan(0);
+  });
+
+  it('agree with the service: port, probe paths, drain delay and grace period', () => {
+    const settings = loadConfig({ ...config(), ...secret() });
+    const pod = deployment().spec.template.spec;
+    const port = api().ports.find((p: { name: string }) => p.name === 'http');
+    expect(port.containerPort).toBe(settings.port);
+    expect(OPERATIONS_ROUTES).toEqual(expect.arrayContaining(['health/live', 'health/ready']));
+    expect(api().livenessProbe.httpGet).toEqual({ path: '/health/live', port: 'http' });
+    expect(api().readinessProbe.httpGet).toEqual({ path: '/health/ready', port: 'http' });
+    // The drain outlasts the readiness probe's detection (period x failures) ...
+    const { periodSeconds, failureThreshold } = api().readinessProbe;
+    expect(settings.shutdownDrainDelayMs).toBeGreaterThanOrEqual(periodSeconds * failureThreshold * 1000);
+    // ... and the kubelet's SIGKILL comes only after the drain and the grace period.
+    expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(settings.shutdownDrainDelayMs + settings.shutdownGraceMs);
+    expect(api().envFrom).toEqual([
+      { configMapRef: { name: only('ConfigMap').metadata.name } },
+      { secretRef: { name: only('Secret').metadata.name } },
+    ]);
+    expect(api().resources.requests).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
+    expect(api().resources.limits).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
+  });
+
+  it('run as the image user, not root, without privileges', () => {
+    const dockerfileUser = /^USER (\S+)$/m.exec(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'))?.[1];
+    expect(dockerfileUser).toBe('node'); // uid 1000 in the node images
+    for (const workload of [deployment(), only('Job')]) {
+      const pod = workload.spec.template.spec;
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
+      for (const container of pod.containers) {
+        expect(container.securityContext).toMatchObject({
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ['ALL'] },
+        });
+      }
+    }
+  });
+
+  it('point the Service, the budget and the autoscaler at the Deployment', () => {
+    const labels = deployment().spec.template.metadata.labels;
+    expect(deployment().spec.selector.matchLabels).toEqual(labels);
+    expect(only('Service').spec.selector).toEqual(labels);
+    expect(only('Service').spec.ports[0].targetPort).toBe('http');
+    expect(only('PodDisruptionBudget').spec.selector.matchLabels).toEqual(labels);
+    const hpa = only('HorizontalPodAutoscaler').spec;
+    expect(hpa.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: deployment().metadata.name });
+    expect(hpa.metrics).toEqual([
+      { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: expect.any(Number) } } },
+    ]);
+    expect(hpa.minReplicas).toBeGreaterThanOrEqual(2);
+  });
+
+  it('migrate with the same command as `npm run migration:run`, in the same image and configuration', () => {
+    const packageJson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    const job = only('Job').spec.template.spec.containers[0];
+    expect(job.command).toEqual(packageJson.scripts['migration:run'].split(' '));
+    expect(job.image).toBe(api().image);
+    expect(job.envFrom).toEqual(api().envFrom);
+  });
+});

@@ -1,0 +1,124 @@
+/** A bounded client for the fleet test: a fixed rate for a fixed count, each request's outcome recorded. */
+
+export type Operation = 'list' | 'create' | 'get';
+
+export interface Outcome {
+  operation: Operation;
+  /** The HTTP status, or undefined when the request failed at the connection level. */
+  status?: number;
+  /** The connection-level failure (ECONNRESET, UND_ERR_SOCKET, ...), if any. */
+  error?: string;
+  /** A non-2xx answer's body, cut short: who answered (the service's Error JSON, or the balancer's page). */
+  body?: string;
+  /** Creates: the animal's name, also its Idempotency-Key. */
+  name?: string;
+  sentAt: number;
+  answeredAt: number;
+}
+
+export interface LoadOptions {
+  origin: string;
+  key: string;
+  /** Names of created animals start with this (unique per run). */
+  prefix: string;
+  ratePerSecond: number;
+  /** At least this many requests are sent; more while the run is not `finish`ed, up to `maxCount`. */
+  count: number;
+  maxCount?: number;
+  /** Per request. */
+  timeoutMs?: number;
+}
+
+export interface Load {
+  done: Promise<Outcome[]>;
+  /** Sends no more requests once `count` are sent (at once if they already are). */
+  finish(): void;
+  /** Outcomes so far. */
+  outcomes: Outcome[];
+}
+
+function failureCode(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (error as Error).name ?? String(error);
+}
+
+/** Lists, creates carrying an Idempotency-Key and gets of created animals, in turn, at a fixed rate. */
+export function startLoad(options: LoadOptions): Load {
+  const { origin, key, prefix, ratePerSecond, count, maxCount = count, timeoutMs = 15_000 } = options;
+  let finished = false;
+  const authorization = `Bearer ${key}`;
+  const outcomes: Outcome[] = [];
+  const createdIds: number[] = [];
+  const started = Date.now();
+
+  const one = async (i: number): Promise<void> => {
+    const kind: Operation = (['list', 'create', 'get'] as const)[i % 3];
+    const operation: Operation = kind === 'get' && createdIds.length === 0 ? 'list' : kind;
+    const name = operation === 'create' ? `${prefix}-${i}` : undefined;
+    const url =
+      operation === 'list'
+        ? `${origin}/v1/pets?limit=5`
+        : operation === 'get'
+          ? `${origin}/v1/pets/${createdIds[i % createdIds.length]}`
+          : `${origin}/v1/pets`;
+    const init: RequestInit =
+      operation === 'create'
+        ? {
+            method: 'POST',
+            headers: { authorization, 'content-type': 'application/json', 'idempotency-key': name! },
+            body: JSON.stringify({ name, categoryId: 1 }),
+          }
+        : { headers: { authorization } };
+    const sentAt = Date.now();
+    try {
+      const response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+      const body = await response.text();
+      if (operation === 'create' && response.status === 201) createdIds.push((JSON.parse(body) as { id: number }).id);
+      const failed = response.status < 200 || response.status > 299;
+      outcomes.push({ operation, status: response.status, name, sentAt, answeredAt: Date.now(), ...(failed && { body: body.slice(0, 80) }) });
+    } catch (error) {
+      outcomes.push({ operation, error: failureCode(error), name, sentAt, answeredAt: Date.now() });
+    }
+  };
+
+  const done = (async () => {
+    const pending: Promise<void>[] = [];
+    for (let i = 0; i < maxCount && (i < count || !finished); i += 1) {
+      const due = started + (i * 1000) / ratePerSecond;
+      const wait = due - Date.now();
+      if (wait > 0) await new Promise((wake) => setTimeout(wake, wait));
+      pending.push(one(i));
+    }
+    await Promise.all(pending);
+    return outcomes;
+  })();
+  return { done, outcomes, finish: () => (finished = true) };
+}
+
+export interface LoadFigures {
+  requests: number;
+  byStatus: Record<string, number>;
+  connectionFailures: Record<string, number>;
+  non2xx: number;
+  non2xxBodies: string[];
+  creates: number;
+  created201: number;
+}
+
+export function summarise(outcomes: Outcome[]): LoadFigures {
+  const byStatus: Record<string, number> = {};
+  const connectionFailures: Record<string, number> = {};
+  for (const outcome of outcomes) {
+    if (outcome.status !== undefined) byStatus[outcome.status] = (byStatus[outcome.status] ?? 0) + 1;
+    else connectionFailures[outcome.error!] = (connectionFailures[outcome.error!] ?? 0) + 1;
+  }
+  return {
+    requests: outcomes.length,
+    byStatus,
+    connectionFailures,
+    non2xx: outcomes.filter((o) => o.status === undefined || o.status < 200 || o.status > 299).length,
+    non2xxBodies: [...new Set(outcomes.filter((o) => o.body !== undefined).map((o) => o.body!))],
+    creates: outcomes.filter((o) => o.operation === 'create').length,
+    created201: outcomes.filter((o) => o.operation === 'create' && o.status === 201).length,
+  };
+}
