@@ -7,7 +7,7 @@ import { ErrorCode } from '../http/errors/error-code.js';
 import { ApiKeyRateLimiter } from './rate-limit/api-key-rate-limiter.js';
 import { AuthFailureLimiter } from './rate-limit/auth-failure-limiter.js';
 import type { ApiKeyIdentity } from './api-key-identity.js';
-import { REALM } from './bearer.strategy.js';
+import { REALM } from '../http/http.constants.js';
 import { IS_PUBLIC } from './public.decorator.js';
 
 /**

@@ -1,24 +1,12 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, type HeadersObject } from '@nestjs/swagger';
 import { ErrorBodyDto } from '../http/errors/error-body.dto.js';
-import { ErrorCode } from '../http/errors/error-code.js';
+import { CODE_BY_STATUS } from '../http/errors/error-code.js';
+import { REALM } from '../http/http.constants.js';
 import { RETRY_AFTER_SECONDS } from '../http/errors/to-api-error.js';
 
 export type OperationErrorStatus = 400 | 404 | 409 | 413 | 415 | 422;
 
-/** The code each documented status carries in its example (statuses can carry others, e.g. 400 invalid_json). */
-const EXAMPLE_CODES: Record<number, ErrorCode> = {
-  400: ErrorCode.ValidationFailed,
-  401: ErrorCode.Unauthorized,
-  404: ErrorCode.NotFound,
-  409: ErrorCode.IdempotencyKeyInUse,
-  413: ErrorCode.PayloadTooLarge,
-  415: ErrorCode.UnsupportedMediaType,
-  422: ErrorCode.IdempotencyKeyReused,
-  429: ErrorCode.RateLimited,
-  500: ErrorCode.InternalError,
-  503: ErrorCode.ServiceUnavailable,
-};
 
 const RETRY_AFTER: HeadersObject = {
   'Retry-After': {
@@ -37,7 +25,7 @@ const COMMON_ERRORS = {
     description: 'Missing or invalid API key.',
     headers: {
       'WWW-Authenticate': {
-        description: 'The bearer challenge (RFC 6750), e.g. `Bearer realm="animal-store"`.',
+        description: `The bearer challenge (RFC 6750), e.g. \`Bearer realm="${REALM}"\`.`,
         required: true,
         schema: { type: 'string' },
       },
@@ -56,7 +44,7 @@ function errorResponse(status: string, description: string, headers: HeadersObje
     status: Number(status),
     description,
     type: ErrorBodyDto,
-    example: { code: EXAMPLE_CODES[Number(status)], message: description, status: Number(status) },
+    example: { code: CODE_BY_STATUS[Number(status)], message: description, status: Number(status) },
     ...(Object.keys(headers).length > 0 ? { headers } : {}),
   });
 }

@@ -24,12 +24,11 @@ const STATUS_CODES: Record<PetStatus, number> = {
   [PetStatus.Pending]: 2,
   [PetStatus.Sold]: 3,
 };
-const STATUS_BY_CODE: readonly (PetStatus | undefined)[] = [
-  undefined,
-  PetStatus.Available,
-  PetStatus.Pending,
-  PetStatus.Sold,
-];
+/** Code 0 is "no status filter". */
+const STATUS_BY_CODE: readonly (PetStatus | undefined)[] = Object.entries(STATUS_CODES).reduce<(PetStatus | undefined)[]>(
+  (byCode, [status, code]) => Object.assign(byCode, { [code]: status as PetStatus }),
+  [undefined],
+);
 
 const UINT32 = 2 ** 32;
 /** Cursors remembered per status filter; past this many, that filter's memory starts over. */

@@ -3,6 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { Public } from '../../auth/public.decorator.js';
 import { ShutdownState } from '../../http/shutdown-state.js';
+import { OPERATIONS_ROUTES } from '../operations-routes.js';
 import { MigrationsHealthIndicator } from './migrations.health.js';
 
 const CHECK_TIMEOUT_MS = 1_000;
@@ -14,7 +15,7 @@ const CHECK_TIMEOUT_MS = 1_000;
  */
 @ApiExcludeController()
 @Public()
-@Controller('health')
+@Controller()
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
@@ -25,14 +26,14 @@ export class HealthController {
   ) {}
 
   /** The process is up and serving HTTP. */
-  @Get('live')
+  @Get(OPERATIONS_ROUTES.live)
   @HealthCheck()
   live() {
     return this.health.check([]);
   }
 
   /** Worth sending traffic to: not shutting down, database reachable, schema up to date. */
-  @Get('ready')
+  @Get(OPERATIONS_ROUTES.ready)
   @HealthCheck()
   ready() {
     return this.health.check([
