@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
-import { BoundedTtlCache } from '../bounded-ttl-cache.js';
 import { rateLimitedError } from './rate-limited.error.js';
 import { RateLimitStorage } from './rate-limit-storage.js';
 
@@ -20,7 +20,7 @@ const MAX_BLOCKED_ADDRESSES = 10_000;
 export class AuthFailureLimiter {
   private readonly limit: number;
   /** Address -> when its block ends (epoch ms). */
-  private readonly blocked = new BoundedTtlCache<string, number>(MAX_BLOCKED_ADDRESSES, MINUTE_MS);
+  private readonly blocked = new LRUCache<string, number>({ max: MAX_BLOCKED_ADDRESSES, ttl: MINUTE_MS });
 
   constructor(
     private readonly storage: RateLimitStorage,
