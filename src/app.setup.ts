@@ -12,7 +12,7 @@ import { handleClientError, handleFrameworkError } from './http/errors/framework
 import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { registerLoadShedding } from './http/load-shedding.js';
 import { assignRequestId, REQUEST_ID_HEADER } from './http/request-id.js';
-import { securityHeadersFor } from './http/security-headers.js';
+import { setSecurityHeaders } from './http/security-headers.js';
 import { API_PREFIX, BODY_LIMIT_BYTES } from './http/http.constants.js';
 import { OPERATIONS_ROUTES } from './observability/operations-routes.js';
 
@@ -29,8 +29,7 @@ export function createFastifyAdapter(): FastifyAdapter {
   // From here on every response, errors included, carries its request id and the security headers.
   adapter.getInstance().addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
-    reply.headers(securityHeadersFor(request.url));
-    done();
+    setSecurityHeaders(request, reply, done);
   });
   return adapter;
 }

@@ -1,3 +1,4 @@
+// Hand-written glue: @nestjs/swagger exports no per-class schema builder, so the schemas are taken from its document.
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { FastifyInstance } from 'fastify';
 

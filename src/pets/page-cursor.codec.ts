@@ -1,3 +1,4 @@
+// Hand-written: the cursor's byte layout is this API's own format (signed with node:crypto's HMAC).
 import { createHmac, createSecretKey, KeyObject, timingSafeEqual } from 'node:crypto';
 import { MAX_ID, MIN_ID } from './pet-id.js';
 import { PetStatus } from './pet-status.enum.js';

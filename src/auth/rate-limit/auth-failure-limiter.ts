@@ -1,9 +1,10 @@
+// Hand-written: throttler's guard counts every request, this budget only failed authentications (in throttler's storage).
 import { Inject, Injectable } from '@nestjs/common';
+import { InjectThrottlerStorage, type ThrottlerStorage } from '@nestjs/throttler';
 import { LRUCache } from 'lru-cache';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { rateLimitedError } from './rate-limited.error.js';
-import { RateLimitStorage } from './rate-limit-storage.js';
 
 export const AUTH_FAILURE_THROTTLER = 'auth-failure';
 const MINUTE_MS = 60_000;
@@ -23,7 +24,7 @@ export class AuthFailureLimiter {
   private readonly blocked = new LRUCache<string, number>({ max: MAX_BLOCKED_ADDRESSES, ttl: MINUTE_MS });
 
   constructor(
-    private readonly storage: RateLimitStorage,
+    @InjectThrottlerStorage() private readonly storage: ThrottlerStorage,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.limit = config.authFailureLimitPerMinute;
