@@ -11,6 +11,9 @@ function firstMessages(errors: ValidationError[], parent = ''): string[] {
 }
 
 
+/** Bodies are closed: an unknown property is a 400. The OpenAPI document says so with `additionalProperties`. */
+export const BODIES_REJECT_UNKNOWN_PROPERTIES = true;
+
 const exceptionFactory = (errors: ValidationError[]) =>
   new ApiError(400, ErrorCode.ValidationFailed, `${firstMessages(errors).join('; ')}.`);
 
@@ -24,7 +27,7 @@ export class RequestValidationPipe implements PipeTransform {
   private readonly body = new ValidationPipe({
     transform: true,
     whitelist: true,
-    forbidNonWhitelisted: true,
+    forbidNonWhitelisted: BODIES_REJECT_UNKNOWN_PROPERTIES,
     validationError: { target: false, value: false },
     exceptionFactory,
   });

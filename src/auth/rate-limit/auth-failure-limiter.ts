@@ -4,10 +4,9 @@ import { InjectThrottlerStorage, type ThrottlerStorage } from '@nestjs/throttler
 import { LRUCache } from 'lru-cache';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
-import { rateLimitedError } from './rate-limited.error.js';
+import { RATE_LIMIT_WINDOW_MS, rateLimitedError } from './rate-limited.error.js';
 
 export const AUTH_FAILURE_THROTTLER = 'auth-failure';
-const MINUTE_MS = 60_000;
 const MAX_BLOCKED_ADDRESSES = 10_000;
 
 /**
@@ -21,7 +20,7 @@ const MAX_BLOCKED_ADDRESSES = 10_000;
 export class AuthFailureLimiter {
   private readonly limit: number;
   /** Address -> when its block ends (epoch ms). */
-  private readonly blocked = new LRUCache<string, number>({ max: MAX_BLOCKED_ADDRESSES, ttl: MINUTE_MS });
+  private readonly blocked = new LRUCache<string, number>({ max: MAX_BLOCKED_ADDRESSES, ttl: RATE_LIMIT_WINDOW_MS });
 
   constructor(
     @InjectThrottlerStorage() private readonly storage: ThrottlerStorage,
@@ -40,7 +39,7 @@ export class AuthFailureLimiter {
 
   /** Counts one failed authentication; throws the 429 when that exceeds the budget. */
   async recordFailure(address: string): Promise<void> {
-    const record = await this.storage.increment(address, MINUTE_MS, this.limit, MINUTE_MS, AUTH_FAILURE_THROTTLER);
+    const record = await this.storage.increment(address, RATE_LIMIT_WINDOW_MS, this.limit, RATE_LIMIT_WINDOW_MS, AUTH_FAILURE_THROTTLER);
     if (record.isBlocked) {
       this.blocked.set(address, Date.now() + record.timeToBlockExpire * 1000);
       throw rateLimitedError(this.limit, record.timeToBlockExpire, 'failed authentications');
