@@ -1,8 +1,5 @@
-import { ThrottlerStorageService } from '@nestjs/throttler';
+import { MemoryRateLimitStorage } from '../src/auth/rate-limit/memory-rate-limit-storage.js';
 import { describeRateLimitStorage } from './support/rate-limit-storage-contract.js';
 
-// @nestjs/throttler's own in-memory storage, which the service uses without REDIS_URL.
-describeRateLimitStorage('in memory', async () => {
-  const storage = new ThrottlerStorageService();
-  return { storage, close: async () => storage.onApplicationShutdown() };
-});
+// The storage the service uses without REDIS_URL (Redis: npm run test:system).
+describeRateLimitStorage('in memory', async () => ({ storage: new MemoryRateLimitStorage(), close: async () => undefined }));

@@ -3,8 +3,9 @@ import { ThrottlerModule, type ThrottlerModuleOptions, type ThrottlerStorage } f
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { AuthFailureLimiter } from './auth-failure-limiter.js';
+import { MemoryRateLimitStorage } from './memory-rate-limit-storage.js';
+import { RATE_LIMIT_WINDOW_MS } from './rate-limited.error.js';
 
-const MINUTE_MS = 60_000;
 const REDIS_STORAGE = Symbol('redis-rate-limit-storage');
 
 /** The Redis storage as a provider of its own, so that Nest connects and closes it with the application. */
@@ -24,7 +25,7 @@ class RedisStorageModule {}
 
 /**
  * @nestjs/throttler with one throttler, the per-key budget (RATE_LIMIT_PER_MINUTE, 0: off). Counters live in
- * Redis when REDIS_URL is set (one budget shared by all instances), in throttler's in-memory storage otherwise;
+ * Redis when REDIS_URL is set (one budget shared by all instances), in this process otherwise (MemoryRateLimitStorage);
  * the failed-authentication budget counts in the same storage.
  */
 @Module({
@@ -33,9 +34,9 @@ class RedisStorageModule {}
       imports: [RedisStorageModule],
       inject: [APP_CONFIG, REDIS_STORAGE],
       useFactory: (config: AppConfig, redis: ThrottlerStorage | null): ThrottlerModuleOptions => ({
-        throttlers: [{ name: 'default', ttl: MINUTE_MS, limit: config.rateLimitPerMinute, blockDuration: 0 }],
+        throttlers: [{ name: 'default', ttl: RATE_LIMIT_WINDOW_MS, limit: config.rateLimitPerMinute, blockDuration: 0 }],
         skipIf: () => config.rateLimitPerMinute === 0,
-        storage: redis ?? undefined,
+        storage: redis ?? new MemoryRateLimitStorage(),
       }),
     }),
   ],
