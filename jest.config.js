@@ -1,4 +1,6 @@
 const ESM_ONLY_REQUIRED_FROM_CJS = ['content-disposition', '@apidevtools/json-schema-ref-parser'];
+// CommonJS packages that require() Nest's ESM-only packages: given the application's instances of those instead.
+const CJS_REQUIRING_NEST = ['@nestjs/throttler'];
 
 /** @type {import('jest').Config} */
 export default {
@@ -18,8 +20,10 @@ export default {
       'ts-jest',
       { useESM: false, tsconfig: { allowJs: true, module: 'commonjs', moduleResolution: 'node10', isolatedModules: true } },
     ],
+    [`/node_modules/(${CJS_REQUIRING_NEST.join('|')})/.+\\.js$`]: '<rootDir>/test/support/jest/require-esm.transformer.cjs',
   },
-  transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY_REQUIRED_FROM_CJS.join('|')})/)`],
+  transformIgnorePatterns: [`/node_modules/(?!(${[...ESM_ONLY_REQUIRED_FROM_CJS, ...CJS_REQUIRING_NEST].join('|')})/)`],
+  setupFiles: ['<rootDir>/test/support/jest/preload-esm.ts'],
   testEnvironment: 'node',
   globalSetup: '<rootDir>/test/support/database-server.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

@@ -17,6 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import { Agent, request as httpRequest } from 'node:http';
 import pg from 'pg';
+import { DataSource, type DataSourceOptions, type ObjectLiteral, type Repository } from 'typeorm';
 import { startBenchDatabase } from './bench-database.js';
 import { startService } from './server-process.js';
 
@@ -135,15 +136,24 @@ async function main(): Promise<void> {
   const { PageCursorCodec } = (await import(built('pets/page-cursor.codec.js'))) as {
     PageCursorCodec: new (secret: string) => CursorCodec;
   };
-  const { PAGE_SQL, STATUS_PAGE_SQL } = (await import(built('pets/pets.repository.js'))) as {
-    PAGE_SQL: string;
-    STATUS_PAGE_SQL: string;
+  const { dataSourceOptions } = (await import(built('database/data-source-options.js'))) as {
+    dataSourceOptions(url: string): DataSourceOptions;
+  };
+  const { PetEntity } = (await import(built('pets/pet.entity.js'))) as { PetEntity: new () => ObjectLiteral };
+  const { PetsRepository } = (await import(built('pets/pets.repository.js'))) as {
+    PetsRepository: new (pets: Repository<ObjectLiteral>, idempotency: undefined) => {
+      pageQuery(query: { status?: Status; limit: number; after: number }): { getQueryAndParameters(): [string, unknown[]] };
+    };
   };
   const cursors = new PageCursorCodec(CURSOR_SECRET);
 
   const database = await startBenchDatabase();
   cleanups.push(() => database.stop());
   const { sql } = database;
+  // The page queries exactly as the service's repository builds them.
+  const dataSource = await new DataSource({ ...dataSourceOptions(database.url), entities: [PetEntity] }).initialize();
+  cleanups.push(() => dataSource.destroy());
+  const pages = new PetsRepository(dataSource.getRepository(PetEntity), undefined);
   const service = await startService({ databaseUrl: database.url, apiKey: API_KEY, env: { CURSOR_SECRET, LOG_LEVEL: 'warn' } });
   cleanups.push(() => service.stop());
   const { origin } = service;
@@ -165,9 +175,7 @@ async function main(): Promise<void> {
     console.log(`Measured ${label} (${SAMPLES} samples each) in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
     plans.push(
       `  ${label}, deep page:\n` +
-        (status
-          ? await explain(sql, STATUS_PAGE_SQL, [status, after, LIMIT + 1])
-          : await explain(sql, PAGE_SQL, [after, LIMIT + 1])),
+        (await explain(sql, ...pages.pageQuery({ status, limit: LIMIT, after }).getQueryAndParameters())),
     );
   }
   const offset = await sql.query<{ 'QUERY PLAN': string }>(

@@ -5,15 +5,18 @@ import { Logger } from 'nestjs-pino';
 import { AppModule, ResolvedConfig } from './app.module.js';
 import { APP_CONFIG } from './config/config.module.js';
 import type { AppConfig } from './config/app-config.js';
+import { createOpenApiDocument } from './openapi/openapi-document.js';
+import { serializeResponsesWithDocumentSchemas } from './openapi/response-schemas.js';
 import { setupDocs } from './openapi/setup-docs.js';
 import { handleClientError, handleFrameworkError } from './http/errors/framework-errors.js';
 import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { registerLoadShedding } from './http/load-shedding.js';
 import { assignRequestId, REQUEST_ID_HEADER } from './http/request-id.js';
-import { securityHeadersFor } from './http/security-headers.js';
+import { setSecurityHeaders } from './http/security-headers.js';
 import { API_PREFIX, BODY_LIMIT_BYTES } from './http/http.constants.js';
 import { closeConnectionsWhileDraining } from './http/drain.js';
 import { ShutdownState } from './http/shutdown-state.js';
+import { OPERATIONS_ROUTES } from './observability/operations-routes.js';
 
 /** `trustProxy`: the proxies whose `X-Forwarded-For` gives `request.ip` (TRUST_PROXY); none by default. */
 export function createFastifyAdapter({ trustProxy = [] }: { trustProxy?: string[] } = {}): FastifyAdapter {
@@ -32,25 +35,25 @@ export function createFastifyAdapter({ trustProxy = [] }: { trustProxy?: string[
   // From here on every response, errors included, carries its request id and the security headers.
   adapter.getInstance().addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
-    reply.headers(securityHeadersFor(request.url));
-    done();
+    setSecurityHeaders(request, reply, done);
   });
   return adapter;
 }
 
-/** Routes for operators and their tooling, served outside the versioned API. */
-export const OPERATIONS_ROUTES = ['health/live', 'health/ready', 'metrics'];
-
-/** What cannot be a provider: prefix, body parsing, load shedding and the API docs. */
+/** What cannot be a provider: prefix, body parsing, load shedding, draining, the API docs and the response serializers. */
 function configureApp(app: NestFastifyApplication): void {
-  app.setGlobalPrefix(API_PREFIX, { exclude: OPERATIONS_ROUTES });
+  app.setGlobalPrefix(API_PREFIX, { exclude: Object.values(OPERATIONS_ROUTES) });
   const fastify = app.getHttpAdapter().getInstance();
   // Only JSON bodies are accepted; Fastify's default text/plain parser would let other bodies through to validation.
   fastify.removeContentTypeParser('text/plain');
   registerJsonBodyParser(fastify);
-  registerLoadShedding(fastify, app.get<AppConfig>(APP_CONFIG).loadShedding);
+  const config = app.get<AppConfig>(APP_CONFIG);
+  registerLoadShedding(fastify, config.loadShedding);
   closeConnectionsWhileDraining(fastify, app.get(ShutdownState));
-  setupDocs(app);
+  // Built before the routes are registered (app.init), so that their response schemas come from it.
+  const document = createOpenApiDocument(app, config);
+  serializeResponsesWithDocumentSchemas(fastify, document, API_PREFIX);
+  setupDocs(app, document);
 }
 
 export async function createApp(

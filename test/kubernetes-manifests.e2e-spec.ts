@@ -6,7 +6,7 @@ import { Job } from 'kubernetes-models/batch/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { parseAllDocuments } from 'yaml';
-import { OPERATIONS_ROUTES } from '../src/app.setup.js';
+import { OPERATIONS_ROUTES } from '../src/observability/operations-routes.js';
 import { loadConfig } from '../src/config/app-config.js';
 import { ROOT } from './support/built-service.js';
 
@@ -81,7 +81,7 @@ describe('Kubernetes manifests (k8s/)', () => {
     const pod = deployment().spec.template.spec;
     const port = api().ports.find((p: { name: string }) => p.name === 'http');
     expect(port.containerPort).toBe(settings.port);
-    expect(OPERATIONS_ROUTES).toEqual(expect.arrayContaining(['health/live', 'health/ready']));
+    expect(OPERATIONS_ROUTES).toMatchObject({ live: 'health/live', ready: 'health/ready' });
     expect(api().livenessProbe.httpGet).toEqual({ path: '/health/live', port: 'http' });
     expect(api().readinessProbe.httpGet).toEqual({ path: '/health/ready', port: 'http' });
     // The drain outlasts the readiness probe's detection (period x failures) ...

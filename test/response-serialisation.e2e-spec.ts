@@ -1,6 +1,6 @@
 import { auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
 
-// Responses are serialised from route schemas (src/pets/pet-response.schema.ts); bodies, status codes
+// Responses are serialised from route schemas taken from the OpenAPI document (src/openapi/response-schemas.ts); bodies, status codes
 // and error bodies must be exactly what the handlers and the error filter produce.
 describe('response serialisation', () => {
   let t: TestApp;

@@ -1,7 +1,6 @@
 import { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiError } from '../http/errors/api-error.js';
-import type { ApiKeyRateLimiter } from './rate-limit/api-key-rate-limiter.js';
 import type { AuthFailureLimiter } from './rate-limit/auth-failure-limiter.js';
 import { ApiKeyIdentity } from './api-key-identity.js';
 import { ApiKeyStore } from './api-key-store.js';
@@ -86,12 +85,11 @@ describe('ApiKeyGuard', () => {
     new BearerStrategy(store);
     failures = [];
     // Rate limiting has specs of its own; here it is off, and failed attempts are only recorded.
-    const keyLimiter = { enabled: false } as ApiKeyRateLimiter;
     const authFailures = {
       assertNotBlocked: () => undefined,
       recordFailure: async (ip: string) => void failures.push(ip),
     } as unknown as AuthFailureLimiter;
-    guard = new ApiKeyGuard(new Reflector(), keyLimiter, authFailures);
+    guard = new ApiKeyGuard(new Reflector(), authFailures);
   });
 
   describe('@Public routes', () => {

@@ -4,23 +4,21 @@ import { AuthGuard } from '@nestjs/passport';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/errors/api-error.js';
 import { ErrorCode } from '../http/errors/error-code.js';
-import { ApiKeyRateLimiter } from './rate-limit/api-key-rate-limiter.js';
 import { AuthFailureLimiter } from './rate-limit/auth-failure-limiter.js';
 import type { ApiKeyIdentity } from './api-key-identity.js';
-import { REALM } from './bearer.strategy.js';
+import { REALM } from '../http/http.constants.js';
 import { IS_PUBLIC } from './public.decorator.js';
 
 /**
  * The global guard: every route needs a valid bearer key unless marked
  * `@Public()`. In this order: an address over its failed-authentication
  * budget is refused before any key lookup; a failed authentication is
- * counted against its address; an authenticated key is held to its own budget.
+ * counted against its address. The key's own budget is ApiKeyThrottlerGuard's, which runs next.
  */
 @Injectable()
 export class ApiKeyGuard extends AuthGuard('bearer') {
   constructor(
     private readonly reflector: Reflector,
-    private readonly keyLimiter: ApiKeyRateLimiter,
     private readonly authFailures: AuthFailureLimiter,
   ) {
     super();
@@ -39,7 +37,6 @@ export class ApiKeyGuard extends AuthGuard('bearer') {
       if (error instanceof ApiError && error.getStatus() === 401) await this.authFailures.recordFailure(request.ip);
       throw error;
     }
-    if (this.keyLimiter.enabled) await this.keyLimiter.consume(request.user, http.getResponse<FastifyReply>());
     return true;
   }
 

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
 import { ApiKeysModule } from './api-keys/api-keys.module.js';
+import { ApiKeyThrottlerGuard } from './rate-limit/api-key-throttler.guard.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { ApiKeyGuard } from './api-key.guard.js';
 import { ApiKeyStore } from './api-key-store.js';
@@ -15,7 +16,9 @@ import { EnvApiKeyStore } from './env-api-key-store.js';
     BearerStrategy,
     EnvApiKeyStore,
     { provide: ApiKeyStore, useClass: CombinedApiKeyStore },
+    // In this order: the key is known before its budget is counted.
     { provide: APP_GUARD, useClass: ApiKeyGuard },
+    { provide: APP_GUARD, useClass: ApiKeyThrottlerGuard },
   ],
 })
 export class AuthModule {}

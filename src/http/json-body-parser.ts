@@ -1,3 +1,4 @@
+// Hand-written: Fastify's JSON parser decodes any charset and invalid UTF-8 as U+FFFD; this wraps it with those two checks.
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from './errors/api-error.js';

@@ -1,3 +1,4 @@
+// Hand-written: Fastify's genReqId hook needs the function; no library validates a client-chosen X-Request-Id.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 

@@ -10,10 +10,6 @@ function firstMessages(errors: ValidationError[], parent = ''): string[] {
   });
 }
 
-/** A DTO class may recognise values that certainly pass its rules and build its instance itself (`parseValid`). */
-interface ParsesValid {
-  parseValid?(value: unknown): object | undefined;
-}
 
 /** Bodies are closed: an unknown property is a 400. The OpenAPI document says so with `additionalProperties`. */
 export const BODIES_REJECT_UNKNOWN_PROPERTIES = true;
@@ -49,15 +45,9 @@ export class RequestValidationPipe implements PipeTransform {
       if (value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) {
         throw new ApiError(400, ErrorCode.ValidationFailed, 'The request body must be a JSON object.');
       }
-      return this.parseValid(value, metadata) ?? this.body.transform(value ?? {}, metadata);
+      return this.body.transform(value ?? {}, metadata);
     }
-    if (metadata.type === 'query') return this.parseValid(value, metadata) ?? this.query.transform(value, metadata);
+    if (metadata.type === 'query') return this.query.transform(value, metadata);
     return value;
-  }
-
-  /** Resolves like ValidationPipe.transform does; `undefined` when the DTO leaves the value to it. */
-  private parseValid(value: unknown, { metatype }: ArgumentMetadata): Promise<object> | undefined {
-    const parsed = (metatype as ParsesValid | undefined)?.parseValid?.(value);
-    return parsed === undefined ? undefined : Promise.resolve(parsed);
   }
 }

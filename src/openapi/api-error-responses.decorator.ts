@@ -1,9 +1,9 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, type HeadersObject } from '@nestjs/swagger';
 import { ErrorBodyDto } from '../http/errors/error-body.dto.js';
-import { ErrorCode } from '../http/errors/error-code.js';
+import { CODE_BY_STATUS } from '../http/errors/error-code.js';
+import { REALM } from '../http/http.constants.js';
 import { RETRY_AFTER_SECONDS } from '../http/errors/to-api-error.js';
-import { REALM } from '../auth/bearer.strategy.js';
 import { MAX_LIMIT_PER_MINUTE } from '../config/app-config.js';
 import { RATE_LIMIT_HEADERS, RATE_LIMIT_WINDOW_MS } from '../auth/rate-limit/rate-limited.error.js';
 
@@ -11,19 +11,6 @@ const WINDOW_SECONDS = RATE_LIMIT_WINDOW_MS / 1000;
 
 export type OperationErrorStatus = 400 | 404 | 409 | 413 | 415 | 422;
 
-/** The code each documented status carries in its example (statuses can carry others, e.g. 400 invalid_json). */
-const EXAMPLE_CODES: Record<number, ErrorCode> = {
-  400: ErrorCode.ValidationFailed,
-  401: ErrorCode.Unauthorized,
-  404: ErrorCode.NotFound,
-  409: ErrorCode.IdempotencyKeyInUse,
-  413: ErrorCode.PayloadTooLarge,
-  415: ErrorCode.UnsupportedMediaType,
-  422: ErrorCode.IdempotencyKeyReused,
-  429: ErrorCode.RateLimited,
-  500: ErrorCode.InternalError,
-  503: ErrorCode.ServiceUnavailable,
-};
 
 const RETRY_AFTER: HeadersObject = {
   'Retry-After': {
@@ -98,7 +85,7 @@ function errorResponse(status: string, description: string, headers: HeadersObje
     status: Number(status),
     description,
     type: ErrorBodyDto,
-    example: { code: EXAMPLE_CODES[Number(status)], message: description, status: Number(status) },
+    example: { code: CODE_BY_STATUS[Number(status)], message: description, status: Number(status) },
     ...(Object.keys(all).length > 0 ? { headers: all } : {}),
   });
 }

@@ -1,3 +1,4 @@
+// Hand-written: the cursor's byte layout is this API's own format (signed with node:crypto's HMAC).
 import { createHmac, createSecretKey, KeyObject, timingSafeEqual } from 'node:crypto';
 import { MAX_ID, MIN_ID } from './pet-id.js';
 import { PetStatus } from './pet-status.enum.js';
@@ -24,12 +25,11 @@ const STATUS_CODES: Record<PetStatus, number> = {
   [PetStatus.Pending]: 2,
   [PetStatus.Sold]: 3,
 };
-const STATUS_BY_CODE: readonly (PetStatus | undefined)[] = [
-  undefined,
-  PetStatus.Available,
-  PetStatus.Pending,
-  PetStatus.Sold,
-];
+/** Code 0 is "no status filter". */
+const STATUS_BY_CODE: readonly (PetStatus | undefined)[] = Object.entries(STATUS_CODES).reduce<(PetStatus | undefined)[]>(
+  (byCode, [status, code]) => Object.assign(byCode, { [code]: status as PetStatus }),
+  [undefined],
+);
 
 const UINT32 = 2 ** 32;
 /** Cursors remembered per status filter; past this many, that filter's memory starts over. */

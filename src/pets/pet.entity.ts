@@ -1,10 +1,10 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
-import { PetStatus } from './pet-status.enum.js';
+import { PET_STATUSES, PetStatus } from './pet-status.enum.js';
 
 /** A row of `pets`. node-postgres returns `bigint` columns as strings; `toPet` converts them. */
 @Entity('pets')
 @Index('pets_status_id_idx', ['status', 'id'])
-@Check('pets_status_check', `"status" IN ('available', 'pending', 'sold')`)
+@Check('pets_status_check', `"status" IN (${PET_STATUSES.map((status) => `'${status}'`).join(', ')})`)
 export class PetEntity {
   @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS', primaryKeyConstraintName: 'pets_pkey' })
   id: string;

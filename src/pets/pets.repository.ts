@@ -1,25 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { Pool } from 'pg';
-import { DataSource, EntityManager } from 'typeorm';
-import { pgPool } from '../database/pg-pool.js';
-import { PetRow } from './pet.mapper.js';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository, SelectQueryBuilder } from 'typeorm';
+import type { IdempotencyScope } from '../http/idempotency/idempotency-keys.repository.js';
+import { IdempotencyService, IdempotentOutcome } from '../http/idempotency/idempotency.service.js';
+import { Pet } from './dto/pet.dto.js';
+import { PetEntity } from './pet.entity.js';
+import { EXPOSED_COLUMNS, PetRow, toPet } from './pet.mapper.js';
 import { PetStatus } from './pet-status.enum.js';
-
-const COLUMNS = 'id, name, category_id, status';
-
-/**
- * Keyset pages: a page deep in the table costs what the first one does (no
- * OFFSET rows to walk past). Without a status, `id > $1` is a range of the
- * primary key. With one, `(status, id) > ($1, $2) AND status <= $1` means
- * `status = $1 AND id > $2` but leaves the planner only `pets_status_id_idx`
- * to deliver the order: given the plain equality it may walk the primary key
- * and discard other statuses, which reads most of the table when the status
- * is rare among the oldest rows (old animals are mostly sold).
- */
-export const PAGE_SQL = `SELECT ${COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`;
-export const STATUS_PAGE_SQL =
-  `SELECT ${COLUMNS} FROM pets WHERE (status, id) > ($1, $2) AND status <= $1 ORDER BY status, id LIMIT $3`;
 
 export interface PetPageQuery {
   status?: PetStatus;
@@ -28,9 +15,9 @@ export interface PetPageQuery {
   after: number;
 }
 
-export interface PetRowPage {
-  rows: PetRow[];
-  /** Whether rows exist beyond this page. */
+export interface PetPage {
+  pets: Pet[];
+  /** Whether animals exist beyond this page. */
   more: boolean;
 }
 
@@ -41,41 +28,74 @@ export interface NewPetRow {
 }
 
 /**
- * The three queries the API runs, written as plain parameterised SQL that
- * selects only the exposed columns; `pets_status_id_idx` and the primary key
- * serve them.
+ * The queries the API runs, through TypeORM's QueryBuilder: only the exposed columns, read as raw rows
+ * (no entity hydration) and turned into responses once, by `toPet`. `pets_status_id_idx` and the primary
+ * key serve them.
  */
 @Injectable()
 export class PetsRepository {
-  private readonly pool: Pool;
+  constructor(
+    @InjectRepository(PetEntity) private readonly pets: Repository<PetEntity>,
+    private readonly idempotency: IdempotencyService,
+  ) {}
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
-    // Querying the pool directly skips the query runner TypeORM creates, broadcasts events around and releases
-    // on every call, which profiling showed as a per-request cost (README, "Performance").
-    this.pool = pgPool(dataSource);
+  /**
+   * Keyset pages: a page deep in the table costs what the first one does (no OFFSET rows to walk past).
+   * Without a status, `id > :after` is a range of the primary key. With one, `(status, id) > (:status, :after)
+   * AND status <= :status` means `status = :status AND id > :after` but leaves the planner only
+   * `pets_status_id_idx` to deliver the order: given the plain equality it may walk the primary key and
+   * discard other statuses, which reads most of the table when the status is rare among the oldest rows
+   * (old animals are mostly sold). One row more than `limit` tells whether a next page exists.
+   */
+  pageQuery({ status, limit, after }: PetPageQuery): SelectQueryBuilder<PetEntity> {
+    const query = this.selectExposed().limit(limit + 1);
+    if (status === undefined) return query.where('pet.id > :after', { after }).orderBy('pet.id');
+    return query
+      .where('(pet.status, pet.id) > (:status, :after)', { status, after })
+      .andWhere('pet.status <= :status')
+      .orderBy('pet.status')
+      .addOrderBy('pet.id');
   }
 
-  /** One row more than `limit` is read to learn whether a next page exists without a second query. */
-  async findPage({ status, limit, after }: PetPageQuery): Promise<PetRowPage> {
-    const { rows } =
-      status === undefined
-        ? await this.pool.query<PetRow>(PAGE_SQL, [after, limit + 1])
-        : await this.pool.query<PetRow>(STATUS_PAGE_SQL, [status, after, limit + 1]);
-    const more = rows.length > limit;
+  async findPage(query: PetPageQuery): Promise<PetPage> {
+    const rows = await this.pageQuery(query).getRawMany<PetRow>();
+    const more = rows.length > query.limit;
     if (more) rows.pop();
-    return { rows, more };
+    return { pets: rows.map(toPet), more };
   }
 
-  async findById(id: number): Promise<PetRow | undefined> {
-    const { rows } = await this.pool.query<PetRow>(`SELECT ${COLUMNS} FROM pets WHERE id = $1`, [id]);
-    return rows[0];
+  async findById(id: number): Promise<Pet | undefined> {
+    const row = await this.selectExposed().where('pet.id = :id', { id }).getRawOne<PetRow>();
+    return row && toPet(row);
   }
 
-  /** Straight on the pool, or inside a transaction when `manager` is a transaction's. */
-  async insert(pet: NewPetRow, manager?: EntityManager): Promise<PetRow> {
-    const sql = `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`;
-    const values = [pet.name, pet.categoryId, pet.status];
-    if (manager) return ((await manager.query(sql, values)) as PetRow[])[0];
-    return (await this.pool.query<PetRow>(sql, values)).rows[0];
+  insert(pet: NewPetRow): Promise<Pet> {
+    return this.insertWith(this.pets, pet);
+  }
+
+  /** `insert` at most once per Idempotency-Key, in the transaction that claims the key and stores the response. */
+  insertIdempotently(pet: NewPetRow, scope: IdempotencyScope, fingerprint: string): Promise<IdempotentOutcome<Pet>> {
+    return this.idempotency.run(scope, fingerprint, async (manager) => ({
+      status: 201,
+      body: await this.insertWith(manager.withRepository(this.pets), pet),
+    }));
+  }
+
+  /** One round trip: the stored values are the ones sent, and `RETURNING` gives the id. */
+  private async insertWith(pets: Repository<PetEntity>, pet: NewPetRow): Promise<Pet> {
+    const { raw } = await pets
+      .createQueryBuilder()
+      .insert()
+      .values({ name: pet.name, categoryId: String(pet.categoryId), status: pet.status })
+      .returning(['id'])
+      .updateEntity(false)
+      .execute();
+    return toPet({ ...pet, id: (raw as Pick<PetRow, 'id'>[])[0].id, categoryId: String(pet.categoryId) });
+  }
+
+  private selectExposed(): SelectQueryBuilder<PetEntity> {
+    const query = this.pets.createQueryBuilder('pet').select([]);
+    for (const column of EXPOSED_COLUMNS) query.addSelect(`pet.${column}`, column);
+    return query;
   }
 }

@@ -1,30 +1,29 @@
-import type { IdempotencyService } from '../http/idempotency/idempotency.service.js';
 import { ApiError } from '../http/errors/api-error.js';
 import { ErrorCode } from '../http/errors/error-code.js';
-import { PetRow } from './pet.mapper.js';
+import type { Pet } from './dto/pet.dto.js';
 import { PetStatus } from './pet-status.enum.js';
 import { PageCursorCodec } from './page-cursor.codec.js';
-import { NewPetRow, PetPageQuery, PetRowPage, PetsRepository } from './pets.repository.js';
+import { NewPetRow, PetPage, PetPageQuery, PetsRepository } from './pets.repository.js';
 import { PetsService } from './pets.service.js';
 
-/** Only the three queries the service runs, answering with rows shaped as node-postgres returns them. */
+/** Only the three queries the service runs, answering with animals as the repository maps them. */
 class FakePetsRepository {
   pageQueries: PetPageQuery[] = [];
   inserted: NewPetRow[] = [];
-  rows: PetRow[] = [];
+  pets: Pet[] = [];
 
-  findPage(query: PetPageQuery): Promise<PetRowPage> {
+  findPage(query: PetPageQuery): Promise<PetPage> {
     this.pageQueries.push(query);
-    return Promise.resolve({ rows: this.rows, more: false });
+    return Promise.resolve({ pets: this.pets, more: false });
   }
 
-  findById(id: number): Promise<PetRow | undefined> {
-    return Promise.resolve(this.rows.find((row) => Number(row.id) === id));
+  findById(id: number): Promise<Pet | undefined> {
+    return Promise.resolve(this.pets.find((pet) => pet.id === id));
   }
 
-  insert(pet: NewPetRow): Promise<PetRow> {
+  insert(pet: NewPetRow): Promise<Pet> {
     this.inserted.push(pet);
-    return Promise.resolve({ id: '41', name: pet.name, category_id: String(pet.categoryId), status: pet.status });
+    return Promise.resolve({ id: 41, ...pet });
   }
 }
 
@@ -37,7 +36,6 @@ describe('PetsService', () => {
     service = new PetsService(
       repository as unknown as PetsRepository,
       new PageCursorCodec('a-cursor-secret-of-at-least-32-chars'),
-      {} as IdempotencyService,
     );
   });
 
@@ -64,21 +62,6 @@ describe('PetsService', () => {
       expect(repository.pageQueries).toEqual([{ limit: 7, status: PetStatus.Pending, after: 0 }]);
     });
 
-    it('maps int8 strings to numbers and exposes only the API fields, in the repository order', async () => {
-      repository.rows = [
-        { id: '9007199254740991', name: 'Max', category_id: '9007199254740991', status: PetStatus.Sold },
-        { id: '2', name: 'Bo', category_id: '5', status: PetStatus.Available, created_at: new Date() } as PetRow,
-      ];
-
-      const { pets } = await service.list({ limit: 20 });
-
-      expect(pets).toEqual([
-        { id: 9007199254740991, name: 'Max', categoryId: 9007199254740991, status: 'sold' },
-        { id: 2, name: 'Bo', categoryId: 5, status: 'available' },
-      ]);
-      expect(Object.keys(pets[1])).toEqual(['id', 'name', 'categoryId', 'status']);
-    });
-
     it('returns an empty list when nothing matches', async () => {
       await expect(service.list({ limit: 20, status: PetStatus.Sold })).resolves.toEqual({ pets: [] });
     });
@@ -86,7 +69,7 @@ describe('PetsService', () => {
 
   describe('get', () => {
     it('returns the animal with numeric ids', async () => {
-      repository.rows = [{ id: '12', name: 'Rex', category_id: '3', status: PetStatus.Pending }];
+      repository.pets = [{ id: 12, name: 'Rex', categoryId: 3, status: PetStatus.Pending }];
 
       await expect(service.get(12)).resolves.toEqual({ id: 12, name: 'Rex', categoryId: 3, status: 'pending' });
     });

@@ -1,17 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { ApiError } from '../http/errors/api-error.js';
 import { ErrorCode } from '../http/errors/error-code.js';
 import type { IdempotencyScope } from '../http/idempotency/idempotency-keys.repository.js';
-import { IdempotencyService, IdempotentOutcome } from '../http/idempotency/idempotency.service.js';
+import type { IdempotentOutcome } from '../http/idempotency/idempotency.service.js';
 import { requestFingerprint } from '../http/idempotency/request-fingerprint.js';
 import { NewPet } from './dto/create-pet.dto.js';
 import { ListPetsQuery } from './dto/list-pets.query.js';
 import { Pet } from './dto/pet.dto.js';
 import { PageCursorCodec } from './page-cursor.codec.js';
-import { toPet } from './pet.mapper.js';
 import { PetStatus } from './pet-status.enum.js';
-import { PetsRepository } from './pets.repository.js';
+import { NewPetRow, PetsRepository } from './pets.repository.js';
 
 export interface PetPage {
   pets: Pet[];
@@ -24,37 +22,32 @@ export class PetsService {
   constructor(
     private readonly pets: PetsRepository,
     private readonly cursors: PageCursorCodec,
-    private readonly idempotency: IdempotencyService,
   ) {}
 
   async list({ status, limit, cursor }: ListPetsQuery): Promise<PetPage> {
     const after = cursor === undefined ? 0 : this.pageStart(cursor, status);
-    const { rows, more } = await this.pets.findPage({ status, limit, after });
-    const pets = rows.map(toPet);
+    const { pets, more } = await this.pets.findPage({ status, limit, after });
     if (!more) return { pets };
     return { pets, nextCursor: this.cursors.encode({ after: pets[pets.length - 1].id, status }) };
   }
 
-  async create(newPet: NewPet, manager?: EntityManager): Promise<Pet> {
-    const row = await this.pets.insert(
-      { name: newPet.name, categoryId: newPet.categoryId, status: newPet.status ?? PetStatus.Available },
-      manager,
-    );
-    return toPet(row);
+  create(newPet: NewPet): Promise<Pet> {
+    return this.pets.insert(this.row(newPet));
   }
 
   /** `create` at most once per Idempotency-Key; a repeat gets the first response back. */
   createIdempotently(newPet: NewPet, scope: IdempotencyScope): Promise<IdempotentOutcome<Pet>> {
-    return this.idempotency.run(scope, requestFingerprint(newPet), async (manager) => ({
-      status: 201,
-      body: await this.create(newPet, manager),
-    }));
+    return this.pets.insertIdempotently(this.row(newPet), scope, requestFingerprint(newPet));
   }
 
   async get(id: number): Promise<Pet> {
-    const row = await this.pets.findById(id);
-    if (!row) throw new ApiError(404, ErrorCode.NotFound, `No animal has id ${id}.`);
-    return toPet(row);
+    const pet = await this.pets.findById(id);
+    if (!pet) throw new ApiError(404, ErrorCode.NotFound, `No animal has id ${id}.`);
+    return pet;
+  }
+
+  private row(newPet: NewPet): NewPetRow {
+    return { name: newPet.name, categoryId: newPet.categoryId, status: newPet.status ?? PetStatus.Available };
   }
 
   /** The id a cursor continues after; a cursor this service did not issue for this filter is a 400. */

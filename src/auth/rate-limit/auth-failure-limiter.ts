@@ -1,9 +1,10 @@
+// Hand-written: throttler's guard counts every request, this budget only failed authentications (in throttler's storage).
 import { Inject, Injectable } from '@nestjs/common';
+import { InjectThrottlerStorage, type ThrottlerStorage } from '@nestjs/throttler';
+import { LRUCache } from 'lru-cache';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
-import { BoundedTtlCache } from '../bounded-ttl-cache.js';
 import { RATE_LIMIT_WINDOW_MS, rateLimitedError } from './rate-limited.error.js';
-import { RateLimitStorage } from './rate-limit-storage.js';
 
 export const AUTH_FAILURE_THROTTLER = 'auth-failure';
 const MAX_BLOCKED_ADDRESSES = 10_000;
@@ -19,10 +20,10 @@ const MAX_BLOCKED_ADDRESSES = 10_000;
 export class AuthFailureLimiter {
   private readonly limit: number;
   /** Address -> when its block ends (epoch ms). */
-  private readonly blocked = new BoundedTtlCache<string, number>(MAX_BLOCKED_ADDRESSES, RATE_LIMIT_WINDOW_MS);
+  private readonly blocked = new LRUCache<string, number>({ max: MAX_BLOCKED_ADDRESSES, ttl: RATE_LIMIT_WINDOW_MS });
 
   constructor(
-    private readonly storage: RateLimitStorage,
+    @InjectThrottlerStorage() private readonly storage: ThrottlerStorage,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.limit = config.authFailureLimitPerMinute;

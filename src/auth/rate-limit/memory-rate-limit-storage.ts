@@ -1,4 +1,7 @@
-import { RateLimitRecord, RateLimitStorage } from './rate-limit-storage.js';
+// Hand-written: @nestjs/throttler's ThrottlerStorageService keeps one timestamp per hit and filters them all on every hit; at the benchmark's 1,000,000 requests/min budget that cost over 1 ms of CPU per request.
+import type { ThrottlerStorage } from '@nestjs/throttler';
+
+type RateLimitRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
 interface Window {
   hits: number;
@@ -10,13 +13,12 @@ const SWEEP_EVERY_MS = 10_000;
 const seconds = (ms: number) => Math.ceil(ms / 1000);
 
 /** Counters in this process: right for a single instance; the same semantics as RedisRateLimitStorage. */
-export class MemoryRateLimitStorage extends RateLimitStorage {
+/** Fixed windows, one counter per key: constant work per hit whatever the budget. */
+export class MemoryRateLimitStorage implements ThrottlerStorage {
   private readonly windows = new Map<string, Window>();
   private nextSweep = 0;
 
-  constructor(private readonly now: () => number = Date.now) {
-    super();
-  }
+  constructor(private readonly now: () => number = Date.now) {}
 
   get size(): number {
     return this.windows.size;

@@ -1,27 +1,46 @@
 import { Module } from '@nestjs/common';
+import { ThrottlerModule, type ThrottlerModuleOptions, type ThrottlerStorage } from '@nestjs/throttler';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
-import { ApiKeyRateLimiter } from './api-key-rate-limiter.js';
 import { AuthFailureLimiter } from './auth-failure-limiter.js';
 import { MemoryRateLimitStorage } from './memory-rate-limit-storage.js';
-import { RateLimitStorage } from './rate-limit-storage.js';
+import { RATE_LIMIT_WINDOW_MS } from './rate-limited.error.js';
 
-/** Counters in Redis when REDIS_URL is set (one budget shared by all instances), in this process otherwise. */
+const REDIS_STORAGE = Symbol('redis-rate-limit-storage');
+
+/** The Redis storage as a provider of its own, so that Nest connects and closes it with the application. */
 @Module({
   providers: [
     {
-      provide: RateLimitStorage,
+      provide: REDIS_STORAGE,
       inject: [APP_CONFIG],
-      useFactory: async (config: AppConfig) => {
-        if (!config.redisUrl) return new MemoryRateLimitStorage();
-        // Loaded only when used, so that instances without Redis do not load ioredis at start-up.
-        const { RedisRateLimitStorage } = await import('./redis-rate-limit-storage.js');
-        return new RedisRateLimitStorage(config.redisUrl);
-      },
+      // Loaded only when used, so that instances without Redis do not load ioredis at start-up.
+      useFactory: async (config: AppConfig) =>
+        config.redisUrl ? new (await import('./redis-rate-limit-storage.js')).RedisRateLimitStorage(config.redisUrl) : null,
     },
-    ApiKeyRateLimiter,
-    AuthFailureLimiter,
   ],
-  exports: [ApiKeyRateLimiter, AuthFailureLimiter],
+  exports: [REDIS_STORAGE],
+})
+class RedisStorageModule {}
+
+/**
+ * @nestjs/throttler with one throttler, the per-key budget (RATE_LIMIT_PER_MINUTE, 0: off). Counters live in
+ * Redis when REDIS_URL is set (one budget shared by all instances), in this process otherwise (MemoryRateLimitStorage);
+ * the failed-authentication budget counts in the same storage.
+ */
+@Module({
+  imports: [
+    ThrottlerModule.forRootAsync({
+      imports: [RedisStorageModule],
+      inject: [APP_CONFIG, REDIS_STORAGE],
+      useFactory: (config: AppConfig, redis: ThrottlerStorage | null): ThrottlerModuleOptions => ({
+        throttlers: [{ name: 'default', ttl: RATE_LIMIT_WINDOW_MS, limit: config.rateLimitPerMinute, blockDuration: 0 }],
+        skipIf: () => config.rateLimitPerMinute === 0,
+        storage: redis ?? new MemoryRateLimitStorage(),
+      }),
+    }),
+  ],
+  providers: [AuthFailureLimiter],
+  exports: [AuthFailureLimiter],
 })
 export class RateLimitModule {}

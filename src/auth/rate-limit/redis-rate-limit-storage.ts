@@ -1,6 +1,9 @@
+// Hand-written: the maintained Redis storage (@nest-lab/throttler-storage-redis 1.2.0) declares peer @nestjs/common <= 11, not 12; this one also lets requests through while Redis is down.
 import { Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { RateLimitRecord, RateLimitStorage } from './rate-limit-storage.js';
+import type { ThrottlerStorage } from '@nestjs/throttler';
+
+type RateLimitRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
 /**
  * One atomic step of a fixed window: while the block marker lives, count
@@ -45,13 +48,12 @@ const REPORT_FAILURE_EVERY_MS = 10_000;
  * shares one budget per key. If Redis is unreachable, requests are let
  * through (and a warning logged every few seconds) rather than refused.
  */
-export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleInit, OnApplicationShutdown {
+export class RedisRateLimitStorage implements ThrottlerStorage, OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('RedisRateLimitStorage');
   private readonly redis: Redis & ThrottleCommands;
   private lastFailureReport = 0;
 
   constructor(url: string) {
-    super();
     // No offline queue: while Redis is away a command fails at once instead of holding the request.
     this.redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1 }) as Redis &
       ThrottleCommands;

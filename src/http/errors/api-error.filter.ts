@@ -1,13 +1,14 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { REALM } from '../http.constants.js';
 import { ApiError } from './api-error.js';
 import { ErrorCode } from './error-code.js';
 import { toApiError } from './to-api-error.js';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
-export const WWW_AUTHENTICATE = 'Bearer realm="animal-store"';
+export const WWW_AUTHENTICATE = `Bearer realm="${REALM}"`;
 
 /**
  * The one place every error leaves through: Nest exceptions, Fastify's own

@@ -21,3 +21,21 @@ export const ErrorCode = {
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 export const ERROR_CODES: readonly ErrorCode[] = Object.values(ErrorCode);
+
+/**
+ * The code an error of each status carries unless it says otherwise (a 400 may also be `invalid_json` or
+ * `invalid_cursor`): what Nest's own exceptions are answered with, and the examples in the OpenAPI document.
+ */
+export const CODE_BY_STATUS: Readonly<Record<number, ErrorCode>> = {
+  400: ErrorCode.ValidationFailed,
+  401: ErrorCode.Unauthorized,
+  404: ErrorCode.NotFound,
+  405: ErrorCode.MethodNotAllowed,
+  409: ErrorCode.IdempotencyKeyInUse,
+  413: ErrorCode.PayloadTooLarge,
+  415: ErrorCode.UnsupportedMediaType,
+  422: ErrorCode.IdempotencyKeyReused,
+  429: ErrorCode.RateLimited,
+  500: ErrorCode.InternalError,
+  503: ErrorCode.ServiceUnavailable,
+};

@@ -1,6 +1,7 @@
 import { HttpException } from '@nestjs/common';
+import { BODY_LIMIT_BYTES } from '../http.constants.js';
 import { ApiError } from './api-error.js';
-import { ErrorCode } from './error-code.js';
+import { CODE_BY_STATUS, ErrorCode } from './error-code.js';
 
 export const RETRY_AFTER_SECONDS = '5';
 
@@ -18,7 +19,7 @@ const fastifyErrors: Record<string, () => ApiError> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
     new ApiError(400, ErrorCode.InvalidJson, 'The request body does not match its Content-Length.'),
   FST_ERR_CTP_BODY_TOO_LARGE: () =>
-    new ApiError(413, ErrorCode.PayloadTooLarge, 'The request body is larger than 16 KiB.'),
+    new ApiError(413, ErrorCode.PayloadTooLarge, `The request body is larger than ${BODY_LIMIT_BYTES / 1024} KiB.`),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
     new ApiError(415, ErrorCode.UnsupportedMediaType, 'The request body must be application/json.'),
   FST_ERR_BAD_URL: () => new ApiError(400, ErrorCode.ValidationFailed, 'The request URL is malformed.'),
@@ -26,16 +27,6 @@ const fastifyErrors: Record<string, () => ApiError> = {
     new ApiError(400, ErrorCode.ValidationFailed, 'A path parameter is longer than allowed.'),
 };
 
-const statusCodes: Record<number, ErrorCode> = {
-  400: ErrorCode.ValidationFailed,
-  401: ErrorCode.Unauthorized,
-  404: ErrorCode.NotFound,
-  405: ErrorCode.MethodNotAllowed,
-  413: ErrorCode.PayloadTooLarge,
-  415: ErrorCode.UnsupportedMediaType,
-  429: ErrorCode.RateLimited,
-  503: ErrorCode.ServiceUnavailable,
-};
 
 /**
  * node-postgres and PostgreSQL signal "the database is not there right now"
@@ -68,7 +59,7 @@ export function toApiError(exception: unknown): ApiError {
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
     if (status >= 500) return status === 503 ? serviceUnavailable() : internalError();
-    const code = statusCodes[status] ?? ErrorCode.ValidationFailed;
+    const code = CODE_BY_STATUS[status] ?? ErrorCode.ValidationFailed;
     return new ApiError(status, code, exception.message);
   }
 

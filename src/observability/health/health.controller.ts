@@ -5,6 +5,7 @@ import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthI
 import { Public } from '../../auth/public.decorator.js';
 import { serviceUnavailable } from '../../http/errors/to-api-error.js';
 import { ShutdownState } from '../../http/shutdown-state.js';
+import { OPERATIONS_ROUTES } from '../operations-routes.js';
 import { MigrationsHealthIndicator } from './migrations.health.js';
 
 const CHECK_TIMEOUT_MS = 1_000;
@@ -16,7 +17,7 @@ const CHECK_TIMEOUT_MS = 1_000;
  */
 @ApiExcludeController()
 @Public()
-@Controller('health')
+@Controller()
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
@@ -27,14 +28,14 @@ export class HealthController {
   ) {}
 
   /** The process is up and serving HTTP. */
-  @Get('live')
+  @Get(OPERATIONS_ROUTES.live)
   @HealthCheck()
   live() {
     return this.health.check([]);
   }
 
   /** Worth sending traffic to: not shutting down, database reachable, schema up to date. */
-  @Get('ready')
+  @Get(OPERATIONS_ROUTES.ready)
   @HealthCheck()
   ready(@Res({ passthrough: true }) reply: FastifyReply) {
     // Draining after SIGTERM: the answer load balancers are waiting for, not a failure to log as an error.

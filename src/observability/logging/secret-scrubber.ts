@@ -1,3 +1,4 @@
+// Hand-written: pino's redact removes fields by path; keys can appear inside any value (an error message, a URL).
 /** The shape of the keys the service issues (`pet_…`), whatever their origin. */
 const KEY_SHAPED = 'pet_[A-Za-z0-9_-]{16,}';
 // A bearer credential written out (RFC 6750 b64token), and an Authorization header value, whatever it holds.

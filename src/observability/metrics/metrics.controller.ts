@@ -2,6 +2,7 @@ import { Controller, Get, Header, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Registry } from 'prom-client';
 import { Public } from '../../auth/public.decorator.js';
+import { OPERATIONS_ROUTES } from '../operations-routes.js';
 import { MetricsTokenGuard } from './metrics-token.guard.js';
 import { MetricsService } from './metrics.service.js';
 
@@ -9,11 +10,11 @@ import { MetricsService } from './metrics.service.js';
 @ApiExcludeController()
 @Public()
 @UseGuards(MetricsTokenGuard)
-@Controller('metrics')
+@Controller()
 export class MetricsController {
   constructor(private readonly metrics: MetricsService) {}
 
-  @Get()
+  @Get(OPERATIONS_ROUTES.metrics)
   @Header('Content-Type', Registry.PROMETHEUS_CONTENT_TYPE)
   scrape(): Promise<string> {
     return this.metrics.registry.metrics();

@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEnum, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { CURSOR_LENGTH } from '../page-cursor.codec.js';
-import { PET_STATUSES, PetStatus } from '../pet-status.enum.js';
+import { PET_STATUS_LIST, PetStatus } from '../pet-status.enum.js';
 
 export const LIMIT_DEFAULT = 20;
 export const LIMIT_MAX = 100;
@@ -27,7 +27,7 @@ export class ListPetsQuery {
 
   @ApiProperty({ enum: PetStatus, enumName: 'PetStatus', required: false })
   @IsOptional()
-  @IsEnum(PetStatus, { message: 'status must be one of available, pending, sold' })
+  @IsEnum(PetStatus, { message: `status must be one of ${PET_STATUS_LIST}` })
   status?: PetStatus;
 
   @ApiProperty({
@@ -44,29 +44,4 @@ export class ListPetsQuery {
   // Checked here only for shape (a repeated parameter arrives as an array); the service decodes it.
   @IsString({ message: 'cursor must be given once' })
   cursor?: string;
-
-  /**
-   * The instance the validation pipe would return when `query` certainly passes the rules above, without
-   * class-transformer and class-validator; `undefined` leaves the query to them, so every rejection and its
-   * message still comes from the decorators. Unknown parameters are ignored, as there. Kept in step by its spec.
-   */
-  static parseValid(query: unknown): ListPetsQuery | undefined {
-    if (query === null || typeof query !== 'object') return undefined;
-    const { limit, status, cursor } = query as Record<string, unknown>;
-    const parsed = new ListPetsQuery();
-    if (limit !== undefined) {
-      if (typeof limit !== 'string' || !DECIMAL_LIMIT.test(limit)) return undefined;
-      parsed.limit = Number(limit);
-      if (parsed.limit < 1 || parsed.limit > LIMIT_MAX) return undefined;
-    }
-    if (status !== undefined) {
-      if (!PET_STATUSES.includes(status as PetStatus)) return undefined;
-      parsed.status = status as PetStatus;
-    }
-    if (cursor !== undefined) {
-      if (typeof cursor !== 'string') return undefined;
-      parsed.cursor = cursor;
-    }
-    return parsed;
-  }
 }

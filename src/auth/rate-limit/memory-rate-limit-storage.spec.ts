@@ -1,9 +1,6 @@
-import { describeRateLimitStorage } from '../../../test/support/rate-limit-storage-contract.js';
 import { MemoryRateLimitStorage } from './memory-rate-limit-storage.js';
 
 const MINUTE = 60_000;
-
-describeRateLimitStorage('in memory', async () => ({ storage: new MemoryRateLimitStorage(), close: async () => undefined }));
 
 describe('MemoryRateLimitStorage', () => {
   it('forgets finished windows, so one-off addresses do not pile up', async () => {

@@ -1,0 +1,62 @@
+// Hand-written glue: @nestjs/swagger exports no per-class schema builder, so the schemas are taken from its document.
+import type { OpenAPIObject } from '@nestjs/swagger';
+import type { FastifyInstance } from 'fastify';
+
+type Schema = Record<string, unknown>;
+
+/** The schema with every local `$ref` (`#/components/schemas/X`) replaced by what it points at. */
+function inlineRefs(schema: unknown, document: OpenAPIObject): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => inlineRefs(item, document));
+  if (schema === null || typeof schema !== 'object') return schema;
+  const { $ref } = schema as { $ref?: string };
+  if (typeof $ref === 'string') {
+    const name = $ref.replace('#/components/schemas/', '');
+    return inlineRefs(document.components?.schemas?.[name], document);
+  }
+  return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, inlineRefs(value, document)]));
+}
+
+/** `/pets/{petId}` under the `/v1` server as Fastify writes it: `/v1/pets/:petId`. */
+const fastifyUrl = (prefix: string, path: string) => `/${prefix}${path.replace(/\{([^}]+)\}/g, ':$1')}`;
+
+/**
+ * Each operation's successful JSON response schemas, by method and Fastify URL, taken from the OpenAPI
+ * document @nestjs/swagger builds from the DTO classes: the one description of a response.
+ */
+export function successResponseSchemas(document: OpenAPIObject, prefix: string): Map<string, Record<string, Schema>> {
+  const schemas = new Map<string, Record<string, Schema>>();
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      const responses = (operation as { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> })
+        .responses;
+      if (!responses) continue;
+      const byStatus: Record<string, Schema> = {};
+      for (const [status, response] of Object.entries(responses)) {
+        const schema = response.content?.['application/json']?.schema;
+        if (/^2\d\d$/.test(status) && schema) byStatus[status] = inlineRefs(schema, document) as Schema;
+      }
+      if (Object.keys(byStatus).length > 0) schemas.set(`${method.toUpperCase()} ${fastifyUrl(prefix, path)}`, byStatus);
+    }
+  }
+  return schemas;
+}
+
+/**
+ * Gives each route registered from now on its successful responses' schemas from the OpenAPI document, so
+ * Fastify serialises them with a compiled serializer (fast-json-stringify) instead of `JSON.stringify`. Error
+ * bodies keep the default serializer: they leave through the error filter, whatever their shape.
+ */
+export function serializeResponsesWithDocumentSchemas(
+  fastify: FastifyInstance,
+  document: OpenAPIObject,
+  prefix: string,
+): void {
+  const schemas = successResponseSchemas(document, prefix);
+  fastify.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      const response = schemas.get(`${method} ${route.url}`);
+      if (response) route.schema = { ...route.schema, response: { ...response, ...(route.schema?.response as object) } };
+    }
+  });
+}
