@@ -11,6 +11,7 @@ import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { registerLoadShedding } from './http/load-shedding.js';
 import { assignRequestId, REQUEST_ID_HEADER } from './http/request-id.js';
 import { securityHeadersFor } from './http/security-headers.js';
+import { withoutControllerHeadings } from './logging/route-lines.js';
 
 export const API_PREFIX = 'v1';
 export const BODY_LIMIT_BYTES = 16 * 1024;
@@ -60,7 +61,7 @@ export async function createApp(
     bodyParser: false,
   });
   // By default Nest's own logs go through the same pino logger as everything else.
-  if (logger === undefined) app.useLogger(app.get(Logger));
+  if (logger === undefined) app.useLogger(withoutControllerHeadings(app.get(Logger)));
   configureApp(app);
   await app.init();
   await app.getHttpAdapter().getInstance().ready();

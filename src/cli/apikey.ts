@@ -1,21 +1,15 @@
 import { DataSource } from 'typeorm';
 import { ApiKeyEntity } from '../api-keys/api-key.entity.js';
 import { ApiKeysRepository } from '../api-keys/api-keys.repository.js';
-import { AppConfig, ConfigError, loadConfig } from '../config/app-config.js';
+import { ConfigError, readConfig } from '../config/app-config.js';
 import { dataSourceOptions } from '../database/data-source-options.js';
-import { openEmbeddedDatabase } from '../database/embedded-postgres.js';
 import { CommandOutput, parseArguments, runCommand, USAGE } from './apikey-commands.js';
+import { oneLine, openCliDatabase } from './cli-database.js';
 
 const output: CommandOutput = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
 };
-
-/** DATABASE_URL, or the embedded cluster under DATA_DIR (started for this command if the service is not running). */
-async function openDatabase(config: AppConfig): Promise<{ url: string; close(): Promise<void> }> {
-  if (config.databaseUrl) return { url: config.databaseUrl, close: async () => undefined };
-  return openEmbeddedDatabase({ dataDir: config.dataDir, port: config.embeddedPostgresPort });
-}
 
 /**
  * `npm run apikey -- create <name> | list | revoke <id|prefix>`: compiled
@@ -27,8 +21,8 @@ async function main(args: readonly string[]): Promise<number> {
     output.err(USAGE);
     return 2;
   }
-  const config = loadConfig();
-  const database = await openDatabase(config);
+  const config = await readConfig();
+  const database = await openCliDatabase(config);
   const dataSource = new DataSource(dataSourceOptions(database.url));
   try {
     await dataSource.initialize();
@@ -44,8 +38,7 @@ async function main(args: readonly string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    const message = error instanceof Error ? error.message : String(error);
-    output.err(error instanceof ConfigError ? `Invalid configuration: ${message}` : `apikey failed: ${message}`);
+    output.err(error instanceof ConfigError ? `Invalid configuration: ${oneLine(error)}` : `apikey failed: ${oneLine(error)}`);
     process.exit(1);
   },
 );

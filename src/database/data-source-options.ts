@@ -1,19 +1,9 @@
-import { dirname, extname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { DataSourceOptions } from 'typeorm';
 import { ApiKeyEntity } from '../api-keys/api-key.entity.js';
 import { IdempotencyKeyEntity } from '../idempotency/idempotency-key.entity.js';
 import { PetEntity } from '../pets/pet.entity.js';
 import { DatabaseClient } from './database-client.js';
-
-// Compiled, this file runs from dist/database next to dist/migrations; under
-// ts-jest it runs from src/database and the migrations are the .ts sources.
-const here = fileURLToPath(import.meta.url);
-const compiled = extname(here) === '.js';
-const directory = dirname(here);
-const migrations = compiled
-  ? join(directory, '..', 'migrations', '*.js')
-  : join(directory, '..', '..', 'migrations', '*.ts');
+import { MIGRATIONS } from './migrations.js';
 
 /** The one set of DataSource options, shared by the service and the TypeORM CLI. */
 export function dataSourceOptions(url: string): DataSourceOptions {
@@ -23,7 +13,7 @@ export function dataSourceOptions(url: string): DataSourceOptions {
     // Listed rather than globbed: TypeORM imports globbed files all at once, and Jest's ESM loader
     // (Node 20) intermittently fails concurrent imports of modules sharing a dependency.
     entities: [PetEntity, ApiKeyEntity, IdempotencyKeyEntity],
-    migrations: [migrations],
+    migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
     synchronize: false,
     migrationsRun: false,

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './database-server.js';
 import { pollUntil } from './poll.js';
@@ -20,11 +21,18 @@ export interface ServiceProcess {
   kill(signal: NodeJS.Signals): void;
 }
 
+export interface ServiceLocation {
+  /** The compiled entry point (default: dist/main.js of the project). */
+  main?: string;
+  /** Working directory, where `.env` and a relative DATA_DIR are found (default: the project root). */
+  cwd?: string;
+}
+
 /** `node dist/main.js` as a child process with exactly `env` (plus PATH), ready when this resolves. */
-export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
+export async function startService(env: Record<string, string>, where: ServiceLocation = {}): Promise<ServiceProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['dist/main.js'], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, [where.main ?? join(ROOT, 'dist', 'main.js')], {
+    cwd: where.cwd ?? ROOT,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
