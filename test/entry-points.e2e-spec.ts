@@ -73,7 +73,8 @@ describe('what `nest start` compiles (src/ alone, as start:dev and the image do)
     try {
       const ready = await fetch(`${service.origin}/health/ready`);
       expect(ready.status).toBe(200);
-      expect((await ready.json()).details.migrations).toMatchObject({ status: 'up', applied: MIGRATION_COUNT });
+      const body = (await ready.json()) as { details: { migrations: unknown } };
+      expect(body.details.migrations).toMatchObject({ status: 'up', applied: MIGRATION_COUNT });
       const created = await fetch(`${service.origin}/v1/pets`, {
         method: 'POST',
         headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
