@@ -1,5 +1,8 @@
+import { jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
 import { DatabaseClient } from '../src/database/database-client.js';
 import { isDatabaseUnavailable } from '../src/http/to-api-error.js';
+import { pollUntil } from './support/poll.js';
 import { startTcpProxy, TcpProxy } from './support/tcp-proxy.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
 
@@ -22,7 +25,11 @@ describe('DatabaseClient query deadline', () => {
     await client.connect();
   });
 
-  afterEach(() => client.end().catch(() => undefined));
+  const afterEachRestore: (() => void)[] = [];
+  afterEach(async () => {
+    await client.end().catch(() => undefined);
+    afterEachRestore.splice(0).forEach((restore) => restore());
+  });
 
   afterAll(async () => {
     await proxy.close();
@@ -30,6 +37,9 @@ describe('DatabaseClient query deadline', () => {
   });
 
   it('fails a query the server never answers soon after the deadline, as "database unavailable"', async () => {
+    // The dropped connection is reported once, as a warning.
+    const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    afterEachRestore.push(() => warned.mockRestore());
     proxy.stall();
     const started = Date.now();
 
@@ -43,6 +53,8 @@ describe('DatabaseClient query deadline', () => {
     expect(isDatabaseUnavailable(error)).toBe(true);
     expect(elapsed).toBeGreaterThanOrEqual(DEADLINE_MS);
     expect(elapsed).toBeLessThan(DEADLINE_MS + 1_000);
+    await pollUntil(async () => warned.mock.calls.length > 0, { what: 'the connection-lost warning' });
+    expect(warned).toHaveBeenCalledWith(`Database connection lost: No answer from the database within ${DEADLINE_MS} ms`);
   });
 
   it('times each query on its own: queries sent back to back, together past the deadline, all succeed', async () => {
