@@ -71,7 +71,11 @@ describe('npm test', () => {
       { ...process.env, CI: 'true' },
       180_000,
     );
-    const output = `${finished.stdout}\n${finished.stderr}`;
+    // Without npm's echo of the script ("> node --disable-warning=ExperimentalWarning …").
+    const output = `${finished.stdout}\n${finished.stderr}`
+      .split('\n')
+      .filter((line) => !line.startsWith('> '))
+      .join('\n');
     expect(finished.code).toBe(0);
     expect(output).toMatch(/Tests:\s+\d+ passed/);
     expect(output).not.toMatch(/ExperimentalWarning|\bWARN\b|Warning:/);
