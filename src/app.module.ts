@@ -4,11 +4,11 @@ import { AuthModule } from './auth/auth.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
-import { HealthModule } from './health/health.module.js';
-import { ApiErrorFilter } from './http/api-error.filter.js';
+import { HealthModule } from './observability/health/health.module.js';
+import { ApiErrorFilter } from './http/errors/api-error.filter.js';
 import { RequestValidationPipe } from './http/request-validation.pipe.js';
-import { LoggingModule } from './logging/logging.module.js';
-import { MetricsModule } from './metrics/metrics.module.js';
+import { LoggingModule } from './observability/logging/logging.module.js';
+import { MetricsModule } from './observability/metrics/metrics.module.js';
 import { PetsModule } from './pets/pets.module.js';
 
 /** A configuration whose database is known: DATABASE_URL, or the embedded cluster main.ts started. */

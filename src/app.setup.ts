@@ -5,16 +5,14 @@ import { Logger } from 'nestjs-pino';
 import { AppModule, ResolvedConfig } from './app.module.js';
 import { APP_CONFIG } from './config/config.module.js';
 import type { AppConfig } from './config/app-config.js';
-import { setupDocs } from './docs/setup-docs.js';
-import { handleClientError, handleFrameworkError } from './http/framework-errors.js';
+import { setupDocs } from './openapi/setup-docs.js';
+import { handleClientError, handleFrameworkError } from './http/errors/framework-errors.js';
 import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { registerLoadShedding } from './http/load-shedding.js';
 import { assignRequestId, REQUEST_ID_HEADER } from './http/request-id.js';
 import { securityHeadersFor } from './http/security-headers.js';
-import { withoutControllerHeadings } from './logging/route-lines.js';
-
-export const API_PREFIX = 'v1';
-export const BODY_LIMIT_BYTES = 16 * 1024;
+import { API_PREFIX, BODY_LIMIT_BYTES } from './http/http.constants.js';
+import { withoutControllerHeadings } from './observability/logging/route-lines.js';
 
 export function createFastifyAdapter(): FastifyAdapter {
   const adapter = new FastifyAdapter({

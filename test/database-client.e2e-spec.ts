@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { DatabaseClient } from '../src/database/database-client.js';
-import { isDatabaseUnavailable } from '../src/http/to-api-error.js';
+import { isDatabaseUnavailable } from '../src/http/errors/to-api-error.js';
 import { pollUntil } from './support/poll.js';
 import { startTcpProxy, TcpProxy } from './support/tcp-proxy.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';

@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { IdempotencyPurgeService } from '../src/idempotency/idempotency-purge.service.js';
+import { IdempotencyPurgeService } from '../src/http/idempotency/idempotency-purge.service.js';
 import { jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
 
 const OTHER_KEY = 'other-key-0123456789abcdef';

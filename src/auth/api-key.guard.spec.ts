@@ -1,8 +1,8 @@
 import { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { ApiError } from '../http/api-error.js';
-import type { ApiKeyRateLimiter } from '../rate-limit/api-key-rate-limiter.js';
-import type { AuthFailureLimiter } from '../rate-limit/auth-failure-limiter.js';
+import { ApiError } from '../http/errors/api-error.js';
+import type { ApiKeyRateLimiter } from './rate-limit/api-key-rate-limiter.js';
+import type { AuthFailureLimiter } from './rate-limit/auth-failure-limiter.js';
 import { ApiKeyIdentity } from './api-key-identity.js';
 import { ApiKeyStore } from './api-key-store.js';
 import { ApiKeyGuard } from './api-key.guard.js';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DatabaseApiKeyStore } from '../api-keys/database-api-key-store.js';
+import { DatabaseApiKeyStore } from './api-keys/database-api-key-store.js';
 import type { ApiKeyIdentity } from './api-key-identity.js';
 import { ApiKeyStore } from './api-key-store.js';
 import { EnvApiKeyStore } from './env-api-key-store.js';

@@ -1,5 +1,5 @@
-import type { ApiKeySummary, ApiKeysRepository } from '../api-keys/api-keys.repository.js';
-import { generateApiKey, publicPrefix } from '../api-keys/api-key-format.js';
+import type { ApiKeySummary, ApiKeysRepository } from '../auth/api-keys/api-keys.repository.js';
+import { generateApiKey, publicPrefix } from '../auth/api-keys/api-key-format.js';
 import { keyDigest } from '../auth/key-digest.js';
 
 export const USAGE = `Usage: npm run apikey -- <command>

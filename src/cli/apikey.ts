@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
-import { ApiKeyEntity } from '../api-keys/api-key.entity.js';
-import { ApiKeysRepository } from '../api-keys/api-keys.repository.js';
+import { ApiKeyEntity } from '../auth/api-keys/api-key.entity.js';
+import { ApiKeysRepository } from '../auth/api-keys/api-keys.repository.js';
 import { ConfigError, readConfig } from '../config/app-config.js';
 import { dataSourceOptions } from '../database/data-source-options.js';
 import { CommandOutput, parseArguments, runCommand, USAGE } from './apikey-commands.js';
@@ -23,7 +23,7 @@ async function main(args: readonly string[]): Promise<number> {
   }
   const config = await readConfig();
   const database = await openCliDatabase(config);
-  const dataSource = new DataSource(dataSourceOptions(database.url));
+  const dataSource = new DataSource({ ...dataSourceOptions(database.url), entities: [ApiKeyEntity] });
   try {
     await dataSource.initialize();
     // The same rule as the service: a fresh database gets its tables before the first key.

@@ -1,18 +1,15 @@
 import type { DataSourceOptions } from 'typeorm';
-import { ApiKeyEntity } from '../api-keys/api-key.entity.js';
-import { IdempotencyKeyEntity } from '../idempotency/idempotency-key.entity.js';
-import { PetEntity } from '../pets/pet.entity.js';
 import { DatabaseClient } from './database-client.js';
 import { MIGRATIONS } from './migrations.js';
 
-/** The one set of DataSource options, shared by the service and the TypeORM CLI. */
+/**
+ * The one set of DataSource options, shared by the service and the TypeORM CLI. Entities are not listed
+ * here: each feature module registers its own (`TypeOrmModule.forFeature`), and the CLIs list theirs.
+ */
 export function dataSourceOptions(url: string): DataSourceOptions {
   return {
     type: 'postgres',
     url,
-    // Listed rather than globbed: TypeORM imports globbed files all at once, and Jest's ESM loader
-    // (Node 20) intermittently fails concurrent imports of modules sharing a dependency.
-    entities: [PetEntity, ApiKeyEntity, IdempotencyKeyEntity],
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
     synchronize: false,

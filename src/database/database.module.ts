@@ -10,6 +10,8 @@ export class DatabaseModule {
       imports: [
         TypeOrmModule.forRoot({
           ...dataSourceOptions(options.url),
+          // Each feature module registers the entities it owns with TypeOrmModule.forFeature.
+          autoLoadEntities: true,
           migrationsRun: options.migrationsRun,
           retryAttempts: 3,
           retryDelay: 1_000,

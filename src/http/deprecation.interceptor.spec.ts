@@ -2,14 +2,19 @@ import { CallHandler, ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { PinoLogger } from 'nestjs-pino';
 import { firstValueFrom, of } from 'rxjs';
-import type { MetricsService } from '../metrics/metrics.service.js';
-import { GET_PET_DEPRECATION } from '../pets/pets.controller.js';
 import { DEPRECATION_POLICY, DeprecationInterceptor, deprecationHeaders } from './deprecation.interceptor.js';
 
 const KEY = 'raw-secret-key-0123456789';
 
+// The shape of getPet's policy in the pets controller: shared code is tested without importing a feature.
+const POLICY = {
+  since: new Date('2026-11-20T00:00:00Z'),
+  sunset: new Date('2030-12-05T00:00:00Z'),
+  successor: '/v1/pets',
+};
+
 function getPet() {}
-Reflect.defineMetadata(DEPRECATION_POLICY, GET_PET_DEPRECATION, getPet);
+Reflect.defineMetadata(DEPRECATION_POLICY, POLICY, getPet);
 
 function context(handler: () => void, user?: { id: string; name: string }) {
   const sent: Record<string, string> = {};
@@ -31,8 +36,8 @@ function context(handler: () => void, user?: { id: string; name: string }) {
 const handlerReturning = (value: unknown): CallHandler => ({ handle: () => of(value) });
 
 describe('deprecationHeaders', () => {
-  it('formats getPet’s policy as RFC 9745, RFC 8594 and successor-version headers', () => {
-    expect(deprecationHeaders(GET_PET_DEPRECATION)).toEqual({
+  it('formats a policy as RFC 9745, RFC 8594 and successor-version headers', () => {
+    expect(deprecationHeaders(POLICY)).toEqual({
       Deprecation: '@1795132800',
       Sunset: 'Thu, 05 Dec 2030 00:00:00 GMT',
       Link: '</v1/pets>; rel="successor-version"',
@@ -58,7 +63,7 @@ describe('DeprecationInterceptor', () => {
     const metrics = { recordDeprecatedCall: (operation: string, keyId: string) => deprecatedCalls.push([operation, keyId]) };
     interceptor = new DeprecationInterceptor(
       new Reflector(),
-      metrics as unknown as MetricsService,
+      metrics,
       pino as unknown as PinoLogger,
     );
   });

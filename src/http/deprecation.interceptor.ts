@@ -5,7 +5,6 @@ import { PinoLogger } from 'nestjs-pino';
 import type { Logger as Pino } from 'pino';
 import { Observable } from 'rxjs';
 import type { ApiKeyIdentity } from '../auth/api-key-identity.js';
-import { MetricsService } from '../metrics/metrics.service.js';
 
 export interface DeprecationPolicy {
   /** When the operation became deprecated. */
@@ -17,6 +16,11 @@ export interface DeprecationPolicy {
 }
 
 export const DEPRECATION_POLICY = Symbol('deprecation-policy');
+
+/** Counts who still calls a deprecated operation; the metrics module provides it under this token. */
+export abstract class DeprecatedCallCounter {
+  abstract recordDeprecatedCall(operationId: string, keyId: string): void;
+}
 
 // Where @nestjs/swagger's @ApiOperation keeps its options (not exported by the package).
 const API_OPERATION_METADATA = 'swagger/apiOperation';
@@ -44,7 +48,7 @@ export class DeprecationInterceptor implements NestInterceptor {
 
   constructor(
     private readonly reflector: Reflector,
-    private readonly metrics: MetricsService,
+    private readonly metrics: DeprecatedCallCounter,
     pino: PinoLogger,
   ) {
     this.logger = pino.logger.child({ context: 'Deprecation' });

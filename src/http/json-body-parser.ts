@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from './api-error.js';
-import { ErrorCode } from './error-code.js';
+import { ApiError } from './errors/api-error.js';
+import { ErrorCode } from './errors/error-code.js';
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
 

@@ -1,8 +1,8 @@
 import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance } from 'fastify';
 import type { LoadSheddingConfig } from '../config/app-config.js';
-import { sendApiError } from './framework-errors.js';
-import { serviceUnavailable } from './to-api-error.js';
+import { sendApiError } from './errors/framework-errors.js';
+import { serviceUnavailable } from './errors/to-api-error.js';
 
 // under-pressure averages the event-loop delay over this window; shorter reacts before a backlog builds up.
 const SAMPLE_INTERVAL_MS = 250;

@@ -1,6 +1,6 @@
 import { ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
-import { ApiError } from './api-error.js';
-import { ErrorCode } from './error-code.js';
+import { ApiError } from './errors/api-error.js';
+import { ErrorCode } from './errors/error-code.js';
 
 function firstMessages(errors: ValidationError[], parent = ''): string[] {
   return errors.flatMap((error) => {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import helmet, { type HelmetOptions } from 'helmet';
-import { DOCS_PATH } from '../docs/setup-docs.js';
+import { DOCS_PATH } from './http.constants.js';
 
 /**
  * Swagger UI's pages: helmet's full set, with a policy that keeps the UI

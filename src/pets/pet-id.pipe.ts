@@ -1,6 +1,6 @@
 import { Injectable, PipeTransform } from '@nestjs/common';
-import { ApiError } from '../http/api-error.js';
-import { ErrorCode } from '../http/error-code.js';
+import { ApiError } from '../http/errors/api-error.js';
+import { ErrorCode } from '../http/errors/error-code.js';
 import { MAX_ID, parseId } from './pet-id.js';
 
 @Injectable()

@@ -4,14 +4,14 @@ import { RouteSchema } from '@nestjs/platform-fastify';
 import type { FastifyReply } from 'fastify';
 import type { ApiKeyIdentity } from '../auth/api-key-identity.js';
 import { CurrentApiKey } from '../auth/current-api-key.decorator.js';
-import { ApiErrorResponses } from '../docs/api-error-responses.decorator.js';
-import { deprecationHeaderDocs } from '../docs/deprecation-headers.js';
+import { ApiErrorResponses } from '../openapi/api-error-responses.decorator.js';
+import { deprecationHeaderDocs } from '../openapi/deprecation-headers.js';
 import { Deprecated } from '../http/deprecated.decorator.js';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENCY_KEY_MAX_LENGTH,
   IdempotencyKey,
-} from '../idempotency/idempotency-key.decorator.js';
+} from '../http/idempotency/idempotency-key.decorator.js';
 import { NewPet } from './dto/create-pet.dto.js';
 import { ListPetsQuery } from './dto/list-pets.query.js';
 import { Pet } from './dto/pet.dto.js';

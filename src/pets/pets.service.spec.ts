@@ -1,6 +1,6 @@
-import type { IdempotencyService } from '../idempotency/idempotency.service.js';
-import { ApiError } from '../http/api-error.js';
-import { ErrorCode } from '../http/error-code.js';
+import type { IdempotencyService } from '../http/idempotency/idempotency.service.js';
+import { ApiError } from '../http/errors/api-error.js';
+import { ErrorCode } from '../http/errors/error-code.js';
 import { PetRow } from './pet.mapper.js';
 import { PetStatus } from './pet-status.enum.js';
 import { PageCursorCodec } from './page-cursor.codec.js';

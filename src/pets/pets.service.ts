@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { ApiError } from '../http/api-error.js';
-import { ErrorCode } from '../http/error-code.js';
-import type { IdempotencyScope } from '../idempotency/idempotency-keys.repository.js';
-import { IdempotencyService, IdempotentOutcome } from '../idempotency/idempotency.service.js';
-import { requestFingerprint } from '../idempotency/request-fingerprint.js';
+import { ApiError } from '../http/errors/api-error.js';
+import { ErrorCode } from '../http/errors/error-code.js';
+import type { IdempotencyScope } from '../http/idempotency/idempotency-keys.repository.js';
+import { IdempotencyService, IdempotentOutcome } from '../http/idempotency/idempotency.service.js';
+import { requestFingerprint } from '../http/idempotency/request-fingerprint.js';
 import { NewPet } from './dto/create-pet.dto.js';
 import { ListPetsQuery } from './dto/list-pets.query.js';
 import { Pet } from './dto/pet.dto.js';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { RateLimitStorage } from '../../src/rate-limit/rate-limit-storage.js';
+import type { RateLimitStorage } from '../../src/auth/rate-limit/rate-limit-storage.js';
 
 const MINUTE = 60_000;
 

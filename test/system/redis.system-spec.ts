@@ -1,4 +1,4 @@
-import { RedisRateLimitStorage } from '../../src/rate-limit/redis-rate-limit-storage.js';
+import { RedisRateLimitStorage } from '../../src/auth/rate-limit/redis-rate-limit-storage.js';
 import { expectRateLimited } from '../support/expect-rate-limited.js';
 import { describeRateLimitStorage } from '../support/rate-limit-storage-contract.js';
 import { startRedisServer, RedisServer } from '../support/redis-server.js';

@@ -1,0 +1,48 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { AppConfig } from '../../config/app-config.js';
+import { APP_CONFIG } from '../../config/config.module.js';
+import { BoundedTtlCache } from '../bounded-ttl-cache.js';
+import { rateLimitedError } from './rate-limited.error.js';
+import { RateLimitStorage } from './rate-limit-storage.js';
+
+export const AUTH_FAILURE_THROTTLER = 'auth-failure';
+const MINUTE_MS = 60_000;
+const MAX_BLOCKED_ADDRESSES = 10_000;
+
+/**
+ * The per-address budget for failed authentications (AUTH_FAILURE_LIMIT_PER_MINUTE),
+ * counted in the rate-limit storage (shared through Redis when configured).
+ * Once an address is over it, this instance remembers the block locally, so
+ * key guessing from it is refused before any key lookup and without a storage
+ * round trip; requests that authenticate never touch the counter.
+ */
+@Injectable()
+export class AuthFailureLimiter {
+  private readonly limit: number;
+  /** Address -> when its block ends (epoch ms). */
+  private readonly blocked = new BoundedTtlCache<string, number>(MAX_BLOCKED_ADDRESSES, MINUTE_MS);
+
+  constructor(
+    private readonly storage: RateLimitStorage,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.limit = config.authFailureLimitPerMinute;
+  }
+
+  /** Throws the 429 when the address is known to be over its failure budget. */
+  assertNotBlocked(address: string): void {
+    const until = this.blocked.get(address);
+    if (until !== undefined && until > Date.now()) {
+      throw rateLimitedError(this.limit, Math.ceil((until - Date.now()) / 1000), 'failed authentications');
+    }
+  }
+
+  /** Counts one failed authentication; throws the 429 when that exceeds the budget. */
+  async recordFailure(address: string): Promise<void> {
+    const record = await this.storage.increment(address, MINUTE_MS, this.limit, MINUTE_MS, AUTH_FAILURE_THROTTLER);
+    if (record.isBlocked) {
+      this.blocked.set(address, Date.now() + record.timeToBlockExpire * 1000);
+      throw rateLimitedError(this.limit, record.timeToBlockExpire, 'failed authentications');
+    }
+  }
+}

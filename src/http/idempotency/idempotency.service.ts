@@ -1,0 +1,67 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { ApiError } from '../errors/api-error.js';
+import { ErrorCode } from '../errors/error-code.js';
+import { IdempotencyKeysRepository, IdempotencyScope, StoredResponse } from './idempotency-keys.repository.js';
+
+/** How long a request waits for a concurrent request holding the same key before it gets a 409. */
+const LOCK_WAIT_MS = 2_000;
+const LOCK_NOT_AVAILABLE = '55P03';
+
+export interface IdempotentOutcome<T> {
+  status: number;
+  body: T;
+  /** True when the body is the stored response of an earlier request. */
+  replayed: boolean;
+}
+
+const keyInUse = () =>
+  new ApiError(409, ErrorCode.IdempotencyKeyInUse, 'A request with this Idempotency-Key is still in progress; retry later.', {
+    'Retry-After': '1',
+  });
+
+/**
+ * Runs a create at most once per (API key, Idempotency-Key), as
+ * draft-ietf-httpapi-idempotency-key-header describes: the key is claimed,
+ * the work done and its response stored in one transaction, so either all of
+ * them happen or none does.
+ */
+@Injectable()
+export class IdempotencyService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly keys: IdempotencyKeysRepository,
+  ) {}
+
+  async run<T>(
+    scope: IdempotencyScope,
+    fingerprint: string,
+    work: (manager: EntityManager) => Promise<StoredResponse & { body: T }>,
+  ): Promise<IdempotentOutcome<T>> {
+    try {
+      return await this.dataSource.transaction(async (manager) => {
+        await manager.query(`SET LOCAL lock_timeout = ${LOCK_WAIT_MS}`);
+        if (await this.keys.claim(manager, scope, fingerprint)) {
+          const response = await work(manager);
+          await this.keys.saveResponse(manager, scope, response);
+          return { ...response, replayed: false };
+        }
+        const record = await this.keys.find(manager, scope);
+        // Purged between the two statements: the client may simply retry.
+        if (!record?.response) throw keyInUse();
+        if (record.fingerprint !== fingerprint) {
+          throw new ApiError(
+            422,
+            ErrorCode.IdempotencyKeyReused,
+            'This Idempotency-Key was already used with a different request body.',
+          );
+        }
+        return { status: record.response.status, body: record.response.body as T, replayed: true };
+      });
+    } catch (error) {
+      if ((error as { code?: unknown }).code === LOCK_NOT_AVAILABLE) throw keyInUse();
+      throw error;
+    }
+  }
+}

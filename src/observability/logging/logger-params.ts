@@ -1,0 +1,45 @@
+import { createRequire } from 'node:module';
+import type { Params } from 'nestjs-pino';
+import { destination, stdSerializers } from 'pino';
+import type { Options } from 'pino-http';
+import type { AppConfig } from '../../config/app-config.js';
+import { secretScrubber } from './secret-scrubber.js';
+
+// pino-pretty is required only outside production, so production does not load it (and keep it in memory).
+const require = createRequire(import.meta.url);
+
+/**
+ * Lines waiting to be written are held up to this size, then new ones are dropped. Under overload the event
+ * loop turns slowly and pino's asynchronous stdout writes one 16 KiB chunk per turn, less than the per-request
+ * lines it is given: unbounded, that queue grew by about 1 MiB a second of overload (README, "Resilience").
+ */
+export const LOG_BUFFER_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
+ * nestjs-pino's settings: JSON lines in production, pretty lines otherwise,
+ * at LOG_LEVEL. The one line per request is written by RequestLogHook, which
+ * knows the route and the caller; the other lines written while serving a
+ * request (ApiErrorFilter, DeprecationInterceptor) name its `reqId` themselves.
+ */
+export function loggerParams(config: Pick<AppConfig, 'logLevel' | 'production' | 'apiKeys' | 'metricsToken'>): Params {
+  const secrets = config.metricsToken ? [...config.apiKeys, config.metricsToken] : config.apiKeys;
+  const options: Options = {
+    level: config.logLevel,
+    autoLogging: false,
+    quietReqLogger: true,
+    // No request serialization at all: headers (Authorization among them) never reach a log.
+    wrapSerializers: false,
+    serializers: { req: () => undefined, res: () => undefined, err: stdSerializers.err },
+    hooks: { streamWrite: secretScrubber(secrets) },
+  };
+  // No per-request middleware: nestjs-pino's would give every request a pino-http child logger inside an
+  // AsyncLocalStorage context, whose promise hooks then tax every promise of the request. Profiling showed
+  // the pair at about 9% of the busy time of each route (README, "Performance").
+  const forRoutes: Params['forRoutes'] = [];
+  if (config.logLevel === 'silent') return { pinoHttp: options, forRoutes };
+  if (config.production) {
+    return { pinoHttp: [options, destination({ dest: 1, sync: false, maxLength: LOG_BUFFER_MAX_BYTES })], forRoutes };
+  }
+  const pretty = require('pino-pretty') as typeof import('pino-pretty');
+  return { pinoHttp: [options, pretty({ colorize: process.stdout.isTTY, sync: true })], forRoutes };
+}

@@ -1,0 +1,34 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { PinoLogger } from 'nestjs-pino';
+import type { ApiKeyIdentity } from '../../auth/api-key-identity.js';
+
+/** One log line per request, written when the response is done: what was called, by whom, how it ended. */
+@Injectable()
+export class RequestLogHook implements OnModuleInit {
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly pino: PinoLogger,
+  ) {}
+
+  onModuleInit(): void {
+    // Outside any request, this is nestjs-pino's root logger; the line carries its own reqId.
+    const log = this.pino.logger;
+    this.adapterHost.httpAdapter.getInstance<FastifyInstance>().addHook('onResponse', (request, reply, done) => {
+      const status = reply.statusCode;
+      log[status >= 500 ? 'warn' : 'info'](
+        {
+          reqId: request.id,
+          method: request.method,
+          route: request.routeOptions.url ?? null,
+          status,
+          durationMs: Math.round(reply.elapsedTime * 100) / 100,
+          keyId: (request as FastifyRequest & { user?: ApiKeyIdentity }).user?.id ?? null,
+        },
+        'request completed',
+      );
+      done();
+    });
+  }
+}

@@ -1,0 +1,97 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { FastifyInstance } from 'fastify';
+import type { Pool } from 'pg';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { DataSource } from 'typeorm';
+import { pgPool } from '../../database/pg-pool.js';
+
+const LATENCY_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+interface RouteSeries {
+  requests: Counter.Internal;
+  duration: Histogram.Internal<string>;
+}
+
+/**
+ * The service's Prometheus registry (one per application, so several apps in
+ * one test process never clash): HTTP traffic by route and status, deprecated
+ * calls by key, the database pool, and the default process metrics.
+ */
+@Injectable()
+export class MetricsService implements OnModuleInit {
+  readonly registry = new Registry();
+
+  private readonly requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route (the route template, "unmatched" when none) and status.',
+    labelNames: ['method', 'route', 'status'],
+    registers: [this.registry],
+  });
+
+  private readonly duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from receiving a request to finishing its response, by method, route and status.',
+    labelNames: ['method', 'route', 'status'],
+    buckets: LATENCY_BUCKETS_SECONDS,
+    registers: [this.registry],
+  });
+
+  private readonly deprecatedCalls = new Counter({
+    name: 'animal_store_deprecated_calls_total',
+    help: 'Calls to deprecated operations, by operation and API key id: who still has to migrate.',
+    labelNames: ['operation', 'key_id'],
+    registers: [this.registry],
+  });
+
+  // Label lookups are cached per route and status (and per deprecated operation and key), so a request
+  // costs a Map lookup per series instead of prom-client hashing its labels.
+  private readonly series = new Map<string, RouteSeries>();
+  private readonly deprecatedCallers = new Map<string, Counter.Internal>();
+
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    @InjectDataSource() dataSource: DataSource,
+  ) {
+    collectDefaultMetrics({ register: this.registry });
+    new Gauge({
+      name: 'animal_store_db_pool_connections',
+      help: 'Database pool: connections open (total), idle, and requests waiting for one (waiting).',
+      labelNames: ['state'],
+      registers: [this.registry],
+      collect() {
+        const current = pgPool(dataSource) as Pool | undefined;
+        this.set({ state: 'total' }, current?.totalCount ?? 0);
+        this.set({ state: 'idle' }, current?.idleCount ?? 0);
+        this.set({ state: 'waiting' }, current?.waitingCount ?? 0);
+      },
+    });
+  }
+
+  onModuleInit(): void {
+    this.adapterHost.httpAdapter.getInstance<FastifyInstance>().addHook('onResponse', (request, reply, done) => {
+      const route = request.routeOptions.url ?? 'unmatched';
+      const key = `${request.method} ${reply.statusCode} ${route}`;
+      let series = this.series.get(key);
+      if (!series) {
+        const labels = { method: request.method, route, status: String(reply.statusCode) };
+        series = { requests: this.requests.labels(labels), duration: this.duration.labels(labels) };
+        this.series.set(key, series);
+      }
+      series.requests.inc();
+      series.duration.observe(reply.elapsedTime / 1000);
+      done();
+    });
+  }
+
+  recordDeprecatedCall(operation: string, keyId: string): void {
+    const key = `${operation} ${keyId}`;
+    let counter = this.deprecatedCallers.get(key);
+    if (!counter) {
+      counter = this.deprecatedCalls.labels({ operation, key_id: keyId });
+      this.deprecatedCallers.set(key, counter);
+    }
+    counter.inc();
+  }
+}
