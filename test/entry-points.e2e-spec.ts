@@ -168,6 +168,20 @@ describe('the commands in a second shell, beside the service on its embedded Pos
   }, 180_000);
 });
 
+describe('the commands against a DATABASE_URL nobody answers', () => {
+  it('say in one line what they tried and what to set, without the password', async () => {
+    const url = `postgres://app:hunter2@127.0.0.1:${await freePort()}/animal_store`;
+    for (const [script, args, start] of [
+      ['cli/apikey.js', ['list'], 'apikey failed: '],
+      ['cli/migrations.js', ['run'], 'migration failed: '],
+    ] as const) {
+      const message = expectOneLineFailure(await node(script, [...args], { DATABASE_URL: url }), start);
+      expect(message).toMatch(/ECONNREFUSED .*DATABASE_URL points at 127\.0\.0\.1:\d+\/animal_store\): start that PostgreSQL/);
+      expect(message).not.toContain('hunter2');
+    }
+  }, 60_000);
+});
+
 describe('npm run migration:revert', () => {
   let database: TestDatabase;
   beforeAll(async () => {

@@ -4,7 +4,7 @@ import { ApiKeysRepository } from '../auth/api-keys/api-keys.repository.js';
 import { ConfigError, readConfig } from '../config/app-config.js';
 import { dataSourceOptions } from '../database/data-source-options.js';
 import { CommandOutput, parseArguments, runCommand, USAGE } from './apikey-commands.js';
-import { oneLine, openCliDatabase } from './cli-database.js';
+import { connect, oneLine, openCliDatabase } from './cli-database.js';
 
 const output: CommandOutput = {
   out: (line) => process.stdout.write(`${line}\n`),
@@ -25,7 +25,7 @@ async function main(args: readonly string[]): Promise<number> {
   const database = await openCliDatabase(config);
   const dataSource = new DataSource({ ...dataSourceOptions(database.url), entities: [ApiKeyEntity] });
   try {
-    await dataSource.initialize();
+    await connect(dataSource, config);
     // The same rule as the service: a fresh database gets its tables before the first key.
     if (config.migrationsRun) await dataSource.runMigrations({ transaction: 'each' });
     return await runCommand(command, new ApiKeysRepository(dataSource.getRepository(ApiKeyEntity)), output);

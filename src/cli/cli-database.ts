@@ -1,3 +1,4 @@
+import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { openEmbeddedDatabase } from '../database/embedded-postgres.js';
 
@@ -17,4 +18,18 @@ export function oneLine(error: unknown): string {
     return (error.message || code || error.name).split('\n')[0];
   }
   return error === undefined || error === null || String(error) === '' ? 'an unknown error' : String(error).split('\n')[0];
+}
+
+/** Connects `dataSource`; a failure names the database tried (never its password) and what to set. */
+export async function connect(dataSource: DataSource, config: AppConfig): Promise<void> {
+  try {
+    await dataSource.initialize();
+  } catch (error) {
+    if (!config.databaseUrl) throw error;
+    const url = new URL(config.databaseUrl);
+    throw new Error(
+      `${oneLine(error)} (DATABASE_URL points at ${url.hostname}:${url.port || 5432}${url.pathname}): start that PostgreSQL, correct DATABASE_URL, or unset it to use the embedded one under DATA_DIR.`,
+      { cause: error },
+    );
+  }
 }

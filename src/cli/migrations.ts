@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { ConfigError, readConfig } from '../config/app-config.js';
 import { dataSourceOptions } from '../database/data-source-options.js';
 import type { CommandOutput } from './apikey-commands.js';
-import { oneLine, openCliDatabase } from './cli-database.js';
+import { connect, oneLine, openCliDatabase } from './cli-database.js';
 import { firstLine, parseMigrationArguments, runMigrationCommand, USAGE } from './migration-commands.js';
 
 const output: CommandOutput = {
@@ -21,7 +21,7 @@ async function main(args: readonly string[]): Promise<number> {
   const database = await openCliDatabase(config);
   const dataSource = new DataSource(dataSourceOptions(database.url));
   try {
-    await dataSource.initialize();
+    await connect(dataSource, config);
     return await runMigrationCommand(command, dataSource, output, () => firstLine(process.stdin));
   } finally {
     if (dataSource.isInitialized) await dataSource.destroy();
