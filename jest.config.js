@@ -1,4 +1,19 @@
+import vm from 'node:vm';
+
+// CommonJS packages that require() ESM-only ones (@fastify/static, serving the Swagger UI assets: content-disposition;
+// @apidevtools/swagger-parser: json-schema-ref-parser). Jest's module loader runs such a require() itself where
+// Node's vm can evaluate a module graph synchronously (Node 24.9+, the check Jest makes); before that, those
+// ESM-only packages are compiled to CommonJS. Compiled ones on Node 24 would be loaded as ES modules and fail.
+const JEST_REQUIRES_ESM = typeof vm.SourceTextModule?.prototype.hasAsyncGraph === 'function';
 const ESM_ONLY_REQUIRED_FROM_CJS = ['content-disposition', '@apidevtools/json-schema-ref-parser'];
+const compileToCommonJs = JEST_REQUIRES_ESM
+  ? {}
+  : {
+      [`/node_modules/(${ESM_ONLY_REQUIRED_FROM_CJS.join('|')})/.+\\.js$`]: [
+        'ts-jest',
+        { useESM: false, tsconfig: { allowJs: true, module: 'commonjs', moduleResolution: 'node10', isolatedModules: true } },
+      ],
+    };
 
 /** @type {import('jest').Config} */
 export default {
@@ -11,15 +26,9 @@ export default {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true }],
-    // CommonJS packages that require() ESM-only ones (@fastify/static, serving the Swagger UI assets: content-disposition;
-    // @apidevtools/swagger-parser: json-schema-ref-parser): Node 20.19+ allows that, Jest's module loader does not,
-    // so those ESM-only packages are compiled to CommonJS.
-    [`/node_modules/(${ESM_ONLY_REQUIRED_FROM_CJS.join('|')})/.+\\.js$`]: [
-      'ts-jest',
-      { useESM: false, tsconfig: { allowJs: true, module: 'commonjs', moduleResolution: 'node10', isolatedModules: true } },
-    ],
+    ...compileToCommonJs,
   },
-  transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY_REQUIRED_FROM_CJS.join('|')})/)`],
+  transformIgnorePatterns: JEST_REQUIRES_ESM ? ['/node_modules/'] : [`/node_modules/(?!(${ESM_ONLY_REQUIRED_FROM_CJS.join('|')})/)`],
   testEnvironment: 'node',
   globalSetup: '<rootDir>/test/support/database-server.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
