@@ -1,9 +1,8 @@
 /**
- * `npm run bench [-- --quick] [-- --floor]`: the built service beside a bare
- * Fastify + pg server (bench/ceiling.ts) on one PostgreSQL, alternating A B A B,
- * plus the list latency at 10,000 vs 1,000,000 rows and start-up times. With
- * `--floor`, bench/nest-floor.ts takes its turn as a third server. See the
- * README, section "Performance".
+ * `npm run bench [-- --quick] [-- --floor]`: the built service beside the straightforward NestJS + TypeORM app
+ * (bench/straightforward-app.ts) and a bare Fastify + pg server (bench/ceiling.ts) on one PostgreSQL, taking turns
+ * on every route in every round, plus the list latency at 10,000 vs 1,000,000 rows and start-up times; then the
+ * targets, pass or fail. With `--floor`, bench/nest-floor.ts takes its turn too. See docs/performance.md.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -14,8 +13,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startBenchDatabase } from './bench-database.js';
+import { checkAnswers } from './answers.js';
 import { benchRoutes, load, LoadResult, median, sequentialLatency } from './load.js';
-import { formatTables, ratios, RouteSummary, ServerName, summarise } from './report.js';
+import { ratios, ratioTable, resultsTable, RouteSummary, ServerName, summarise, targets, targetTable } from './report.js';
 import { freePort, peakRssMiB, root, RunningService, ServerProcess, serviceEnv, startServer, startService } from './server-process.js';
 
 const quick = process.argv.includes('--quick');
@@ -56,8 +56,19 @@ const startBenchService = (databaseUrl: string, key: string, logDir: string) =>
     logFile: join(logDir, 'service.log'),
   });
 
-/** A yardstick server (`ceiling` or `nest-floor`), given the key in its in-memory set. */
-async function startYardstick(script: string, databaseUrl: string, key: string, logDir: string): Promise<RunningService> {
+/** The yardsticks, in the order they take their turns after the service, and the script each runs. */
+const YARDSTICKS = { straightforward: 'straightforward-app', ceiling: 'ceiling', floor: 'nest-floor' } as const;
+type YardstickName = keyof typeof YARDSTICKS;
+const yardsticks: YardstickName[] = withFloor ? ['straightforward', 'ceiling', 'floor'] : ['straightforward', 'ceiling'];
+
+/** A yardstick server, given the key in its in-memory set. */
+async function startYardstick(
+  name: YardstickName,
+  databaseUrl: string,
+  key: string,
+  logDir: string,
+): Promise<RunningService> {
+  const script = YARDSTICKS[name];
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const server = await startServer({
@@ -147,22 +158,23 @@ async function main(): Promise<number> {
     }
     const scaleRatio = scale[1].medianMs / scale[0].medianMs;
 
-    // A B A B: the service and the ceiling take turns on each route, every round.
+    // A B C A B C: the servers take turns on each route, every round; each round starts one server later.
     await database.reseed(settings.seededAnimals);
     const servers: Partial<Record<ServerName, RunningService>> = { service };
-    servers.ceiling = await startYardstick('ceiling', database.url, key, logDir);
-    running.push(servers.ceiling);
-    if (withFloor) {
-      servers.floor = await startYardstick('nest-floor', database.url, key, logDir);
-      running.push(servers.floor);
+    for (const name of yardsticks) {
+      servers[name] = await startYardstick(name, database.url, key, logDir);
+      running.push(servers[name]);
     }
     const names = Object.keys(servers) as ServerName[];
     const routes = benchRoutes(settings.seededAnimals);
+    await checkAnswers(Object.fromEntries(names.map((name) => [name, servers[name]!.origin])), routes, key);
+    console.log(`every server answers the benchmarked requests as the service does: ${names.join(', ')}`);
     const runs = new Map<string, LoadResult[]>();
     let failures = 0;
     for (let round = 1; round <= settings.rounds; round++) {
+      const order = names.map((_, i) => names[(i + round - 1) % names.length]);
       for (const route of routes) {
-        for (const name of names) {
+        for (const name of order) {
           const { origin, pid } = servers[name]!;
           const options = { connections: settings.connections, key };
           const warmup = await load(origin, pid, route, { ...options, seconds: settings.warmupSeconds });
@@ -170,7 +182,7 @@ async function main(): Promise<number> {
           failures += warmup.errors + warmup.non2xx + run.errors + run.non2xx;
           runs.set(`${route.name}|${name}`, [...(runs.get(`${route.name}|${name}`) ?? []), run]);
           console.log(
-            `round ${round} ${route.name.padEnd(32)} ${name.padEnd(8)} ${run.reqPerSec.toFixed(0).padStart(6)} req/s` +
+            `round ${round} ${route.name.padEnd(32)} ${name.padEnd(15)} ${run.reqPerSec.toFixed(0).padStart(6)} req/s` +
               ` p99 ${run.p99Ms} ms, ${run.cpuMicrosPerRequest.toFixed(0)} µs CPU/req, ${run.errors} errors, ${run.non2xx} non-2xx`,
           );
         }
@@ -182,8 +194,10 @@ async function main(): Promise<number> {
     const summaries: RouteSummary[] = routes.flatMap((route) =>
       names.map((name) => summarise(route.name, name, runs.get(`${route.name}|${name}`)!, rss.get(name)!)),
     );
-    const routeRatios = ratios(summaries, 'service');
-    const floorRatios = withFloor ? ratios(summaries, 'floor') : undefined;
+    const headline = ratios(summaries, 'service', 'straightforward');
+    const againstCeiling = names
+      .filter((name) => name !== 'ceiling')
+      .map((name) => ({ name, rows: ratios(summaries, name, 'ceiling') }));
 
     // Cold: a fresh DATA_DIR, so the embedded PostgreSQL is created, started and migrated.
     const coldNodeMs = await coldStart(process.execPath, [join(root, 'dist', 'main.js')], logDir, 'cold-node');
@@ -191,9 +205,18 @@ async function main(): Promise<number> {
     const coldNpmStartMs = quick ? null : await coldStart('npm', ['start'], logDir, 'cold-npm-start');
 
     console.log(`\n${settings.rounds} rounds of ${settings.seconds} s per route and server (after ${settings.warmupSeconds} s warm-up), ${settings.connections} connections, ${settings.seededAnimals} animals, ${cpus().length} CPUs, Node ${process.version}\n`);
-    console.log(formatTables(summaries, routeRatios, floorRatios));
-    console.log(`\nlist latency, status filter, limit 100: ${scale.map((s) => `${s.medianMs.toFixed(2)} ms at ${s.rows} rows`).join(', ')}; ratio ${scaleRatio.toFixed(2)} (target < 1.3)`);
-    console.log(`start-up to first successful request: node dist/main.js with PostgreSQL running ${startupWarmMs.toFixed(0)} ms (target < 1500);`);
+    const targetRows = targets(routes, headline, {
+      peakRssMiB: rss.get('service')!,
+      listScaleRatio: scaleRatio,
+      startupWarmMs,
+    });
+    console.log(`The service against the straightforward app:\n\n${ratioTable('service', 'straightforward', headline)}\n`);
+    console.log(`${targetTable(targetRows)}\n`);
+    console.log(`peak RSS: ${names.map((name) => `${name} ${rss.get(name)!.toFixed(0)} MiB`).join(', ')}\n`);
+    console.log(`Every server:\n\n${resultsTable(summaries)}`);
+    for (const { name, rows } of againstCeiling) console.log(`\n${ratioTable(name, 'ceiling', rows)}`);
+    console.log(`\nlist latency, status filter, limit 100: ${scale.map((s) => `${s.medianMs.toFixed(2)} ms at ${s.rows} rows`).join(', ')}; ratio ${scaleRatio.toFixed(2)}`);
+    console.log(`start-up to first successful request: node dist/main.js with PostgreSQL running ${startupWarmMs.toFixed(0)} ms;`);
     console.log(`  node dist/main.js with a cold embedded PostgreSQL ${coldNodeMs.toFixed(0)} ms; npm start (build included) with a cold embedded PostgreSQL ${coldNpmStartMs === null ? 'not measured with --quick' : `${coldNpmStartMs.toFixed(0)} ms`}`);
 
     const resultsDir = fileURLToPath(new URL('../results/', import.meta.url));
@@ -201,7 +224,17 @@ async function main(): Promise<number> {
     const file = join(resultsDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
     const machine = { cpus: cpus().length, node: process.version };
     const startup = { warmMs: startupWarmMs, samples: startups, coldNodeMs, coldNpmStartMs };
-    await writeFile(file, JSON.stringify({ settings: { ...settings, withFloor }, machine, summaries, ratios: routeRatios, floorRatios, scale: { rows: scale, ratio: scaleRatio }, startup }, null, 2));
+    const results = {
+      settings: { ...settings, servers: names },
+      machine,
+      summaries,
+      ratios: { againstStraightforward: headline, againstCeiling },
+      targets: targetRows,
+      peakRssMiB: Object.fromEntries(rss),
+      scale: { rows: scale, ratio: scaleRatio },
+      startup,
+    };
+    await writeFile(file, JSON.stringify(results, null, 2));
     console.log(`\nwritten to ${file}`);
     if (failures > 0) {
       console.error(`${failures} requests failed (errors or non-2xx answers); server logs in ${logDir}`);

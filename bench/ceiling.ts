@@ -5,9 +5,8 @@
  */
 import Fastify from 'fastify';
 import pg from 'pg';
-import { COLUMNS, PET_SCHEMA, PetRow, STATUS_SCHEMA, toPet } from './yardstick-pets.js';
+import { API_KEYS, COLUMNS, PET_SCHEMA, PetRow, STATUS_SCHEMA, toPet } from './yardstick-pets.js';
 
-const keys = new Set((process.env.API_KEYS ?? '').split(','));
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 const app = Fastify({ bodyLimit: 16 * 1024 });
 
@@ -18,7 +17,7 @@ const error = {
 
 app.addHook('onRequest', async (request, reply) => {
   const header = request.headers.authorization;
-  if (!header?.startsWith('Bearer ') || !keys.has(header.slice(7))) {
+  if (!header?.startsWith('Bearer ') || !API_KEYS.has(header.slice(7))) {
     return reply.code(401).send({ code: 'unauthorized', message: 'The API key is not valid.', status: 401 });
   }
 });

@@ -9,24 +9,33 @@ export interface Route {
   body?: string;
   /** A fresh path per request (random ids). */
   randomPath?: () => string;
+  /** The status every answer must have. */
+  status: 200 | 201;
+  /** Target: the service's CPU per request at most this many times the straightforward app's (issue 14). */
+  maxCpuRatio: number;
 }
+
+export const NEW_PET = { name: 'Bench', categoryId: 7, status: 'pending' } as const;
 
 export function benchRoutes(seeded: number): Route[] {
   return [
-    { name: 'list limit=20', method: 'GET', path: '/v1/pets?limit=20' },
-    { name: 'list limit=100&status=available', method: 'GET', path: '/v1/pets?limit=100&status=available' },
+    { name: 'list limit=20', method: 'GET', path: '/v1/pets?limit=20', status: 200, maxCpuRatio: 0.8 },
+    {
+      name: 'list limit=100&status=available',
+      method: 'GET',
+      path: '/v1/pets?limit=100&status=available',
+      status: 200,
+      maxCpuRatio: 0.8,
+    },
     {
       name: 'get by id',
       method: 'GET',
       path: '/v1/pets/1',
       randomPath: () => `/v1/pets/${1 + Math.floor(Math.random() * seeded)}`,
+      status: 200,
+      maxCpuRatio: 1.0,
     },
-    {
-      name: 'create',
-      method: 'POST',
-      path: '/v1/pets',
-      body: JSON.stringify({ name: 'Bench', categoryId: 7, status: 'pending' }),
-    },
+    { name: 'create', method: 'POST', path: '/v1/pets', body: JSON.stringify(NEW_PET), status: 201, maxCpuRatio: 0.8 },
   ];
 }
 
@@ -40,6 +49,11 @@ export interface LoadResult {
   non2xx: number;
 }
 
+/** The headers of every request on `route`. */
+export function requestHeaders(route: Route, key: string): Record<string, string> {
+  return { authorization: `Bearer ${key}`, ...(route.body && { 'content-type': 'application/json' }) };
+}
+
 /** One autocannon run against a server process, with that process's CPU time over the run. */
 export async function load(
   origin: string,
@@ -47,8 +61,7 @@ export async function load(
   route: Route,
   options: { connections: number; seconds: number; key: string },
 ): Promise<LoadResult> {
-  const headers: Record<string, string> = { authorization: `Bearer ${options.key}` };
-  if (route.body) headers['content-type'] = 'application/json';
+  const headers = requestHeaders(route, options.key);
   const cpuBefore = cpuMicros(pid);
   const result = await autocannon({
     url: origin,

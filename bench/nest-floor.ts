@@ -33,19 +33,19 @@ import {
   UseInterceptors,
   ValidationPipe,
 } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_PIPE, NestFactory } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AuthGuard, PassportModule, PassportStrategy } from '@nestjs/passport';
-import { FastifyAdapter, NestFastifyApplication, RouteSchema } from '@nestjs/platform-fastify';
+import { RouteSchema } from '@nestjs/platform-fastify';
 import type { FastifyReply } from 'fastify';
 import { Strategy } from 'passport-http-bearer';
 import pg from 'pg';
 import type { Observable } from 'rxjs';
-import { COLUMNS, PET_SCHEMA, PetRow, toPet } from './yardstick-pets.js';
+import { serveNest } from './nest-yardstick.js';
+import { API_KEYS, COLUMNS, PET_SCHEMA, PetRow, toPet } from './yardstick-pets.js';
 
 setFlagsFromString('--heap-growing-percent=50');
 setFlagsFromString('--no-allocation-site-pretenuring');
 
-const keys = new Set((process.env.API_KEYS ?? '').split(','));
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 
 interface NewPetBody {
@@ -57,7 +57,7 @@ interface NewPetBody {
 @Injectable()
 class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   validate(token: string): { token: string } | false {
-    return keys.has(token) ? { token } : false;
+    return API_KEYS.has(token) ? { token } : false;
   }
 }
 
@@ -124,9 +124,4 @@ class PetsController {
 })
 class FloorModule {}
 
-const app = await NestFactory.create<NestFastifyApplication>(FloorModule, new FastifyAdapter({ bodyLimit: 16 * 1024 }), {
-  logger: false,
-});
-app.setGlobalPrefix('v1');
-await app.listen(Number(process.env.PORT), '127.0.0.1');
-process.once('SIGTERM', () => void app.close().then(() => pool.end()));
+await serveNest(FloorModule, () => pool.end());

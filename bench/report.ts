@@ -1,7 +1,10 @@
-import { LoadResult, median } from './load.js';
+import { LoadResult, median, Route } from './load.js';
 
-/** The service, the bare Fastify + pg ceiling, and (with `--floor`) the Nest parts the service must use. */
-export type ServerName = 'service' | 'ceiling' | 'floor';
+/**
+ * The service and the yardsticks: the straightforward NestJS + TypeORM app the targets are set against, the bare
+ * Fastify + pg ceiling, and (with `--floor`) the Nest parts the service must use.
+ */
+export type ServerName = 'service' | 'straightforward' | 'ceiling' | 'floor';
 
 export interface RouteSummary {
   route: string;
@@ -39,33 +42,98 @@ export function summarise(route: string, server: ServerName, runs: LoadResult[],
   };
 }
 
-/** Per route, `server`'s figures over the ceiling's. */
-export function ratios(summaries: RouteSummary[], server: Exclude<ServerName, 'ceiling'>): RouteRatio[] {
+/** Per route, `server`'s figures over `against`'s. */
+export function ratios(summaries: RouteSummary[], server: ServerName, against: ServerName): RouteRatio[] {
   const routes = [...new Set(summaries.map((s) => s.route))];
   return routes.map((route) => {
     const measured = summaries.find((s) => s.route === route && s.server === server)!;
-    const ceiling = summaries.find((s) => s.route === route && s.server === 'ceiling')!;
+    const base = summaries.find((s) => s.route === route && s.server === against)!;
     return {
       route,
-      reqPerSec: measured.medianReqPerSec / ceiling.medianReqPerSec,
-      cpuPerRequest: measured.cpuMicrosPerRequest / ceiling.cpuMicrosPerRequest,
-      p99: measured.p99Ms / ceiling.p99Ms,
+      reqPerSec: measured.medianReqPerSec / base.medianReqPerSec,
+      cpuPerRequest: measured.cpuMicrosPerRequest / base.cpuMicrosPerRequest,
+      p99: measured.p99Ms / base.p99Ms,
     };
   });
 }
 
-/** The performance targets (README, "Performance"): throughput at least 0.80 of the ceiling's, CPU per request at most 1.25x, p99 at most 1.5x. */
-export const meetsTargets = (r: RouteRatio) => r.reqPerSec >= 0.8 && r.cpuPerRequest <= 1.25 && r.p99 <= 1.5;
+/** The service's limits that are not ratios (docs/performance.md, "Targets"). */
+export const LIMITS = { peakRssMiB: 200, listScaleRatio: 1.3, startupWarmMs: 1500 };
+
+export interface Target {
+  target: string;
+  measured: string;
+  met: boolean;
+}
 
 const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+
+/**
+ * Issue 14's targets, one row each: against the straightforward app on every route, CPU per request at most the
+ * route's `maxCpuRatio`, throughput at least 1.0x and p99 no worse; then the service's peak RSS, the list cost from
+ * 10,000 to 1,000,000 rows and the start-up against a running PostgreSQL. A figure that is not a number fails.
+ */
+export function targets(
+  routes: Route[],
+  headline: RouteRatio[],
+  measured: { peakRssMiB: number; listScaleRatio: number; startupWarmMs: number },
+): Target[] {
+  return [
+    ...routes.flatMap((route) => {
+      const r = headline.find((ratio) => ratio.route === route.name)!;
+      const ratio = (target: string, value: number, met: boolean) => ({
+        target: `${route.name}: ${target}`,
+        measured: `${fixed(value, 2)}x`,
+        met,
+      });
+      return [
+        ratio(`CPU/req ≤ ${route.maxCpuRatio.toFixed(2)}x`, r.cpuPerRequest, r.cpuPerRequest <= route.maxCpuRatio),
+        ratio('req/s ≥ 1.00x', r.reqPerSec, r.reqPerSec >= 1),
+        ratio('p99 ≤ 1.00x', r.p99, r.p99 <= 1),
+      ];
+    }),
+    {
+      target: `service peak RSS < ${LIMITS.peakRssMiB} MiB`,
+      measured: `${fixed(measured.peakRssMiB)} MiB`,
+      met: measured.peakRssMiB < LIMITS.peakRssMiB,
+    },
+    {
+      target: `list latency 1,000,000 / 10,000 rows < ${LIMITS.listScaleRatio}`,
+      measured: fixed(measured.listScaleRatio, 2),
+      met: measured.listScaleRatio < LIMITS.listScaleRatio,
+    },
+    {
+      target: `start-up, PostgreSQL running < ${LIMITS.startupWarmMs} ms`,
+      measured: `${fixed(measured.startupWarmMs)} ms`,
+      met: measured.startupWarmMs < LIMITS.startupWarmMs,
+    },
+  ];
+}
 
 function markdownTable(header: string[], rows: string[][]): string {
   return [header, header.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
 }
 
-/** The results as Markdown tables, ready to paste into the README. */
-export function formatTables(summaries: RouteSummary[], routeRatios: RouteRatio[], floorRatios?: RouteRatio[]): string {
-  const results = markdownTable(
+/** `server`'s figures over `against`'s, per route. */
+export function ratioTable(server: ServerName, against: ServerName, rows: RouteRatio[]): string {
+  return markdownTable(
+    ['route', `CPU/req ${server}/${against}`, `req/s ${server}/${against}`, `p99 ${server}/${against}`],
+    rows.map((r) => [r.route, `${fixed(r.cpuPerRequest, 2)}x`, `${fixed(r.reqPerSec, 2)}x`, `${fixed(r.p99, 2)}x`]),
+  );
+}
+
+export function targetTable(rows: Target[]): string {
+  const met = rows.filter((row) => row.met).length;
+  const table = markdownTable(
+    ['target (service; ratios against the straightforward app)', 'measured', 'result'],
+    rows.map((row) => [row.target, row.measured, row.met ? 'pass' : 'FAIL']),
+  );
+  return `${table}\n\n${met} of ${rows.length} targets met.`;
+}
+
+/** Every server's medians per route. */
+export function resultsTable(summaries: RouteSummary[]): string {
+  return markdownTable(
     ['route', 'server', 'req/s (median)', 'p50 ms', 'p99 ms', 'CPU µs/req', 'peak RSS MiB', 'errors', 'non-2xx'],
     summaries.map((s) => [
       s.route,
@@ -79,18 +147,4 @@ export function formatTables(summaries: RouteSummary[], routeRatios: RouteRatio[
       String(s.non2xx),
     ]),
   );
-  const ratioTable = (server: string, rows: RouteRatio[]) =>
-    markdownTable(
-      ['route', `req/s ${server}/ceiling`, `CPU/req ${server}/ceiling`, `p99 ${server}/ceiling`, 'targets met'],
-      rows.map((r) => [
-        r.route,
-        fixed(r.reqPerSec, 2),
-        `${fixed(r.cpuPerRequest, 2)}x`,
-        `${fixed(r.p99, 2)}x`,
-        meetsTargets(r) ? 'yes' : 'no',
-      ]),
-    );
-  const tables = [results, ratioTable('service', routeRatios)];
-  if (floorRatios) tables.push(ratioTable('floor', floorRatios));
-  return tables.join('\n\n');
 }

@@ -2,7 +2,11 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import type { OpenAPIObject, OperationObject, ParameterObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
 import { readFile } from 'node:fs/promises';
 import { ERROR_CODES } from '../http/errors/error-code.js';
-import { NAME_PATTERN } from '../pets/dto/is-pet-name.decorator.js';
+import { IDEMPOTENCY_KEY_PATTERN } from '../http/idempotency/idempotency-key.decorator.js';
+import { LIMIT_MAX } from '../pets/dto/list-pets.query.js';
+import { NAME_PATTERN, NAME_UNICODE_RULE } from '../pets/dto/is-pet-name.decorator.js';
+import { CURSOR_LENGTH } from '../pets/page-cursor.codec.js';
+import { RATE_LIMIT_HEADERS } from '../auth/rate-limit/rate-limited.error.js';
 import { buildOpenApiDocument, OPENAPI_FILE, serializeOpenApiDocument } from './build-openapi-document.js';
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' };
@@ -28,6 +32,7 @@ describe('OpenAPI document', () => {
 
   it('has version 1.0.0 and servers ending in /v1, with paths relative to them', () => {
     expect(document.info.version).toBe('1.0.0');
+    expect(document.servers!.every((server) => (server as { 'x-internal'?: boolean })['x-internal'] === false)).toBe(true);
     expect(document.servers!.map((server) => server.url)).toEqual([
       'https://api.example.com/v1',
       'https://staging-api.example.com/v1',
@@ -47,8 +52,9 @@ describe('OpenAPI document', () => {
     expect(getPet.deprecated).toBe(true);
     expect(getPet.description).toContain('5 December 2030');
     expect(getPet.description).toContain('`GET /pets` with the `status` filter');
-    expect(Object.keys(response(getPet, 200).headers!)).toEqual(['Deprecation', 'Sunset', 'Link']);
-    expect(Object.keys(response(getPet, 404).headers!)).toEqual(['Deprecation', 'Sunset', 'Link']);
+    const rateLimit = Object.values(RATE_LIMIT_HEADERS);
+    expect(Object.keys(response(getPet, 200).headers!)).toEqual(['Deprecation', 'Sunset', 'Link', ...rateLimit]);
+    expect(Object.keys(response(getPet, 404).headers!)).toEqual(['Deprecation', 'Sunset', 'Link', ...rateLimit]);
   });
 
   it('applies one http bearer scheme to every operation', () => {
@@ -71,7 +77,8 @@ describe('OpenAPI document', () => {
     expect(statusParameter).toEqual({ name: 'status', in: 'query', required: false, schema: statusRef });
     const enums: unknown[] = [];
     JSON.stringify(document, (key, value) => (key === 'enum' ? void enums.push(value) : value));
-    expect(enums).toEqual([schema('PetStatus').enum, ERROR_CODES]);
+    const multiValued = enums.filter((values) => (values as unknown[]).length > 1 && !JSON.stringify(values).includes('Bearer'));
+    expect(multiValued).toEqual([schema('PetStatus').enum, ERROR_CODES]);
   });
 
   it('types ids as int64 integers and documents the name bounds and pattern', () => {
@@ -79,11 +86,16 @@ describe('OpenAPI document', () => {
       expect(schema(name).properties!.categoryId).toMatchObject({ type: 'integer', format: 'int64' });
       expect(schema(name).properties!.name).toMatchObject({ type: 'string', minLength: 1, maxLength: 255 });
     }
-    // The whole rule a name is checked against, so that a client following the document is not refused.
+    // The portable part of the rule as the pattern, the rest in words, so that a client following the document
+    // is not refused for a reason it could not know.
     expect(schema('NewPet').properties!.name).toMatchObject({ pattern: NAME_PATTERN });
-    expect(schema('Pet').properties!.id).toMatchObject({ type: 'integer', format: 'int64' });
-    expect(schema('Pet').required).toEqual(['id', 'name', 'categoryId']);
+    expect((schema('NewPet').properties!.name as SchemaObject).description).toContain(NAME_UNICODE_RULE.description);
+    expect(schema('Pet').properties!.id).toMatchObject({ type: 'integer', format: 'int64', maximum: Number.MAX_SAFE_INTEGER });
+    // Every response carries every field (toPet), so none is optional for a client.
+    expect(schema('Pet').required).toEqual(['id', 'name', 'categoryId', 'status']);
     expect(schema('NewPet').required).toEqual(['name', 'categoryId']);
+    // The service refuses unknown properties (400 `property colour should not exist`), and says so.
+    expect(schema('NewPet').additionalProperties).toBe(false);
     expect(operation('/pets/{petId}', 'get').parameters).toEqual([
       expect.objectContaining({ name: 'petId', in: 'path', required: true, schema: expect.objectContaining({ type: 'integer', format: 'int64' }) }),
     ]);
@@ -95,8 +107,39 @@ describe('OpenAPI document', () => {
       name: 'limit',
       in: 'query',
       required: false,
-      schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+      schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 100, default: 20 },
     });
+  });
+
+  it('bounds the cursor by the length the codec issues, and the page by the largest limit', () => {
+    const cursor = operation('/pets', 'get').parameters!.find((p) => (p as ParameterObject).name === 'cursor') as ParameterObject;
+    expect(cursor.schema).toMatchObject({ type: 'string', maxLength: CURSOR_LENGTH });
+    expect(response(operation('/pets', 'get'), 200).content!['application/json'].schema).toMatchObject({ maxItems: LIMIT_MAX });
+  });
+
+  it('describes createPet and publishes the Idempotency-Key rule, which a lone space does not meet', () => {
+    const createPet = operation('/pets', 'post');
+    expect(createPet.description).toEqual(expect.stringContaining('Idempotency-Key'));
+    const key = createPet.parameters!.find((p) => (p as ParameterObject).name === 'Idempotency-Key') as ParameterObject;
+    expect(key.schema).toEqual({ type: 'string', minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN });
+    expect(new RegExp(IDEMPOTENCY_KEY_PATTERN).test(' ')).toBe(false);
+  });
+
+  // The per-key budget's headers are on every response once the key is accepted; 401, 413 and 415 are answered
+  // before that, 429 always carries them. test/support/openapi-response-validator.ts checks the live responses.
+  it.each([
+    ['/pets', 'get'],
+    ['/pets', 'post'],
+    ['/pets/{petId}', 'get'],
+  ] as const)('declares the rate-limit headers on every response of %s %s that carries them', (path, method) => {
+    const names = Object.values(RATE_LIMIT_HEADERS);
+    for (const [status, declared] of Object.entries(operation(path, method).responses) as [string, ResponseObject][]) {
+      const headers = declared.headers ?? {};
+      const required = names.map((name) => (headers[name] as { required?: boolean } | undefined)?.required);
+      if (['401', '413', '415'].includes(status)) expect([status, required]).toEqual([status, [undefined, undefined, undefined]]);
+      else if (status === '429') expect([status, required]).toEqual([status, [true, true, true]]);
+      else expect([status, required]).toEqual([status, [false, false, false]]);
+    }
   });
 
   it('requires code, message and status in Error and lists the closed set of codes', () => {
@@ -125,7 +168,11 @@ describe('OpenAPI document', () => {
 
   it('describes the success bodies: an array of Pet for listPets, a Pet otherwise', () => {
     const petRef = { $ref: '#/components/schemas/Pet' };
-    expect(response(operation('/pets', 'get'), 200).content!['application/json'].schema).toEqual({ type: 'array', items: petRef });
+    expect(response(operation('/pets', 'get'), 200).content!['application/json'].schema).toEqual({
+      type: 'array',
+      maxItems: 100,
+      items: petRef,
+    });
     expect(response(operation('/pets', 'post'), 201).content!['application/json'].schema).toEqual(petRef);
     expect(response(operation('/pets/{petId}', 'get'), 200).content!['application/json'].schema).toEqual(petRef);
     expect(operation('/pets', 'post').requestBody).toEqual({

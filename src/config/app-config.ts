@@ -1,8 +1,8 @@
 import { ConfigModule as NestConfigModule, registerAs } from '@nestjs/config';
 import { resolve } from 'node:path';
-import { ConfigError, CURSOR_SECRET_MIN_LENGTH, LogLevel, validateEnvironment } from './environment.js';
+import { ConfigError, CURSOR_SECRET_MIN_LENGTH, LogLevel, MAX_LIMIT_PER_MINUTE, validateEnvironment } from './environment.js';
 
-export { ConfigError, CURSOR_SECRET_MIN_LENGTH };
+export { ConfigError, CURSOR_SECRET_MIN_LENGTH, MAX_LIMIT_PER_MINUTE };
 export type { LogLevel };
 
 /** Thresholds past which requests are shed with 503; 0 turns one off. */

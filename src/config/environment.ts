@@ -22,6 +22,9 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export const CURSOR_SECRET_MIN_LENGTH = 32;
 
+/** The largest RATE_LIMIT_PER_MINUTE and AUTH_FAILURE_LIMIT_PER_MINUTE accepted (the OpenAPI document's bound too). */
+export const MAX_LIMIT_PER_MINUTE = 1_000_000;
+
 export class ConfigError extends Error {}
 
 const got = (args: ValidationArguments) => `got "${args.value}"`;
@@ -183,10 +186,10 @@ export class Environment {
   @FractionFrom0To1()
   LOAD_SHEDDING_MAX_EVENT_LOOP_UTILIZATION = 0;
 
-  @IntegerFrom(0, 1_000_000)
+  @IntegerFrom(0, MAX_LIMIT_PER_MINUTE)
   RATE_LIMIT_PER_MINUTE = 600;
 
-  @IntegerFrom(1, 1_000_000)
+  @IntegerFrom(1, MAX_LIMIT_PER_MINUTE)
   AUTH_FAILURE_LIMIT_PER_MINUTE = 30;
 
   @UrlWithScheme(['redis:', 'rediss:'], 'redis://127.0.0.1:6379')

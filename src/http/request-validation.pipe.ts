@@ -15,6 +15,9 @@ interface ParsesValid {
   parseValid?(value: unknown): object | undefined;
 }
 
+/** Bodies are closed: an unknown property is a 400. The OpenAPI document says so with `additionalProperties`. */
+export const BODIES_REJECT_UNKNOWN_PROPERTIES = true;
+
 const exceptionFactory = (errors: ValidationError[]) =>
   new ApiError(400, ErrorCode.ValidationFailed, `${firstMessages(errors).join('; ')}.`);
 
@@ -28,7 +31,7 @@ export class RequestValidationPipe implements PipeTransform {
   private readonly body = new ValidationPipe({
     transform: true,
     whitelist: true,
-    forbidNonWhitelisted: true,
+    forbidNonWhitelisted: BODIES_REJECT_UNKNOWN_PROPERTIES,
     validationError: { target: false, value: false },
     exceptionFactory,
   });

@@ -3,6 +3,11 @@ import { ApiResponse, type HeadersObject } from '@nestjs/swagger';
 import { ErrorBodyDto } from '../http/errors/error-body.dto.js';
 import { ErrorCode } from '../http/errors/error-code.js';
 import { RETRY_AFTER_SECONDS } from '../http/errors/to-api-error.js';
+import { REALM } from '../auth/bearer.strategy.js';
+import { MAX_LIMIT_PER_MINUTE } from '../config/app-config.js';
+import { RATE_LIMIT_HEADERS, RATE_LIMIT_WINDOW_MS } from '../auth/rate-limit/rate-limited.error.js';
+
+const WINDOW_SECONDS = RATE_LIMIT_WINDOW_MS / 1000;
 
 export type OperationErrorStatus = 400 | 404 | 409 | 413 | 415 | 422;
 
@@ -24,9 +29,41 @@ const RETRY_AFTER: HeadersObject = {
   'Retry-After': {
     description: 'Seconds to wait before retrying.',
     required: true,
-    schema: { type: 'integer', minimum: 0, example: Number(RETRY_AFTER_SECONDS) },
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: WINDOW_SECONDS, example: Number(RETRY_AFTER_SECONDS) },
   },
 };
+
+/**
+ * The per-key budget's headers. They are on every response to a request whose API key was accepted while
+ * RATE_LIMIT_PER_MINUTE is above 0, so `required` only where they always are (429); never on responses
+ * refused before the key is known (see REFUSED_BEFORE_THE_KEY).
+ */
+export function rateLimitHeaderDocs({ required }: { required: boolean }): HeadersObject {
+  const when = required ? '' : ' Sent once the API key is accepted, while the per-key rate limit is on.';
+  return {
+    [RATE_LIMIT_HEADERS.limit]: {
+      description: `Requests allowed per minute for this API key (on a 429: the budget that was exceeded).${when}`,
+      required,
+      schema: { type: 'integer', format: 'int32', minimum: 1, maximum: MAX_LIMIT_PER_MINUTE, example: 600 },
+    },
+    [RATE_LIMIT_HEADERS.remaining]: {
+      description: `Requests left in the current minute.${when}`,
+      required,
+      schema: { type: 'integer', format: 'int32', minimum: 0, maximum: MAX_LIMIT_PER_MINUTE, example: 599 },
+    },
+    [RATE_LIMIT_HEADERS.reset]: {
+      description: `Seconds until the current minute's budget starts again.${when}`,
+      required,
+      schema: { type: 'integer', format: 'int32', minimum: 0, maximum: WINDOW_SECONDS, example: 60 },
+    },
+  };
+}
+
+/**
+ * Statuses answered before the API key is checked, so without the rate-limit headers: 401 by the guard itself,
+ * 413 and 415 while Fastify reads the body, which happens before any guard runs.
+ */
+const REFUSED_BEFORE_THE_KEY = new Set(['401', '413', '415']);
 
 /**
  * Errors every operation can answer with, whatever it does: the global guard
@@ -37,13 +74,16 @@ const COMMON_ERRORS = {
     description: 'Missing or invalid API key.',
     headers: {
       'WWW-Authenticate': {
-        description: 'The bearer challenge (RFC 6750), e.g. `Bearer realm="animal-store"`.',
+        description: 'The bearer challenge (RFC 6750): no key, an unknown key, or a malformed Authorization header.',
         required: true,
-        schema: { type: 'string' },
+        schema: {
+          type: 'string',
+          enum: ['', ', error="invalid_token"', ', error="invalid_request"'].map((error) => `Bearer realm="${REALM}"${error}`),
+        },
       },
     } satisfies HeadersObject,
   },
-  429: { description: 'Too many requests.', headers: RETRY_AFTER },
+  429: { description: 'Too many requests.', headers: { ...RETRY_AFTER, ...rateLimitHeaderDocs({ required: true }) } },
   500: { description: 'Unexpected failure of the service.' },
   503: {
     description: 'The service or its database is temporarily unavailable.',
@@ -52,12 +92,14 @@ const COMMON_ERRORS = {
 } as const;
 
 function errorResponse(status: string, description: string, headers: HeadersObject) {
+  const budget = REFUSED_BEFORE_THE_KEY.has(status) || status === '429' ? {} : rateLimitHeaderDocs({ required: false });
+  const all = { ...headers, ...budget };
   return ApiResponse({
     status: Number(status),
     description,
     type: ErrorBodyDto,
     example: { code: EXAMPLE_CODES[Number(status)], message: description, status: Number(status) },
-    ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    ...(Object.keys(all).length > 0 ? { headers: all } : {}),
   });
 }
 

@@ -8,17 +8,17 @@ export function deprecationHeaderDocs(policy: DeprecationPolicy, { required }: {
     Deprecation: {
       description: 'When the operation became deprecated (RFC 9745): `@` and seconds since the epoch.',
       required,
-      schema: { type: 'string', example: values.Deprecation },
+      schema: { type: 'string', enum: [values.Deprecation] },
     },
     Sunset: {
       description: 'When the operation is announced to be removed (RFC 8594), as an HTTP-date.',
       required,
-      schema: { type: 'string', example: values.Sunset },
+      schema: { type: 'string', enum: [values.Sunset] },
     },
     Link: {
       description: 'The operation to use instead, with `rel="successor-version"`.',
       required,
-      schema: { type: 'string', example: values.Link },
+      schema: { type: 'string', enum: [values.Link] },
     },
   };
 }

@@ -1,7 +1,10 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { API_PREFIX } from '../http/http.constants.js';
+import type { ReferenceObject, RequestBodyObject, SchemaObject } from '@nestjs/swagger';
+import { maxHeaderSize } from 'node:http';
+import { API_PREFIX, BODY_LIMIT_BYTES } from '../http/http.constants.js';
 import type { AppConfig } from '../config/app-config.js';
+import { BODIES_REJECT_UNKNOWN_PROPERTIES } from '../http/request-validation.pipe.js';
 
 export const BEARER_SCHEME = 'bearer';
 
@@ -10,6 +13,9 @@ const DESCRIPTION = [
   '',
   'Every operation needs an API key sent as `Authorization: Bearer <API_KEY>`.',
   'Every error response is an `Error` object (`code`, `message`, `status`) with media type `application/json`.',
+  `A request whose line and headers together exceed ${maxHeaderSize / 1024} KiB is refused with 400 ` +
+    `\`validation_failed\`; a body over ${BODY_LIMIT_BYTES / 1024} KiB with 413.`,
+  'Every response carries `X-Request-Id`: the client\'s own when it sent a usable one, else a new UUID.',
 ].join('\n');
 
 /**
@@ -27,7 +33,7 @@ export function createOpenApiDocument(
     .addServer(config.publicBaseUrl, 'Production')
     .addServer(config.stagingBaseUrl, 'Staging')
     // Relative: resolved against wherever this document is served from.
-    .addServer(`/${API_PREFIX}`, 'This server')
+    .addServer(`/${API_PREFIX}`, 'This server (local, staging or production: wherever this document is served from)')
     .addTag('animals', "The store's animals.")
     .addBearerAuth(
       { type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'An API key, sent as the bearer token.' },
@@ -35,5 +41,24 @@ export function createOpenApiDocument(
     )
     .addSecurityRequirements(BEARER_SCHEME)
     .build();
-  return SwaggerModule.createDocument(app, options, { ignoreGlobalPrefix: true });
+  // Every server is public: the API has no internal-only audience.
+  options.servers = options.servers?.map((server) => ({ ...server, 'x-internal': false }));
+  const document = SwaggerModule.createDocument(app, options, { ignoreGlobalPrefix: true });
+  if (BODIES_REJECT_UNKNOWN_PROPERTIES) closeRequestBodies(document);
+  return document;
+}
+
+/** `additionalProperties: false` on every request body's object schema, as the validation pipe enforces. */
+function closeRequestBodies(document: OpenAPIObject): void {
+  const schemas = document.components?.schemas ?? {};
+  for (const item of Object.values(document.paths)) {
+    for (const operation of [item.get, item.put, item.post, item.patch, item.delete]) {
+      const body = operation?.requestBody as RequestBodyObject | undefined;
+      for (const media of Object.values(body?.content ?? {})) {
+        const ref = (media.schema as ReferenceObject | undefined)?.$ref;
+        const schema = (ref ? schemas[ref.replace('#/components/schemas/', '')] : media.schema) as SchemaObject | undefined;
+        if (schema?.type === 'object') schema.additionalProperties = false;
+      }
+    }
+  }
 }

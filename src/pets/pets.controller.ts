@@ -1,33 +1,50 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import {
+  ApiCreatedResponse,
+  ApiExtraModels,
+  ApiHeader,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { RouteSchema } from '@nestjs/platform-fastify';
 import type { FastifyReply } from 'fastify';
 import type { ApiKeyIdentity } from '../auth/api-key-identity.js';
 import { CurrentApiKey } from '../auth/current-api-key.decorator.js';
-import { ApiErrorResponses } from '../openapi/api-error-responses.decorator.js';
+import { ApiErrorResponses, rateLimitHeaderDocs } from '../openapi/api-error-responses.decorator.js';
 import { deprecationHeaderDocs } from '../openapi/deprecation-headers.js';
 import { Deprecated } from '../http/deprecated.decorator.js';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENCY_KEY_MAX_LENGTH,
+  IDEMPOTENCY_KEY_PATTERN,
   IdempotencyKey,
 } from '../http/idempotency/idempotency-key.decorator.js';
 import { NewPet } from './dto/create-pet.dto.js';
-import { ListPetsQuery } from './dto/list-pets.query.js';
+import { LIMIT_MAX, ListPetsQuery } from './dto/list-pets.query.js';
 import { Pet } from './dto/pet.dto.js';
 import { nextPageLink } from './next-page-link.js';
+import { CURSOR_LENGTH } from './page-cursor.codec.js';
+import { PET_STATUSES } from './pet-status.enum.js';
 import { MAX_ID, MIN_ID } from './pet-id.js';
 import { PetIdPipe } from './pet-id.pipe.js';
 import { PET_LIST_RESPONSE_SCHEMA, PET_RESPONSE_SCHEMA } from './pet-response.schema.js';
 import { PetsService } from './pets.service.js';
 
+/** listPets' URL as a client sees it, under the global prefix. */
+const LIST_PETS_URL = '/v1/pets';
+const longestStatus = PET_STATUSES.reduce((a, b) => (b.length > a.length ? b : a));
+
 export const GET_PET_DEPRECATION = {
   since: new Date('2026-11-20T00:00:00Z'),
   sunset: new Date('2030-12-05T00:00:00Z'),
-  successor: '/v1/pets',
+  successor: LIST_PETS_URL,
 };
 
 @ApiTags('animals')
+@ApiExtraModels(Pet)
 @Controller('pets')
 export class PetsController {
   constructor(private readonly pets: PetsService) {}
@@ -43,9 +60,9 @@ export class PetsController {
   })
   @ApiOkResponse({
     description: 'The page of animals, ordered by id ascending.',
-    type: Pet,
-    isArray: true,
+    schema: { type: 'array', maxItems: LIMIT_MAX, items: { $ref: getSchemaPath(Pet) } },
     headers: {
+      ...rateLimitHeaderDocs({ required: false }),
       Link: {
         description:
           'Present only when more animals match: `<…/v1/pets?limit=N&status=S&cursor=C>; rel="next"` (RFC 8288), ' +
@@ -53,6 +70,8 @@ export class PetsController {
           'Absent on the last page.',
         schema: {
           type: 'string',
+          // The longest link: the largest limit, the longest status and a cursor's fixed length.
+          maxLength: nextPageLink(LIST_PETS_URL, LIMIT_MAX, longestStatus, 'x'.repeat(CURSOR_LENGTH)).length,
           example: '</v1/pets?limit=20&status=available&cursor=AQEAAAAAAAAAAkSyaFXD96jEr34WvngD>; rel="next"',
         },
       },
@@ -70,23 +89,32 @@ export class PetsController {
   @Post()
   @HttpCode(201)
   @RouteSchema({ response: { 201: PET_RESPONSE_SCHEMA } })
-  @ApiOperation({ operationId: 'createPet', summary: 'Add an animal' })
+  @ApiOperation({
+    operationId: 'createPet',
+    summary: 'Add an animal',
+    description:
+      'Adds an animal and answers with it, including the `id` the service assigned. The body is a `NewPet`: ' +
+      '`name` and `categoryId` are required, `status` defaults to `available`, and any other property is refused ' +
+      'with 400. Send an `Idempotency-Key` to make retries safe.',
+  })
   @ApiHeader({
     name: IDEMPOTENCY_KEY_HEADER,
     required: false,
-    schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH, pattern: '^[\\x20-\\x7e]+$' },
+    schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH, pattern: IDEMPOTENCY_KEY_PATTERN },
     description:
       'Makes the request safe to retry: a repeat with the same key and body within 24 hours returns the first ' +
-      'response (with `Idempotent-Replayed: true`) and creates nothing. Keys are scoped to the API key.',
+      'response (with `Idempotent-Replayed: true`) and creates nothing. Keys are scoped to the API key. Printable ' +
+      'ASCII without a space at either end (HTTP strips those).',
   })
   @ApiCreatedResponse({
     type: Pet,
     description: 'The animal was added, with its assigned `id`; or, with a repeated Idempotency-Key, the first response.',
     headers: {
+      ...rateLimitHeaderDocs({ required: false }),
       'Idempotent-Replayed': {
         description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.',
         required: false,
-        schema: { type: 'string', example: 'true' },
+        schema: { type: 'string', enum: ['true'] },
       },
     },
   })
@@ -128,7 +156,7 @@ export class PetsController {
   @ApiOkResponse({
     type: Pet,
     description: 'The requested animal.',
-    headers: deprecationHeaderDocs(GET_PET_DEPRECATION, { required: true }),
+    headers: { ...deprecationHeaderDocs(GET_PET_DEPRECATION, { required: true }), ...rateLimitHeaderDocs({ required: false }) },
   })
   @ApiErrorResponses(
     { 400: '`petId` is not an integer from 1 to 2^53-1.', 404: 'No animal has this id.' },

@@ -1,6 +1,9 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
-import type { OpenAPIObject, OperationObject, ResponseObject } from '@nestjs/swagger';
+import type { OpenAPIObject, OperationObject, ParameterObject, RequestBodyObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
+import { REQUEST_ID_HEADER } from '../../src/http/request-id.js';
+import { securityHeadersFor } from '../../src/http/security-headers.js';
+import { addStatedRuleKeyword, headBeyondStatedLimit, markStatedRules } from './stated-rules.js';
 
 // ajv-formats is CommonJS: the plugin is the module itself, typed as its `default`.
 const addFormats = ajvFormats.default;
@@ -13,6 +16,34 @@ export interface ResponseToValidate {
   headers: Headers;
   text: string;
 }
+
+/** The request as it was sent, for telling a refusal the document states from one it does not. */
+export interface RequestToValidate {
+  headers: Headers;
+  body?: string | Uint8Array;
+}
+
+/**
+ * Response headers no operation declares, because they are not the operation's: the message's own framing
+ * (RFC 9110/9112), the security headers every API response gets, and the request id, which every response
+ * of every route carries and the document's description explains once.
+ */
+const HEADERS_OF_EVERY_RESPONSE = new Set([
+  'content-type',
+  'content-length',
+  'date',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  REQUEST_ID_HEADER.toLowerCase(),
+  ...Object.keys(securityHeadersFor('/')).map((name) => name.toLowerCase()),
+]);
+
+/** Error codes that mean "the request breaks the contract"; 400 invalid_cursor has its reason in the document. */
+const CONTRACT_REFUSALS = new Set(['validation_failed', 'invalid_json']);
+
+/** A query or path value as the schema's type reads it: only a canonical decimal is an integer. */
+const CANONICAL_INTEGER = /^-?(0|[1-9][0-9]*)$/;
 
 interface Route {
   template: string;
@@ -40,23 +71,72 @@ function closeObjectSchemas(node: unknown): void {
 const describeErrors = (errors: ErrorObject[] | null | undefined) =>
   (errors ?? []).map((e) => `${e.instancePath || '(body)'} ${e.message ?? ''}`).join('; ');
 
-/**
- * An Ajv holding the document (as `openapi.json`, with `pointer()` addressing
- * its schemas) and the OpenAPI formats, with every object schema closed.
- */
-export function closedDocumentAjv(document: OpenAPIObject): Ajv {
+function documentAjv(document: OpenAPIObject, { closed }: { closed: boolean }): Ajv {
   const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
+  addStatedRuleKeyword(ajv);
   addFormats(ajv);
   ajv.addFormat('int64', { type: 'number', validate: (value: number) => Number.isSafeInteger(value) });
   ajv.addFormat('int32', {
     type: 'number',
     validate: (value: number) => Number.isInteger(value) && value >= -(2 ** 31) && value < 2 ** 31,
   });
-  const closed = structuredClone(document);
-  closeObjectSchemas(closed.components?.schemas);
-  closeObjectSchemas(closed.paths);
-  ajv.addSchema(closed, DOCUMENT_ID);
+  const copy = markStatedRules(document);
+  if (closed) {
+    closeObjectSchemas(copy.components?.schemas);
+    closeObjectSchemas(copy.paths);
+  }
+  ajv.addSchema(copy, DOCUMENT_ID);
   return ajv;
+}
+
+/**
+ * An Ajv holding the document (as `openapi.json`, with `pointer()` addressing
+ * its schemas) and the OpenAPI formats, with every object schema closed: for responses.
+ */
+export const closedDocumentAjv = (document: OpenAPIObject) => documentAjv(document, { closed: true });
+
+/**
+ * The same, with the schemas as published (plus the rules the document states in words): what a client that
+ * follows the document sends. Closing them here too would hide a body the document leaves open.
+ */
+export const publishedDocumentAjv = (document: OpenAPIObject) => documentAjv(document, { closed: false });
+
+/**
+ * Fields a response schema calls optional. This API's responses carry every field they declare (toPet
+ * whitelists them, ApiError.toBody writes all three), so an optional one makes every generated client
+ * handle a case that never happens.
+ */
+function optionalResponseFields(document: OpenAPIObject): string[] {
+  const schemas = (document.components?.schemas ?? {}) as Record<string, SchemaObject>;
+  const seen = new Set<string>();
+  const found: string[] = [];
+  const visit = (node: unknown, where: string): void => {
+    if (!node || typeof node !== 'object') return;
+    const schema = node as SchemaObject & { $ref?: string };
+    if (schema.$ref) {
+      const name = schema.$ref.replace('#/components/schemas/', '');
+      if (!seen.has(name)) {
+        seen.add(name);
+        visit(schemas[name], name);
+      }
+      return;
+    }
+    for (const [name, property] of Object.entries(schema.properties ?? {})) {
+      if (!(schema.required ?? []).includes(name)) found.push(`${where}.${name}`);
+      visit(property, `${where}.${name}`);
+    }
+    [schema.items, ...(schema.allOf ?? []), ...(schema.oneOf ?? []), ...(schema.anyOf ?? [])].forEach((sub) => visit(sub, where));
+  };
+  for (const item of Object.values(document.paths)) {
+    for (const method of OPERATION_METHODS) {
+      for (const [status, response] of Object.entries(item[method]?.responses ?? {})) {
+        for (const media of Object.values((response as ResponseObject).content ?? {})) {
+          visit(media.schema, `${item[method]!.operationId} ${status}`);
+        }
+      }
+    }
+  }
+  return found;
 }
 
 /**
@@ -68,12 +148,18 @@ export function closedDocumentAjv(document: OpenAPIObject): Ajv {
  */
 export class OpenApiResponseValidator {
   private readonly ajv: Ajv;
+  private readonly requestAjv: Ajv;
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly routes: Route[];
   private readonly basePath: string;
 
-  constructor(document: OpenAPIObject) {
+  constructor(private readonly document: OpenAPIObject) {
+    const optional = optionalResponseFields(document);
+    if (optional.length > 0) {
+      throw new Error(`The document calls response fields optional that every response carries: ${optional.join(', ')}`);
+    }
     this.ajv = closedDocumentAjv(document);
+    this.requestAjv = publishedDocumentAjv(document);
 
     const relativeServer = document.servers?.find((server) => server.url.startsWith('/'));
     if (!relativeServer) throw new Error('The OpenAPI document lists no server relative to the service itself.');
@@ -87,18 +173,23 @@ export class OpenApiResponseValidator {
     }));
   }
 
-  /** Throws an Error describing how the response departs from the document. */
-  validate(method: string, url: URL, response: ResponseToValidate): void {
+  /**
+   * Throws an Error describing how the response departs from the document. Given the request, also throws
+   * when the document accepts it (schemas, plus the rules it states in words) and the service refused it as
+   * breaking the contract: a reason the document does not state.
+   */
+  validate(method: string, url: URL, response: ResponseToValidate, request?: RequestToValidate): void {
     const verb = method.toUpperCase();
     const where = `${verb} ${url.pathname}${url.search} answered ${response.status}`;
-    const problem = this.problem(verb, url.pathname, response);
+    const problem = this.problem(verb, url, response, request);
     if (problem) {
       const body = response.text.slice(0, 500);
       throw new Error(`Response not described by the OpenAPI document: ${where}: ${problem}\nBody: ${body}`);
     }
   }
 
-  private problem(verb: string, pathname: string, response: ResponseToValidate): string | undefined {
+  private problem(verb: string, url: URL, response: ResponseToValidate, request?: RequestToValidate): string | undefined {
+    const pathname = url.pathname;
     const found = this.findOperation(verb, pathname);
     if (!found) {
       if (response.status >= 400) return this.bodyProblem(verb, response, pointer('components', 'schemas', 'Error'));
@@ -121,6 +212,22 @@ export class OpenApiResponseValidator {
       .filter(([name, header]) => 'required' in header && header.required && !response.headers.has(name))
       .map(([name]) => name);
     if (missing.length > 0) return `required header(s) missing: ${missing.join(', ')}`;
+    const declaredNames = new Set(Object.keys(declared.headers ?? {}).map((name) => name.toLowerCase()));
+    const undeclared = [...response.headers.keys()].filter((name) => !declaredNames.has(name) && !HEADERS_OF_EVERY_RESPONSE.has(name));
+    if (undeclared.length > 0) return `header(s) sent but not declared for this response: ${undeclared.join(', ')}`;
+    for (const name of Object.keys(declared.headers ?? {})) {
+      const value = response.headers.get(name);
+      if (value === null) continue;
+      const schemaRef = pointer('paths', template, method, 'responses', statusKey, 'headers', name, 'schema');
+      const validate = this.validatorFor(schemaRef);
+      if (!validate(this.parameterValue(schemaRef, value))) {
+        return `header ${name}: ${JSON.stringify(value)} ${(validate.errors ?? []).map((e) => e.message).join('; ')}`;
+      }
+    }
+    if (request && response.status === 400 && CONTRACT_REFUSALS.has(this.errorCode(response.text))) {
+      const refusal = this.requestRefusal(template, method, operation, url, request);
+      if (refusal === undefined) return 'the document accepts this request, yet the service refused it for a reason the document does not state';
+    }
 
     if (!declared.content) return response.text === '' ? undefined : 'a body was sent where none is declared';
     if (!declared.content['application/json']) return 'the declared response is not application/json';
@@ -147,6 +254,84 @@ export class OpenApiResponseValidator {
       return 'the Error body\'s status differs from the HTTP status';
     }
     return undefined;
+  }
+
+  private errorCode(text: string): string {
+    try {
+      return String((JSON.parse(text) as { code?: unknown }).code);
+    } catch {
+      return '';
+    }
+  }
+
+  /** Why the document refuses the request (parameters and body), or undefined when it accepts it. */
+  private requestRefusal(
+    template: string,
+    method: string,
+    operation: OperationObject,
+    url: URL,
+    request: RequestToValidate,
+  ): string | undefined {
+    if (headBeyondStatedLimit(url, request.headers)) return 'the request line and headers may exceed the stated limit';
+    const templateSegments = template.split('/');
+    const segments = url.pathname.slice(this.basePath.length).split('/');
+    for (const [index, parameter] of (operation.parameters ?? []).entries()) {
+      const { name, in: location, required } = parameter as ParameterObject;
+      let values: string[];
+      if (location === 'path') {
+        try {
+          values = [decodeURIComponent(segments[templateSegments.indexOf(`{${name}}`)])];
+        } catch {
+          return `path parameter ${name} is not valid percent-encoded UTF-8`;
+        }
+      } else if (location === 'query') {
+        values = url.searchParams.getAll(name);
+      } else if (location === 'header') {
+        values = request.headers.has(name) ? [request.headers.get(name)!] : [];
+      } else {
+        continue;
+      }
+      if (values.length === 0) {
+        if (required) return `${name} is missing`;
+        continue;
+      }
+      if (values.length > 1) return `${name} is repeated`;
+      const schemaRef = pointer('paths', template, method, 'parameters', String(index), 'schema');
+      const validate = this.requestValidatorFor(schemaRef);
+      if (!validate(this.parameterValue(schemaRef, values[0]))) return `${name}: ${describeErrors(validate.errors)}`;
+    }
+    const body = operation.requestBody as RequestBodyObject | undefined;
+    if (!body) return undefined;
+    if (request.body === undefined) return body.required ? 'the body is missing' : undefined;
+    const contentType = request.headers.get('content-type') ?? '';
+    if (!/^application\/json\s*(;\s*charset=utf-8\s*)?$/i.test(contentType)) return `content-type is "${contentType}"`;
+    let parsed: unknown;
+    try {
+      const text = typeof request.body === 'string' ? request.body : new TextDecoder('utf-8', { fatal: true }).decode(request.body);
+      parsed = JSON.parse(text);
+    } catch {
+      return 'the body is not JSON in UTF-8';
+    }
+    const validate = this.requestValidatorFor(pointer('paths', template, method, 'requestBody', 'content', 'application/json', 'schema'));
+    return validate(parsed) ? undefined : `the body: ${describeErrors(validate.errors)}`;
+  }
+
+  /** A header, path or query value as its schema's type reads it. */
+  private parameterValue(schemaRef: string, text: string): unknown {
+    const path = schemaRef.slice(`${DOCUMENT_ID}#/`.length).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    let schema = path.reduce<any>((node, segment) => node?.[segment], this.document) as SchemaObject & { $ref?: string };
+    if (schema?.$ref) schema = this.document.components!.schemas![schema.$ref.replace('#/components/schemas/', '')] as SchemaObject;
+    return schema?.type === 'integer' && CANONICAL_INTEGER.test(text) ? Number(text) : text;
+  }
+
+  private requestValidatorFor(schemaRef: string): ValidateFunction {
+    const key = `request ${schemaRef}`;
+    let validate = this.validators.get(key);
+    if (!validate) {
+      validate = this.requestAjv.compile({ $ref: schemaRef });
+      this.validators.set(key, validate);
+    }
+    return validate;
   }
 
   private findOperation(verb: string, pathname: string) {

@@ -74,14 +74,21 @@ export interface ApiResponse<T = unknown> {
 /**
  * A real HTTP request; the body is parsed when the response says it is JSON.
  * Every response is checked against the OpenAPI document the service serves:
- * one the document does not describe fails the test.
+ * one the document does not describe fails the test, and so does a refusal of
+ * a request the document accepts, for a reason it does not state.
  */
 export async function request<T = any>(origin: string, path: string, init: RequestInit = {}): Promise<ApiResponse<T>> {
   const url = new URL(`${origin}${path}`);
   const response = await fetch(url, init);
   const text = await response.text();
   const validator = await responseValidatorFor(origin);
-  validator.validate(init.method ?? 'GET', url, { status: response.status, headers: response.headers, text });
+  const body = typeof init.body === 'string' || init.body instanceof Uint8Array ? init.body : undefined;
+  validator.validate(
+    init.method ?? 'GET',
+    url,
+    { status: response.status, headers: response.headers, text },
+    { headers: new Headers(init.headers), body },
+  );
   const json = response.headers.get('content-type')?.startsWith('application/json');
   return { status: response.status, headers: response.headers, body: json && text ? JSON.parse(text) : text, text };
 }

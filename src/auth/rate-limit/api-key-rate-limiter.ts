@@ -3,11 +3,10 @@ import type { FastifyReply } from 'fastify';
 import type { ApiKeyIdentity } from '../api-key-identity.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
-import { rateLimitedError } from './rate-limited.error.js';
+import { RATE_LIMIT_HEADERS, RATE_LIMIT_WINDOW_MS, rateLimitedError } from './rate-limited.error.js';
 import { RateLimitStorage } from './rate-limit-storage.js';
 
 export const API_KEY_THROTTLER = 'api-key';
-const MINUTE_MS = 60_000;
 
 /** The per-key budget, RATE_LIMIT_PER_MINUTE requests per key across all routes (0: off). */
 @Injectable()
@@ -27,12 +26,12 @@ export class ApiKeyRateLimiter {
 
   /** Counts one request of the key: sets the X-RateLimit-* headers, or throws the 429. */
   async consume(identity: ApiKeyIdentity, reply: FastifyReply): Promise<void> {
-    const record = await this.storage.increment(identity.id, MINUTE_MS, this.limit, 0, API_KEY_THROTTLER);
+    const record = await this.storage.increment(identity.id, RATE_LIMIT_WINDOW_MS, this.limit, 0, API_KEY_THROTTLER);
     if (record.isBlocked) throw rateLimitedError(this.limit, record.timeToBlockExpire, 'requests for this API key');
     reply.headers({
-      'X-RateLimit-Limit': this.limitHeader,
-      'X-RateLimit-Remaining': String(Math.max(0, this.limit - record.totalHits)),
-      'X-RateLimit-Reset': String(record.timeToExpire),
+      [RATE_LIMIT_HEADERS.limit]: this.limitHeader,
+      [RATE_LIMIT_HEADERS.remaining]: String(Math.max(0, this.limit - record.totalHits)),
+      [RATE_LIMIT_HEADERS.reset]: String(record.timeToExpire),
     });
   }
 }

@@ -2,11 +2,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { BoundedTtlCache } from '../bounded-ttl-cache.js';
-import { rateLimitedError } from './rate-limited.error.js';
+import { RATE_LIMIT_WINDOW_MS, rateLimitedError } from './rate-limited.error.js';
 import { RateLimitStorage } from './rate-limit-storage.js';
 
 export const AUTH_FAILURE_THROTTLER = 'auth-failure';
-const MINUTE_MS = 60_000;
 const MAX_BLOCKED_ADDRESSES = 10_000;
 
 /**
@@ -20,7 +19,7 @@ const MAX_BLOCKED_ADDRESSES = 10_000;
 export class AuthFailureLimiter {
   private readonly limit: number;
   /** Address -> when its block ends (epoch ms). */
-  private readonly blocked = new BoundedTtlCache<string, number>(MAX_BLOCKED_ADDRESSES, MINUTE_MS);
+  private readonly blocked = new BoundedTtlCache<string, number>(MAX_BLOCKED_ADDRESSES, RATE_LIMIT_WINDOW_MS);
 
   constructor(
     private readonly storage: RateLimitStorage,
@@ -39,7 +38,7 @@ export class AuthFailureLimiter {
 
   /** Counts one failed authentication; throws the 429 when that exceeds the budget. */
   async recordFailure(address: string): Promise<void> {
-    const record = await this.storage.increment(address, MINUTE_MS, this.limit, MINUTE_MS, AUTH_FAILURE_THROTTLER);
+    const record = await this.storage.increment(address, RATE_LIMIT_WINDOW_MS, this.limit, RATE_LIMIT_WINDOW_MS, AUTH_FAILURE_THROTTLER);
     if (record.isBlocked) {
       this.blocked.set(address, Date.now() + record.timeToBlockExpire * 1000);
       throw rateLimitedError(this.limit, record.timeToBlockExpire, 'failed authentications');

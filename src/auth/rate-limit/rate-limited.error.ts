@@ -1,6 +1,16 @@
 import { ApiError } from '../../http/errors/api-error.js';
 import { ErrorCode } from '../../http/errors/error-code.js';
 
+/** Both budgets, per API key and per address, count requests per minute; no Retry-After is longer. */
+export const RATE_LIMIT_WINDOW_MS = 60_000;
+
+/** The headers of the per-key budget, on every response to an authenticated request while the limit is on. */
+export const RATE_LIMIT_HEADERS = {
+  limit: 'X-RateLimit-Limit',
+  remaining: 'X-RateLimit-Remaining',
+  reset: 'X-RateLimit-Reset',
+} as const;
+
 /**
  * The 429 answer: the Error body, `Retry-After` (RFC 9110 §10.2.3) and the
  * X-RateLimit-* family the successful responses carry.
@@ -9,8 +19,8 @@ export function rateLimitedError(limit: number, retryAfterSeconds: number, what:
   const seconds = String(Math.max(1, retryAfterSeconds));
   return new ApiError(429, ErrorCode.RateLimited, `Too many ${what}; retry in ${seconds} s.`, {
     'Retry-After': seconds,
-    'X-RateLimit-Limit': String(limit),
-    'X-RateLimit-Remaining': '0',
-    'X-RateLimit-Reset': seconds,
+    [RATE_LIMIT_HEADERS.limit]: String(limit),
+    [RATE_LIMIT_HEADERS.remaining]: '0',
+    [RATE_LIMIT_HEADERS.reset]: seconds,
   });
 }

@@ -18,6 +18,7 @@ export class ErrorBodyDto implements ErrorBody {
 
   @ApiProperty({
     type: 'integer',
+    format: 'int32',
     minimum: 400,
     maximum: 599,
     description: 'The HTTP status code of the response.',

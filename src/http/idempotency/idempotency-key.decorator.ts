@@ -5,12 +5,18 @@ import { ErrorCode } from '../errors/error-code.js';
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 
-const PRINTABLE_KEY = new RegExp(`^[\\x20-\\x7e]{1,${IDEMPOTENCY_KEY_MAX_LENGTH}}$`);
+/**
+ * Printable ASCII, neither starting nor ending with a space: HTTP strips a field value's surrounding whitespace
+ * (RFC 9110 §5.5), so such a key never arrives as sent. Runs of spaces and of visible characters are disjoint,
+ * so the pattern never backtracks. Published in the OpenAPI document.
+ */
+export const IDEMPOTENCY_KEY_PATTERN = String.raw`^[\x21-\x7e]+(?: +[\x21-\x7e]+)*$`;
+const PRINTABLE_KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 
-/** Absent, or 1 to 255 printable ASCII characters; anything else is a 400. */
+/** Absent, or 1 to 255 printable ASCII characters, no space at either end; anything else is a 400. */
 export function parseIdempotencyKey(value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !PRINTABLE_KEY.test(value)) {
+  if (typeof value !== 'string' || value.length > IDEMPOTENCY_KEY_MAX_LENGTH || !PRINTABLE_KEY.test(value)) {
     throw new ApiError(
       400,
       ErrorCode.ValidationFailed,

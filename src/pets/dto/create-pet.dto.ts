@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { IsEnum, IsInt, Max, Min, ValidateIf } from 'class-validator';
 import { PET_STATUSES, PetStatus } from '../pet-status.enum.js';
 import { MAX_ID, MIN_ID } from '../pet-id.js';
-import { IsPetName, isPetName, NAME_MAX_LENGTH, NAME_PATTERN } from './is-pet-name.decorator.js';
+import { IsPetName, isPetName, NAME_MAX_LENGTH, NAME_PATTERN, NAME_UNICODE_RULE } from './is-pet-name.decorator.js';
 
 const ID_RANGE = { message: `categoryId must be an integer from ${MIN_ID} to ${MAX_ID}` };
 
@@ -13,7 +13,10 @@ export class NewPet {
     maxLength: NAME_MAX_LENGTH,
     pattern: NAME_PATTERN,
     example: 'Rex',
-    description: 'Not only whitespace; no control characters. Stored exactly as sent.',
+    description:
+      `1 to ${NAME_MAX_LENGTH} characters (code points), stored exactly as sent. The pattern (the same in every ` +
+      `regex engine, with or without the \`u\` flag) refuses control characters (U+0000-U+001F, U+007F-U+009F) ` +
+      `and names of spaces only. ${NAME_UNICODE_RULE.description}`,
   })
   @IsPetName()
   name: string;

@@ -1,6 +1,6 @@
 import { Ajv } from 'ajv';
 import { validateSync } from 'class-validator';
-import { IsPetName, NAME_MAX_LENGTH, NAME_PATTERN, isPetName } from './is-pet-name.decorator.js';
+import { IsPetName, NAME_MAX_LENGTH, NAME_PATTERN, NAME_UNICODE_RULE, isPetName } from './is-pet-name.decorator.js';
 
 const ACCEPTED = [
   ['a single character', 'R'],
@@ -37,11 +37,35 @@ describe('isPetName', () => {
   });
 
   // The document used to publish only the lengths, so a client (or a contract fuzzer) following it sent names
-  // with control characters or only whitespace and had them refused.
-  it('publishes its rule: a JSON Schema validator with the documented schema agrees on every case', () => {
+  // with control characters or only whitespace and had them refused. Then it published a pattern that only meant
+  // the rule with the `u` flag, so generators without it wrote it wrongly (lone surrogates became U+FFFD).
+  it('publishes its rule: the documented schema plus the rule stated in words agree with it on every case', () => {
     const documented = new Ajv().compile({ type: 'string', minLength: 1, maxLength: NAME_MAX_LENGTH, pattern: NAME_PATTERN });
 
-    for (const [, value] of [...ACCEPTED, ...REJECTED]) expect([value, documented(value)]).toEqual([value, isPetName(value)]);
+    for (const [, value] of [...ACCEPTED, ...REJECTED]) {
+      expect([value, documented(value) && NAME_UNICODE_RULE.test(value)]).toEqual([value, isPetName(value)]);
+    }
+  });
+
+  it('publishes a pattern that means the same with and without the u flag, in ASCII with \\xHH escapes only', () => {
+    expect(NAME_PATTERN).toMatch(/^[\x20-\x7e]+$/);
+    expect(NAME_PATTERN).not.toMatch(/\\[upPsSdDwWbB]/);
+    const withU = new RegExp(NAME_PATTERN, 'u');
+    const withoutU = new RegExp(NAME_PATTERN);
+    const unicodeAjv = new Ajv().compile({ type: 'string', pattern: NAME_PATTERN });
+    const legacyAjv = new Ajv({ unicodeRegExp: false }).compile({ type: 'string', pattern: NAME_PATTERN });
+    for (const [, value] of [...ACCEPTED, ...REJECTED, ['an emoji name', 'Rex🐶'], ['U+FFFD', '\ufffd'], ['a lone surrogate after a letter', 'a\ud800']]) {
+      const expected = withU.test(value);
+      expect([value, withoutU.test(value), unicodeAjv(value), legacyAjv(value)]).toEqual([value, expected, expected, expected]);
+    }
+  });
+
+  it('states in words only what the pattern cannot say portably: Unicode whitespace and lone surrogates', () => {
+    expect(new RegExp(NAME_PATTERN).test('\u00a0\u2003')).toBe(true);
+    expect(new RegExp(NAME_PATTERN).test('Rex\ud83d')).toBe(true);
+    expect(isPetName('\u00a0\u2003')).toBe(false);
+    expect(isPetName('Rex\ud83d')).toBe(false);
+    expect(isPetName('\ufffd')).toBe(true);
   });
 
   it.each([[42], [null], [undefined], [['Rex']], [{ name: 'Rex' }], [true]])('rejects the non-string %j', (value) => {

@@ -2,28 +2,36 @@ import { ValidationOptions, registerDecorator } from 'class-validator';
 
 export const NAME_MAX_LENGTH = 255;
 
-// Neither C0 controls, DEL and C1 controls (PostgreSQL rejects NUL in text outright) nor a lone surrogate (it
-// cannot be stored as sent: PostgreSQL would receive U+FFFD instead). With the `u` flag a surrogate pair is one
-// code point outside D800-DFFF, so only lone surrogates fall in the range. Leading whitespace and the first
-// visible character are disjoint classes, so the pattern never backtracks.
-const BLANK = String.raw`[^\S\u0000-\u001f\u007f-\u009f]`;
-const VISIBLE = String.raw`[^\s\u0000-\u001f\u007f-\u009f\ud800-\udfff]`;
-const ALLOWED = String.raw`[^\u0000-\u001f\u007f-\u009f\ud800-\udfff]`;
+// C0 controls, DEL and C1 controls (PostgreSQL rejects NUL in text outright), written as \xHH escapes, which
+// every common engine (ECMA-262 with or without the `u` flag, PCRE, Python, Java, Go, .NET) reads alike.
+const CONTROLS = String.raw`\x00-\x1f\x7f-\x9f`;
 
 /**
- * The rule as an ECMA-262 pattern (evaluated with the `u` flag, as JSON Schema validators do), published in
- * the OpenAPI document so that clients and contract tests know it: at least one character that is not
- * whitespace, none that is a control character or a lone surrogate.
+ * The part of the rule every regex engine reads alike, published as the document's `pattern`: no control
+ * character, and at least one character that is neither a control nor a space. Leading spaces and the first
+ * other character are disjoint classes, so the pattern never backtracks.
  */
-export const NAME_PATTERN = `^${BLANK}*${VISIBLE}${ALLOWED}*$`;
-const NAME = new RegExp(NAME_PATTERN, 'u');
+export const NAME_PATTERN = `^ *[^${CONTROLS} ][^${CONTROLS}]*$`;
+const NAME = new RegExp(NAME_PATTERN);
+
+/**
+ * The part no pattern states portably (Unicode whitespace is `\s` only in some engines; a lone surrogate exists
+ * only in UTF-16 and means different things with and without the `u` flag), so the document states it in
+ * words. A lone surrogate cannot be stored as sent: PostgreSQL would receive U+FFFD instead.
+ */
+export const NAME_UNICODE_RULE = {
+  description:
+    'The name must also contain a character that is not Unicode whitespace (ECMA-262 `\\s`), and must be ' +
+    'well-formed Unicode: no unpaired UTF-16 surrogate (in JavaScript, `name.isWellFormed()`).',
+  test: (value: string) => value.isWellFormed() && /\S/.test(value),
+};
 
 // A string has at most as many code points as UTF-16 units, so only a longer one needs its code points counted.
 const withinMaxLength = (value: string) => value.length <= NAME_MAX_LENGTH || [...value].length <= NAME_MAX_LENGTH;
 
-/** 1 to 255 characters (code points) matching NAME_PATTERN. */
+/** 1 to 255 characters (code points) matching NAME_PATTERN and NAME_UNICODE_RULE. */
 export function isPetName(value: unknown): value is string {
-  return typeof value === 'string' && withinMaxLength(value) && NAME.test(value);
+  return typeof value === 'string' && withinMaxLength(value) && NAME.test(value) && NAME_UNICODE_RULE.test(value);
 }
 
 export function IsPetName(options?: ValidationOptions): PropertyDecorator {

@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEnum, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { CURSOR_LENGTH } from '../page-cursor.codec.js';
 import { PET_STATUSES, PetStatus } from '../pet-status.enum.js';
 
 export const LIMIT_DEFAULT = 20;
@@ -16,7 +17,7 @@ const toDecimalInteger = ({ value }: { value: unknown }) =>
 
 /** Query of `listPets`; unknown parameters are ignored. */
 export class ListPetsQuery {
-  @ApiProperty({ type: 'integer', minimum: 1, maximum: LIMIT_MAX, default: LIMIT_DEFAULT, required: false })
+  @ApiProperty({ type: 'integer', format: 'int32', minimum: 1, maximum: LIMIT_MAX, default: LIMIT_DEFAULT, required: false })
   @IsOptional()
   @Transform(toDecimalInteger)
   @IsInt(LIMIT_RANGE)
@@ -32,6 +33,7 @@ export class ListPetsQuery {
   @ApiProperty({
     required: false,
     type: 'string',
+    maxLength: CURSOR_LENGTH,
     description:
       'Opaque, url-safe position of the next page, taken from the `Link: rel="next"` header of the previous ' +
       'page; clients follow that link and never build or edit a cursor. A cursor is bound to the `status` ' +

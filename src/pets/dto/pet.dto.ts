@@ -14,6 +14,6 @@ export class Pet {
   @ApiProperty({ type: 'integer', format: 'int64', minimum: MIN_ID, maximum: MAX_ID, example: 3 })
   categoryId: number;
 
-  @ApiProperty({ enum: PetStatus, enumName: 'PetStatus', required: false, example: PetStatus.Available })
+  @ApiProperty({ enum: PetStatus, enumName: 'PetStatus', example: PetStatus.Available })
   status: PetStatus;
 }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import type { OpenAPIObject, OperationObject, ParameterObject } from '@nestjs/swagger';
-import { closedDocumentAjv, pointer } from '../openapi-response-validator.js';
+import { pointer, publishedDocumentAjv } from '../openapi-response-validator.js';
+import { markStatedRules, STATED_RULE, STATED_RULES } from '../stated-rules.js';
 
 export interface Schema {
   type?: string;
@@ -44,8 +45,13 @@ export class Contract {
   private readonly ajv;
   readonly basePath: string;
 
-  constructor(readonly document: OpenAPIObject) {
-    this.ajv = closedDocumentAjv(document);
+  /** The served document, each schema a rule in words qualifies marked with STATED_RULE. */
+  readonly document: OpenAPIObject;
+
+  constructor(document: OpenAPIObject) {
+    this.document = markStatedRules(document);
+    // As published: a client follows the document, so a body it leaves open must be accepted.
+    this.ajv = publishedDocumentAjv(document);
     const server = document.servers?.find((candidate) => candidate.url.startsWith('/'));
     if (!server) throw new Error('The OpenAPI document lists no server relative to the service itself.');
     this.basePath = server.url.replace(/\/$/, '');
@@ -88,7 +94,7 @@ export class Contract {
     return this.resolve(schema);
   }
 
-  /** Whether a parsed JSON body satisfies the operation's request schema, with unknown members refused. */
+  /** Whether a parsed JSON body satisfies the operation's request schema and the rules it states in words. */
   acceptsBody(operationId: string, body: unknown): boolean {
     const { path, method } = this.operation(operationId);
     const ref = pointer('paths', path, method.toLowerCase(), 'requestBody', 'content', 'application/json', 'schema');
@@ -128,7 +134,8 @@ export class Contract {
             return (
               length >= (schema.minLength ?? 0) &&
               length <= (schema.maxLength ?? Infinity) &&
-              (pattern === undefined || pattern.test(value))
+              (pattern === undefined || pattern.test(value)) &&
+              (typeof schema[STATED_RULE] !== 'string' || STATED_RULES[schema[STATED_RULE]](value))
             );
           });
       }

@@ -11,6 +11,8 @@ export const HOSTILE_STRINGS: readonly string[] = [
   'Rex\udc36',
   '\udc36\ud83d',
   '\ufeffRex',
+  // U+FFFD, which a generator once wrote in place of the surrogate range of a pattern.
+  '\ufffd',
   '\u202eRex',
   '\u200b',
   '🐶'.repeat(256),
