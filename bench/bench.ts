@@ -97,7 +97,13 @@ async function coldStart(command: string, args: string[], logDir: string, label:
       command,
       args,
       cwd: root,
-      env: { ...serviceEnv(port, key), DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(await freePort()) },
+      // A fresh database: the instance applies the migrations itself (production leaves that to a migrate step).
+      env: {
+        ...serviceEnv(port, key),
+        DATA_DIR: dataDir,
+        EMBEDDED_POSTGRES_PORT: String(await freePort()),
+        MIGRATIONS_RUN: 'true',
+      },
       logFile: join(logDir, `${label}.log`),
       readyUrl: `http://127.0.0.1:${port}/v1/pets?limit=1`,
       headers: { authorization: `Bearer ${key}` },

@@ -1,5 +1,7 @@
-import type { DataSource } from 'typeorm';
-import type { AppConfig } from '../config/app-config.js';
+import { DataSource, DataSourceOptions } from 'typeorm';
+import { AppConfig, ConfigError, readConfig } from '../config/app-config.js';
+import { dataSourceOptions } from '../database/data-source-options.js';
+import type { CommandOutput } from './apikey-commands.js';
 import { openEmbeddedDatabase } from '../database/embedded-postgres.js';
 
 /** DATABASE_URL, or the embedded cluster under DATA_DIR: the running one, else started for this command. */
@@ -32,4 +34,52 @@ export async function connect(dataSource: DataSource, config: AppConfig): Promis
       { cause: error },
     );
   }
+}
+
+/** The terminal: results on stdout (so they can be captured), everything else on stderr. */
+export const terminal: CommandOutput = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+};
+
+export interface DatabaseCommand<C> {
+  /** Names the command in its one-line failure message (`apikey failed: …`). */
+  name: string;
+  usage: string;
+  parse(args: readonly string[]): C | null;
+  /** Entities the command reads beside the migrations. */
+  entities?: DataSourceOptions['entities'];
+  /** Runs on a connected data source; resolves to the exit code. */
+  run(command: C, dataSource: DataSource, config: AppConfig): Promise<number>;
+}
+
+/**
+ * The frame every database command shares: usage on bad arguments (exit 2), the configuration read as the
+ * service reads it, the database found or started, and one line, never a stack, when something fails (exit 1).
+ */
+export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonly string[]): void {
+  const main = async (): Promise<number> => {
+    const parsed = command.parse(args);
+    if (!parsed) {
+      terminal.err(command.usage);
+      return 2;
+    }
+    const config = await readConfig();
+    const database = await openCliDatabase(config);
+    const dataSource = new DataSource({ ...dataSourceOptions(database.url), entities: command.entities ?? [] });
+    try {
+      await connect(dataSource, config);
+      return await command.run(parsed, dataSource, config);
+    } finally {
+      if (dataSource.isInitialized) await dataSource.destroy();
+      await database.close();
+    }
+  };
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      terminal.err(error instanceof ConfigError ? `Invalid configuration: ${oneLine(error)}` : `${command.name} failed: ${oneLine(error)}`);
+      process.exit(1);
+    },
+  );
 }
