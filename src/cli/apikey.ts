@@ -14,7 +14,7 @@ const output: CommandOutput = {
 
 /** DATABASE_URL, or the embedded cluster under DATA_DIR (started for this command if the service is not running). */
 async function openDatabase(config: AppConfig): Promise<{ url: string; close(): Promise<void> }> {
-  if (config.databaseUrl) return { url: config.databaseUrl, close: async () => undefined };
+  if (config.databaseUrl) return { url: config.databaseUrl, close: () => Promise.resolve() };
   return openEmbeddedDatabase({ dataDir: config.dataDir, port: config.embeddedPostgresPort });
 }
 

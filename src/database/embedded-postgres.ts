@@ -97,7 +97,7 @@ export async function openEmbeddedDatabase(
 ): Promise<{ url: string; close(): Promise<void> }> {
   const created = existsSync(passwordFile(options.dataDir));
   if (created && (await acceptsConnections(await embeddedDatabaseUrl(options.dataDir, options.port, 'postgres')))) {
-    return { url: await embeddedDatabaseUrl(options.dataDir, options.port), close: async () => undefined };
+    return { url: await embeddedDatabaseUrl(options.dataDir, options.port), close: () => Promise.resolve() };
   }
   const started = await startEmbeddedPostgres(options);
   return { url: started.url, close: () => started.stop() };

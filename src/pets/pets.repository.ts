@@ -83,14 +83,14 @@ export class PetsRepository {
 
   /** One round trip: the stored values are the ones sent, and `RETURNING` gives the id. */
   private async insertWith(pets: Repository<PetEntity>, pet: NewPetRow): Promise<Pet> {
-    const { raw } = await pets
+    const result = await pets
       .createQueryBuilder()
       .insert()
       .values({ name: pet.name, categoryId: String(pet.categoryId), status: pet.status })
       .returning(['id'])
       .updateEntity(false)
       .execute();
-    return toPet({ ...pet, id: (raw as Pick<PetRow, 'id'>[])[0].id, categoryId: String(pet.categoryId) });
+    return toPet({ ...pet, id: (result.raw as Pick<PetRow, 'id'>[])[0].id, categoryId: String(pet.categoryId) });
   }
 
   private selectExposed(): SelectQueryBuilder<PetEntity> {
