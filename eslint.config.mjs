@@ -27,6 +27,8 @@ export default defineConfig(
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-floating-promises': 'warn',
       '@typescript-eslint/no-unsafe-argument': 'warn',
+      // `const { id: _id, ...rest } = value` is how a property is left out of a copy.
+      '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
     },
   },
   { files: GENERATED_CLIENT_SCENARIOS, extends: [tseslint.configs.disableTypeChecked] },
