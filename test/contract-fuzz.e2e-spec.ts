@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { jest } from '@jest/globals';
+import { expect, jest } from '@jest/globals';
 import fc from 'fast-check';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { Contract } from './support/fuzz/contract.js';
@@ -88,7 +88,7 @@ describe('contract fuzzing (e2e)', () => {
   const post = (body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
     send('/pets', { method: 'POST', headers: { ...auth(), ...headers }, body });
 
-  const countPets = async () => Number((await t.sql.query('SELECT count(*) FROM pets')).rows[0].count);
+  const countPets = async () => Number((await t.sql.query<{ count: string }>('SELECT count(*) FROM pets')).rows[0].count);
 
   /** The listPets parameters a client chooses (the cursor is opaque: it only comes from a Link header). */
   const chosenParameters = () => contract.operation('listPets').parameters.filter((p) => p.name !== 'cursor');

@@ -1,6 +1,8 @@
+import { expect } from '@jest/globals';
 import { Client } from 'pg';
 import { EmbeddedServer, startEmbeddedServer } from './support/database-server.js';
 import { startTcpProxy, TcpProxy } from './support/tcp-proxy.js';
+import type { Pet } from '../src/pets/dto/pet.dto.js';
 import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
 
 /** The longest any request may take while the database is away. */
@@ -33,8 +35,8 @@ describe('database faults', () => {
   });
 
   /** A real request that fails the test (the fetch aborts) if no answer comes within the bound. */
-  const boundedRequest = (path: string, init: RequestInit = {}) =>
-    request(t.origin, path, { ...init, signal: AbortSignal.timeout(ANSWER_WITHIN_MS) });
+  const boundedRequest = <T = unknown>(path: string, init: RequestInit = {}) =>
+    request<T>(t.origin, path, { ...init, signal: AbortSignal.timeout(ANSWER_WITHIN_MS) });
 
   const expectUnavailable = (response: ApiResponse) => {
     expect(response.status).toBe(503);
@@ -119,7 +121,7 @@ describe('database faults', () => {
   });
 
   it('answers 503 within the bound while PostgreSQL is down, and serves again without a restart', async () => {
-    const created = await boundedRequest('/v1/pets', jsonBody({ name: 'Before', categoryId: 1 }));
+    const created = await boundedRequest<Pet>('/v1/pets', jsonBody({ name: 'Before', categoryId: 1 }));
     expect(created.status).toBe(201);
 
     await server.pause();

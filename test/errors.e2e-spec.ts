@@ -41,7 +41,7 @@ describe('errors (e2e)', () => {
   });
   afterAll(() => t.close());
 
-  const countPets = async () => Number((await t.sql.query('SELECT count(*) FROM pets')).rows[0].count);
+  const countPets = async () => Number((await t.sql.query<{ count: string }>('SELECT count(*) FROM pets')).rows[0].count);
 
   const post = (body: string | Uint8Array | undefined, headers: Record<string, string> = {}) =>
     request(t.origin, '/v1/pets', { method: 'POST', headers: { ...auth(), ...headers }, body });

@@ -1,9 +1,10 @@
+import { expect } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import openapiTS, { astToString } from 'openapi-typescript';
+import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import { request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -40,7 +41,7 @@ describe('a client generated from the served document', () => {
   });
 
   it('type-checks with tsc and drives the service through create, filtered list, get, a 401 and a 400', async () => {
-    const document = (await request(t.origin, '/docs-json')).body;
+    const document = (await request<OpenAPI3>(t.origin, '/docs-json')).body;
     await writeFile(join(workDir, 'animal-store-api.d.ts'), astToString(await openapiTS(document)));
     await copyFile(SCENARIO, join(workDir, 'pets-scenario.ts'));
     await writeFile(join(workDir, 'tsconfig.json'), JSON.stringify(tsconfig));

@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';

@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { connect, Socket } from 'node:net';
 import { tmpdir } from 'node:os';

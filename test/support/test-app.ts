@@ -77,7 +77,7 @@ export interface ApiResponse<T = unknown> {
  * one the document does not describe fails the test, and so does a refusal of
  * a request the document accepts, for a reason it does not state.
  */
-export async function request<T = any>(origin: string, path: string, init: RequestInit = {}): Promise<ApiResponse<T>> {
+export async function request<T = unknown>(origin: string, path: string, init: RequestInit = {}): Promise<ApiResponse<T>> {
   const url = new URL(`${origin}${path}`);
   const response = await fetch(url, init);
   const text = await response.text();

@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { KEY_CACHE_TTL_MS } from '../../src/auth/api-keys/database-api-key-store.js';
