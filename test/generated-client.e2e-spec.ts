@@ -25,6 +25,11 @@ const tsconfig = {
   files: ['pets-scenario.ts', 'animal-store-api.d.ts'],
 };
 
+/** A failed `execFile`, which carries what the child printed. */
+type RunError = { stdout: string; stderr: string };
+/** What pets-scenario.ts returns for each step; the test compares each step whole. */
+type ScenarioStep = 'created' | 'listed' | 'fetched' | 'unauthorized' | 'badRequest';
+
 describe('a client generated from the served document', () => {
   let t: TestApp;
   let workDir: string;
@@ -47,11 +52,13 @@ describe('a client generated from the served document', () => {
     await writeFile(join(workDir, 'tsconfig.json'), JSON.stringify(tsconfig));
 
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    await promisify(execFile)(process.execPath, [tsc, '-p', join(workDir, 'tsconfig.json')]).catch((error) => {
+    await promisify(execFile)(process.execPath, [tsc, '-p', join(workDir, 'tsconfig.json')]).catch((error: RunError) => {
       throw new Error(`tsc rejected the scenario:\n${error.stdout}${error.stderr}`);
     });
 
-    const { runPetsScenario } = await import(pathToFileURL(join(workDir, 'out', 'pets-scenario.js')).href);
+    const { runPetsScenario } = (await import(pathToFileURL(join(workDir, 'out', 'pets-scenario.js')).href)) as {
+      runPetsScenario: (baseUrl: string, apiKey: string) => Promise<Record<ScenarioStep, { pet?: unknown }>>;
+    };
     const result = await runPetsScenario(`${t.origin}/v1`, TEST_KEY);
 
     const pet = { id: expect.any(Number), name: 'Generated', categoryId: 7, status: 'pending' };
