@@ -60,14 +60,14 @@ describe('database faults', () => {
   it('keeps every acknowledged create when the backends are killed mid-burst', async () => {
     const total = 300;
     const concurrency = 20;
-    const outcomes = new Map<string, ApiResponse<any>>();
+    const outcomes = new Map<string, ApiResponse<Pet>>();
     let next = 0;
     let terminated = 0;
 
     const killer = new Client({ connectionString: t.database.url });
     await killer.connect();
     const terminateAppBackends = async () => {
-      const { rows } = await killer.query(
+      const { rows } = await killer.query<{ killed: boolean }>(
         `SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity
          WHERE datname = current_database() AND application_name = 'animal-store'`,
       );
@@ -77,7 +77,7 @@ describe('database faults', () => {
     const worker = async () => {
       while (next < total) {
         const name = `burst-${next++}`;
-        outcomes.set(name, await request(t.origin, '/v1/pets', jsonBody({ name, categoryId: 7 })));
+        outcomes.set(name, await request<Pet>(t.origin, '/v1/pets', jsonBody({ name, categoryId: 7 })));
         // Every 25 answers, kill the app's connections while the other workers' inserts are in flight.
         if (outcomes.size % 25 === 0) await terminateAppBackends();
       }

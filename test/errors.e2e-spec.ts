@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
+import { ApiResponse, auth, request, startTestApp, TestApp } from './support/test-app.js';
 
 /** Every error leaves as exactly { code, message, status } in JSON, with no stack or internals. */
 function expectError(response: ApiResponse, status: number, code: string, message: string) {

@@ -90,7 +90,7 @@ export async function request<T = unknown>(origin: string, path: string, init: R
     { headers: new Headers(init.headers), body },
   );
   const json = response.headers.get('content-type')?.startsWith('application/json');
-  return { status: response.status, headers: response.headers, body: json && text ? JSON.parse(text) : text, text };
+  return { status: response.status, headers: response.headers, body: (json && text ? JSON.parse(text) : text) as T, text };
 }
 
 export const auth = (key = TEST_KEY) => ({ authorization: `Bearer ${key}` });
