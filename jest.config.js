@@ -1,6 +1,22 @@
+import vm from 'node:vm';
+
+// CommonJS packages that require() ESM-only ones (@fastify/static, serving the Swagger UI assets: content-disposition;
+// @apidevtools/swagger-parser: json-schema-ref-parser). Jest's module loader runs such a require() itself where
+// Node's vm can evaluate a module graph synchronously (Node 24.9+, the check Jest makes); before that, those
+// ESM-only packages are compiled to CommonJS. Compiled ones on Node 24 would be loaded as ES modules and fail.
+const JEST_REQUIRES_ESM = typeof vm.SourceTextModule?.prototype.hasAsyncGraph === 'function';
 const ESM_ONLY_REQUIRED_FROM_CJS = ['content-disposition', '@apidevtools/json-schema-ref-parser'];
 // CommonJS packages that require() Nest's ESM-only packages: given the application's instances of those instead.
 const CJS_REQUIRING_NEST = ['@nestjs/throttler'];
+const compileToCommonJs = JEST_REQUIRES_ESM
+  ? {}
+  : {
+      [`/node_modules/(${ESM_ONLY_REQUIRED_FROM_CJS.join('|')})/.+\\.js$`]: [
+        'ts-jest',
+        { useESM: false, tsconfig: { allowJs: true, module: 'commonjs', moduleResolution: 'node10', isolatedModules: true } },
+      ],
+    };
+const TRANSFORMED_PACKAGES = JEST_REQUIRES_ESM ? CJS_REQUIRING_NEST : [...ESM_ONLY_REQUIRED_FROM_CJS, ...CJS_REQUIRING_NEST];
 
 /** @type {import('jest').Config} */
 export default {
@@ -13,16 +29,10 @@ export default {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true }],
-    // CommonJS packages that require() ESM-only ones (@fastify/static, serving the Swagger UI assets: content-disposition;
-    // @apidevtools/swagger-parser: json-schema-ref-parser): Node 20.19+ allows that, Jest's module loader does not,
-    // so those ESM-only packages are compiled to CommonJS.
-    [`/node_modules/(${ESM_ONLY_REQUIRED_FROM_CJS.join('|')})/.+\\.js$`]: [
-      'ts-jest',
-      { useESM: false, tsconfig: { allowJs: true, module: 'commonjs', moduleResolution: 'node10', isolatedModules: true } },
-    ],
+    ...compileToCommonJs,
     [`/node_modules/(${CJS_REQUIRING_NEST.join('|')})/.+\\.js$`]: '<rootDir>/test/support/jest/require-esm.transformer.cjs',
   },
-  transformIgnorePatterns: [`/node_modules/(?!(${[...ESM_ONLY_REQUIRED_FROM_CJS, ...CJS_REQUIRING_NEST].join('|')})/)`],
+  transformIgnorePatterns: [`/node_modules/(?!(${TRANSFORMED_PACKAGES.join('|')})/)`],
   setupFiles: ['<rootDir>/test/support/jest/preload-esm.ts'],
   testEnvironment: 'node',
   globalSetup: '<rootDir>/test/support/database-server.ts',

@@ -142,7 +142,7 @@ async function main(): Promise<void> {
   const { PetEntity } = (await import(built('pets/pet.entity.js'))) as { PetEntity: new () => ObjectLiteral };
   const { PetsRepository } = (await import(built('pets/pets.repository.js'))) as {
     PetsRepository: new (pets: Repository<ObjectLiteral>, idempotency: undefined) => {
-      pageQuery(query: { status?: Status; limit: number; after: number }): { getQueryAndParameters(): [string, unknown[]] };
+      pageStatement(query: { status?: Status; limit: number; after: number }): [string, unknown[]];
     };
   };
   const cursors = new PageCursorCodec(CURSOR_SECRET);
@@ -175,7 +175,7 @@ async function main(): Promise<void> {
     console.log(`Measured ${label} (${SAMPLES} samples each) in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
     plans.push(
       `  ${label}, deep page:\n` +
-        (await explain(sql, ...pages.pageQuery({ status, limit: LIMIT, after }).getQueryAndParameters())),
+        (await explain(sql, ...pages.pageStatement({ status, limit: LIMIT, after }))),
     );
   }
   const offset = await sql.query<{ 'QUERY PLAN': string }>(

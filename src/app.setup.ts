@@ -17,6 +17,7 @@ import { API_PREFIX, BODY_LIMIT_BYTES } from './http/http.constants.js';
 import { closeConnectionsWhileDraining } from './http/drain.js';
 import { ShutdownState } from './http/shutdown-state.js';
 import { OPERATIONS_ROUTES } from './observability/operations-routes.js';
+import { withoutControllerHeadings } from './observability/logging/route-lines.js';
 
 /** `trustProxy`: the proxies whose `X-Forwarded-For` gives `request.ip` (TRUST_PROXY); none by default. */
 export function createFastifyAdapter({ trustProxy = [] }: { trustProxy?: string[] } = {}): FastifyAdapter {
@@ -68,7 +69,7 @@ export async function createApp(
     bodyParser: false,
   });
   // By default Nest's own logs go through the same pino logger as everything else.
-  if (logger === undefined) app.useLogger(app.get(Logger));
+  if (logger === undefined) app.useLogger(withoutControllerHeadings(app.get(Logger)));
   configureApp(app);
   await app.init();
   await app.getHttpAdapter().getInstance().ready();

@@ -3,7 +3,8 @@ import { relative } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { createApp } from './app.setup.js';
 import { API_PREFIX, DOCS_PATH } from './http/http.constants.js';
-import { ConfigError, loadConfig } from './config/app-config.js';
+import { ConfigError, readConfig } from './config/app-config.js';
+import { EmbeddedPostgresError } from './database/embedded-postgres-error.js';
 import { developmentApiKey, developmentKeyFile } from './auth/development-key.js';
 import { stopGracefullyOnSignals } from './http/graceful-shutdown.js';
 
@@ -21,7 +22,7 @@ setFlagsFromString('--no-allocation-site-pretenuring');
 
 async function bootstrap(): Promise<void> {
   const logger = new Logger('Bootstrap');
-  const config = loadConfig();
+  const config = await readConfig();
 
   let authHint = 'send Authorization: Bearer <one of API_KEYS>';
   if (config.apiKeys.length === 0 && !config.production) {
@@ -52,6 +53,8 @@ async function bootstrap(): Promise<void> {
 bootstrap().catch((error: unknown) => {
   if (error instanceof ConfigError) {
     process.stderr.write(`Invalid configuration: ${error.message}\n`);
+  } else if (error instanceof EmbeddedPostgresError) {
+    process.stderr.write(`${error.message}\n`);
   } else {
     new Logger('Bootstrap').error(error instanceof Error ? (error.stack ?? error.message) : String(error));
   }

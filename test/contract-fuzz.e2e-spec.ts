@@ -6,6 +6,7 @@ import type { ErrorBody } from '../src/http/errors/api-error.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
 import { Contract } from './support/fuzz/contract.js';
 import { fuzzSettings } from './support/fuzz/fuzz-settings.js';
+import { pollUntil } from './support/poll.js';
 import {
   HOSTILE_JSON_VALUES,
   HOSTILE_MEMBERS,
@@ -60,7 +61,14 @@ describe('contract fuzzing (e2e)', () => {
 
   beforeAll(async () => {
     t = await startTestApp();
-    const response = await fetch(`${t.origin}/docs-json`);
+    // On a busy machine load shedding may still answer 503 for a moment after start-up (as in startTestApp).
+    const response = await pollUntil(
+      async () => {
+        const answer = await fetch(`${t.origin}/docs-json`);
+        return answer.ok ? answer : null;
+      },
+      { what: 'the OpenAPI document at /docs-json' },
+    );
     contract = new Contract((await response.json()) as OpenAPIObject);
   });
   afterAll(() => t.close());

@@ -115,10 +115,10 @@ describe('Dockerfile', () => {
     dockerfile = await read('Dockerfile');
   });
 
-  it('builds with dev dependencies and runs with production ones only, on Node 20 slim', () => {
+  it('builds with dev dependencies and runs with production ones only, on Node 24 (LTS) slim', () => {
     const stages = dockerfile.match(/^FROM .+$/gm) ?? [];
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    for (const stage of stages) expect(stage).toMatch(/^FROM node:20-slim\b/);
+    for (const stage of stages) expect(stage).toMatch(/^FROM node:24-slim\b/);
     expect(dockerfile).toMatch(/^RUN npm ci --omit=dev/m);
     expect(dockerfile).toMatch(/^RUN npm run build$/m);
   });

@@ -4,7 +4,7 @@ import { auth, request, startTestApp, TestApp } from './support/test-app.js';
 import { ShutdownState } from '../src/http/shutdown-state.js';
 import { readdirSync } from 'node:fs';
 
-const MIGRATION_FILES = readdirSync('migrations').filter((file) => file.endsWith('.ts'));
+const MIGRATION_FILES = readdirSync('src/database/migrations').filter((file) => file.endsWith('.ts'));
 
 const serviceUnavailable = {
   code: 'service_unavailable',

@@ -1,5 +1,7 @@
-import { resolve } from 'node:path';
-import { ConfigError, loadConfig } from './app-config.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ConfigError, loadConfig, readConfig } from './app-config.js';
 
 function configError(env: Record<string, string>): string {
   try {
@@ -287,5 +289,47 @@ describe('loadConfig: rate limits and Redis', () => {
     it.each([['true'], ['1'], ['10.0.0.0/33'], ['proxy.internal'], ['10.0.0.1/8/1']])('rejects %j, naming TRUST_PROXY', (raw) => {
       expect(configError({ TRUST_PROXY: raw })).toMatch(/^TRUST_PROXY must list proxy addresses or CIDR ranges/);
     });
+  });
+});
+
+describe('readConfig: .env through @nestjs/config', () => {
+  const directory = mkdtempSync(join(tmpdir(), 'animal-store-env-'));
+  const envFile = (name: string, lines: string[]) => {
+    const path = join(directory, name);
+    writeFileSync(path, `${lines.join('\n')}\n`);
+    return path;
+  };
+  // readConfig puts what .env adds into process.env (the CLIs and TypeORM read it there); this spec's variables only.
+  const touched = ['PORT', 'LOG_LEVEL', 'SHUTDOWN_GRACE_MS'];
+  const saved = Object.fromEntries(touched.map((name) => [name, process.env[name]]));
+  afterEach(() => touched.forEach((name) => (saved[name] === undefined ? delete process.env[name] : (process.env[name] = saved[name]))));
+  afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+  it('reads the variables of .env', async () => {
+    touched.forEach((name) => delete process.env[name]);
+    const config = await readConfig(envFile('reads.env', ['# a comment', 'PORT=8123', 'SHUTDOWN_GRACE_MS=2500']));
+    expect(config).toMatchObject({ port: 8123, shutdownGraceMs: 2_500 });
+  });
+
+  it('lets the real environment win over .env', async () => {
+    touched.forEach((name) => delete process.env[name]);
+    process.env.LOG_LEVEL = 'warn';
+    const config = await readConfig(envFile('wins.env', ['PORT=8124', 'LOG_LEVEL=debug']));
+    expect(config).toMatchObject({ port: 8124, logLevel: 'warn' });
+  });
+
+  it('refuses a bad value in .env as it refuses a bad exported one, naming the variable', async () => {
+    touched.forEach((name) => delete process.env[name]);
+    const refusal = readConfig(envFile('bad.env', ['PORT=99999']));
+    await expect(refusal).rejects.toThrow(ConfigError);
+    await expect(readConfig(envFile('bad.env', ['PORT=99999']))).rejects.toThrow(
+      'PORT must be an integer from 0 to 65535, got "99999"',
+    );
+    expect(process.env.PORT).toBeUndefined();
+  });
+
+  it('works without a .env file', async () => {
+    touched.forEach((name) => delete process.env[name]);
+    await expect(readConfig(join(directory, 'missing.env'))).resolves.toMatchObject({ port: 3000 });
   });
 });

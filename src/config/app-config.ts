@@ -1,11 +1,9 @@
-import { isIP } from 'node:net';
+import { ConfigModule as NestConfigModule, registerAs } from '@nestjs/config';
 import { resolve } from 'node:path';
+import { ConfigError, CURSOR_SECRET_MIN_LENGTH, LogLevel, MAX_LIMIT_PER_MINUTE, validateEnvironment } from './environment.js';
 
-/** The largest RATE_LIMIT_PER_MINUTE and AUTH_FAILURE_LIMIT_PER_MINUTE accepted (the OpenAPI document's bound too). */
-export const MAX_LIMIT_PER_MINUTE = 1_000_000;
-
-export type LogLevel = 'silent' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
-const LOG_LEVELS: readonly LogLevel[] = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'];
+export { ConfigError, CURSOR_SECRET_MIN_LENGTH, MAX_LIMIT_PER_MINUTE };
+export type { LogLevel };
 
 /** Thresholds past which requests are shed with 503; 0 turns one off. */
 export interface LoadSheddingConfig {
@@ -38,7 +36,7 @@ export interface AppConfig {
    * so load balancers take it out before its listener closes. At least the balancer's check interval x fall count.
    */
   shutdownDrainDelayMs: number;
-  /** How long in-flight requests may run once the listener has closed, before the process exits anyway. */
+  /** How long in-flight requests may run after SIGTERM/SIGINT before the process exits anyway. */
   shutdownGraceMs: number;
   /**
    * Proxies whose `X-Forwarded-For` is believed (addresses, CIDR ranges or proxy-addr's names such as `loopback`);
@@ -50,170 +48,61 @@ export interface AppConfig {
   loadShedding: LoadSheddingConfig;
   /** Requests per minute per API key; 0 turns per-key limiting off. */
   rateLimitPerMinute: number;
-  /** Failed authentications per minute per client address before it gets 429s. */
+  /** Failed authentications per minute per client address. */
   authFailureLimitPerMinute: number;
   /** Set: rate-limit counters live in this Redis, shared by every instance. */
   redisUrl?: string;
 }
 
-export class ConfigError extends Error {}
-
-type Env = Record<string, string | undefined>;
-
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
-  }
-  return Number(raw);
-}
-
-function fraction(env: Env, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^(0(\.\d+)?|1(\.0+)?)$/.test(raw)) throw new ConfigError(`${name} must be a number from 0 to 1, got "${raw}"`);
-  return Number(raw);
-}
-
-function boolean(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (raw !== 'true' && raw !== 'false') throw new ConfigError(`${name} must be "true" or "false", got "${raw}"`);
-  return raw === 'true';
-}
-
-/** An optional URL whose scheme must be one of `protocols` (each with its colon, as `URL.protocol` gives it). */
-function optionalUrl(env: Env, name: string, protocols: [string, string], example: string): string | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  let protocol: string;
-  try {
-    protocol = new URL(raw).protocol;
-  } catch {
-    throw new ConfigError(`${name} must be a URL such as ${example}`);
-  }
-  if (!protocols.includes(protocol)) {
-    throw new ConfigError(`${name} must start with ${protocols.map((p) => `${p}//`).join(' or ')}`);
-  }
-  return raw;
-}
-
-function apiKeys(env: Env): string[] {
-  const keys = (env.API_KEYS ?? '')
-    .split(',')
-    .map((key) => key.trim())
-    .filter((key) => key !== '');
-  const invalid = keys.findIndex((key) => !/^[\x21-\x7e]{16,512}$/.test(key));
-  if (invalid !== -1) {
-    throw new ConfigError(`API_KEYS entry ${invalid + 1} must be 16 to 512 printable characters without spaces`);
-  }
-  return keys;
-}
-
-function baseUrl(env: Env, name: string, fallback: string): string {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`${name} must be a URL such as ${fallback}, got "${raw}"`);
-  }
-  if (!['http:', 'https:'].includes(url.protocol) || !/\/v1\/?$/.test(url.pathname) || url.search || url.hash) {
-    throw new ConfigError(`${name} must be an http(s) URL ending in /v1, got "${raw}"`);
-  }
-  return raw.replace(/\/$/, '');
-}
-
-function logLevel(env: Env): LogLevel {
-  const raw = env.LOG_LEVEL;
-  if (raw === undefined || raw === '') return 'info';
-  if (!LOG_LEVELS.includes(raw as LogLevel)) {
-    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
-  }
-  return raw as LogLevel;
-}
-
-export const CURSOR_SECRET_MIN_LENGTH = 32;
-
-// Every instance behind a load balancer must verify the cursors the others sign,
-// so production refuses to start with a per-process secret.
-function cursorSecret(env: Env, production: boolean): string | undefined {
-  const raw = env.CURSOR_SECRET;
-  if (raw === undefined || raw === '') {
-    if (production) {
-      throw new ConfigError('CURSOR_SECRET is required when NODE_ENV=production (the same value on every instance)');
-    }
-    return undefined;
-  }
-  if (raw.length < CURSOR_SECRET_MIN_LENGTH) {
-    throw new ConfigError(`CURSOR_SECRET must be at least ${CURSOR_SECRET_MIN_LENGTH} characters`);
-  }
-  return raw;
-}
-
-// Each entry as proxy-addr (Fastify's trustProxy) parses it; `true` or a hop count would trust forged headers.
-const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
-function trustProxy(env: Env): string[] {
-  const entries = (env.TRUST_PROXY ?? '')
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== '');
-  const invalid = entries.find((entry) => !PROXY_NAMES.includes(entry) && !isAddressOrRange(entry));
-  if (invalid !== undefined) {
-    throw new ConfigError(
-      `TRUST_PROXY must list proxy addresses or CIDR ranges (or ${PROXY_NAMES.join(', ')}), comma-separated; "${invalid}" is none of these`,
-    );
-  }
-  return entries;
-}
-
-function isAddressOrRange(entry: string): boolean {
-  const [address, bits, extra] = entry.split('/');
-  const version = isIP(address);
-  if (version === 0 || extra !== undefined) return false;
-  if (bits === undefined) return true;
-  return /^\d{1,3}$/.test(bits) && Number(bits) <= (version === 4 ? 32 : 128);
-}
-
-function metricsToken(env: Env): string | undefined {
-  const raw = env.METRICS_TOKEN;
-  if (raw === undefined || raw === '') return undefined;
-  if (!/^[\x21-\x7e]{16,512}$/.test(raw)) {
-    throw new ConfigError('METRICS_TOKEN must be 16 to 512 printable characters without spaces');
-  }
-  return raw;
-}
-
-/** Reads and validates the configuration; a bad value throws a ConfigError naming the variable. */
-export function loadConfig(env: Env = process.env): AppConfig {
-  const production = env.NODE_ENV === 'production';
+/** Validates `env` (src/config/environment.ts holds the rules) and gives it the service's typed shape. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
+  const e = validateEnvironment(env);
+  const production = e.NODE_ENV === 'production';
   return {
-    host: env.HOST || '127.0.0.1',
-    port: integer(env, 'PORT', 3000, 0, 65535),
-    databaseUrl: optionalUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:'], 'postgres://user:password@host:5432/db'),
-    apiKeys: apiKeys(env),
-    logLevel: logLevel(env),
+    host: e.HOST,
+    port: e.PORT,
+    databaseUrl: e.DATABASE_URL,
+    apiKeys: e.API_KEYS,
+    logLevel: e.LOG_LEVEL,
     // In production the one-shot migrate step (compose `migrate`, the Kubernetes Job) applies them before a rollout.
-    migrationsRun: boolean(env, 'MIGRATIONS_RUN', !production),
-    dataDir: resolve(env.DATA_DIR || '.data'),
-    embeddedPostgresPort: integer(env, 'EMBEDDED_POSTGRES_PORT', 5433, 1, 65535),
+    migrationsRun: e.MIGRATIONS_RUN ?? !production,
+    dataDir: resolve(e.DATA_DIR),
+    embeddedPostgresPort: e.EMBEDDED_POSTGRES_PORT,
     production,
-    cursorSecret: cursorSecret(env, production),
-    publicBaseUrl: baseUrl(env, 'PUBLIC_BASE_URL', 'https://api.example.com/v1'),
-    stagingBaseUrl: baseUrl(env, 'STAGING_BASE_URL', 'https://staging-api.example.com/v1'),
-    shutdownDrainDelayMs: integer(env, 'SHUTDOWN_DRAIN_DELAY_MS', production ? 5_000 : 0, 0, 600_000),
-    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
-    trustProxy: trustProxy(env),
-    metricsToken: metricsToken(env),
+    cursorSecret: e.CURSOR_SECRET,
+    publicBaseUrl: e.PUBLIC_BASE_URL.replace(/\/$/, ''),
+    stagingBaseUrl: e.STAGING_BASE_URL.replace(/\/$/, ''),
+    shutdownDrainDelayMs: e.SHUTDOWN_DRAIN_DELAY_MS ?? (production ? 5_000 : 0),
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    trustProxy: e.TRUST_PROXY,
+    metricsToken: e.METRICS_TOKEN,
     loadShedding: {
-      maxInFlight: integer(env, 'LOAD_SHEDDING_MAX_IN_FLIGHT', 256, 0, 100_000),
-      maxEventLoopDelayMs: integer(env, 'LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS', 1000, 0, 60_000),
-      maxEventLoopUtilization: fraction(env, 'LOAD_SHEDDING_MAX_EVENT_LOOP_UTILIZATION', 0),
+      maxInFlight: e.LOAD_SHEDDING_MAX_IN_FLIGHT,
+      maxEventLoopDelayMs: e.LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS,
+      maxEventLoopUtilization: e.LOAD_SHEDDING_MAX_EVENT_LOOP_UTILIZATION,
     },
-    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, MAX_LIMIT_PER_MINUTE),
-    authFailureLimitPerMinute: integer(env, 'AUTH_FAILURE_LIMIT_PER_MINUTE', 30, 1, MAX_LIMIT_PER_MINUTE),
-    redisUrl: optionalUrl(env, 'REDIS_URL', ['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    authFailureLimitPerMinute: e.AUTH_FAILURE_LIMIT_PER_MINUTE,
+    redisUrl: e.REDIS_URL,
   };
+}
+
+/** The `app` configuration namespace; its KEY is the injection token of the typed AppConfig. */
+export const appConfig = registerAs('app', (): AppConfig => loadConfig(process.env));
+
+/**
+ * Reads the configuration the way every entry point does (the service, `apikey`, the migration commands):
+ * `ConfigModule.forRoot` loads `envFilePath` (`.env` in the working directory) under the real environment,
+ * which wins, and refuses a bad value from either with a ConfigError naming the variable.
+ */
+export async function readConfig(envFilePath = resolve('.env')): Promise<AppConfig> {
+  await NestConfigModule.forRoot({
+    envFilePath,
+    // Validated here, typed by appConfig: the variables reach process.env as the strings they were.
+    validate: (raw) => {
+      validateEnvironment(raw);
+      return raw;
+    },
+  });
+  return appConfig();
 }

@@ -1,8 +1,13 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
-import type { AppConfig } from './app-config.js';
+import { appConfig, type AppConfig } from './app-config.js';
 
-export const APP_CONFIG = Symbol('APP_CONFIG');
+/** Injection token of the typed configuration: `@Inject(APP_CONFIG) config: AppConfig`. */
+export const APP_CONFIG = appConfig.KEY;
 
+/**
+ * The configuration as the application runs with it: what `readConfig()` read, with the database the
+ * entry point resolved (or a test's overrides), under the `app` namespace's token.
+ */
 @Global()
 @Module({})
 export class ConfigModule {

@@ -1,17 +1,7 @@
-import { dirname, extname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { DataSourceOptions } from 'typeorm';
 import { DatabaseClient } from './database-client.js';
+import { MIGRATIONS } from './migrations.js';
 import { SESSION_TIMEOUTS } from './session-timeouts.js';
-
-// Compiled, this file runs from dist/database next to dist/migrations; under
-// ts-jest it runs from src/database and the migrations are the .ts sources.
-const here = fileURLToPath(import.meta.url);
-const compiled = extname(here) === '.js';
-const directory = dirname(here);
-const migrations = compiled
-  ? join(directory, '..', 'migrations', '*.js')
-  : join(directory, '..', '..', 'migrations', '*.ts');
 
 /**
  * The one set of DataSource options, shared by the service and the TypeORM CLI. Entities are not listed
@@ -21,7 +11,7 @@ export function dataSourceOptions(url: string): DataSourceOptions {
   return {
     type: 'postgres',
     url,
-    migrations: [migrations],
+    migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
     synchronize: false,
     migrationsRun: false,

@@ -3,7 +3,11 @@ import { CallHandler, ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { PinoLogger } from 'nestjs-pino';
 import { firstValueFrom, of } from 'rxjs';
-import { DEPRECATION_POLICY, DeprecationInterceptor, deprecationHeaders } from './deprecation.interceptor.js';
+import {
+  DEPRECATION_POLICY,
+  DeprecationInterceptor,
+  deprecationHeaders,
+} from './deprecation.interceptor.js';
 
 const KEY = 'raw-secret-key-0123456789';
 
@@ -46,6 +50,18 @@ describe('deprecationHeaders', () => {
   });
 });
 
+/** A PinoLogger whose child loggers push their warn lines into `warned`. */
+function pinoInto(warned: { context: string; fields: object; message: string }[]): PinoLogger {
+  const pino = {
+    logger: {
+      child: ({ context }: { context: string }) => ({
+        warn: (fields: object, message: string) => warned.push({ context, fields, message }),
+      }),
+    },
+  };
+  return pino as unknown as PinoLogger;
+}
+
 describe('DeprecationInterceptor', () => {
   let warned: { context: string; fields: object; message: string }[];
   let deprecatedCalls: [string, string][];
@@ -53,19 +69,12 @@ describe('DeprecationInterceptor', () => {
 
   beforeEach(() => {
     warned = [];
-    const pino = {
-      logger: {
-        child: ({ context }: { context: string }) => ({
-          warn: (fields: object, message: string) => warned.push({ context, fields, message }),
-        }),
-      },
-    };
     deprecatedCalls = [];
     const metrics = { recordDeprecatedCall: (operation: string, keyId: string) => deprecatedCalls.push([operation, keyId]) };
     interceptor = new DeprecationInterceptor(
       new Reflector(),
       metrics,
-      pino as unknown as PinoLogger,
+      pinoInto(warned),
     );
   });
 
@@ -94,24 +103,34 @@ describe('DeprecationInterceptor', () => {
     expect(sent.Deprecation).toBe('@1795132800');
   });
 
-  it('logs each call at warn level with the key id, never the key', async () => {
+  it('counts every call and logs each key’s first call per interval at warn level with the key id, never the key', async () => {
     const { executionContext } = context(getPet, { id: 'env-1a2b3c4d', name: 'API_KEYS #1' });
+    const other = context(getPet, { id: '7', name: 'Acme' }).executionContext;
 
     await firstValueFrom(interceptor.intercept(executionContext, handlerReturning(null)));
     await firstValueFrom(interceptor.intercept(executionContext, handlerReturning(null)));
+    await firstValueFrom(interceptor.intercept(other, handlerReturning(null)));
 
-    expect(warned).toHaveLength(2);
-    expect(warned[0]).toEqual({
-      context: 'Deprecation',
-      fields: expect.objectContaining({ operation: 'getPet', keyId: 'env-1a2b3c4d' }),
-      message: 'Deprecated operation getPet called by API key env-1a2b3c4d',
-    });
+    expect(warned).toEqual([
+      {
+        context: 'Deprecation',
+        fields: expect.objectContaining({ operation: 'getPet', keyId: 'env-1a2b3c4d' }),
+        message: expect.stringMatching(/^Deprecated operation getPet called by API key env-1a2b3c4d \(logged once per key every 10 minutes/),
+      },
+      {
+        context: 'Deprecation',
+        fields: expect.objectContaining({ operation: 'getPet', keyId: '7' }),
+        message: expect.stringMatching(/^Deprecated operation getPet called by API key 7 /),
+      },
+    ]);
     expect(JSON.stringify(warned)).not.toContain(KEY);
     expect(deprecatedCalls).toEqual([
       ['getPet', 'env-1a2b3c4d'],
       ['getPet', 'env-1a2b3c4d'],
+      ['getPet', '7'],
     ]);
   });
+
 
   it('says "unknown" when no identity is attached', async () => {
     const { executionContext } = context(getPet);
@@ -122,7 +141,7 @@ describe('DeprecationInterceptor', () => {
       {
         context: 'Deprecation',
         fields: expect.objectContaining({ keyId: 'unknown' }),
-        message: 'Deprecated operation getPet called by API key unknown',
+        message: expect.stringMatching(/^Deprecated operation getPet called by API key unknown /),
       },
     ]);
   });

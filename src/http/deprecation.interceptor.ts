@@ -1,6 +1,7 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import { PinoLogger } from 'nestjs-pino';
 import type { Logger as Pino } from 'pino';
 import { Observable } from 'rxjs';
@@ -22,6 +23,14 @@ export abstract class DeprecatedCallCounter {
   abstract recordDeprecatedCall(operationId: string, keyId: string): void;
 }
 
+/**
+ * A key's calls to a deprecated operation are logged once per this interval (every call is counted in metrics):
+ * a line per call would double the log volume of the operation and say nothing new.
+ */
+export const DEPRECATION_LOG_INTERVAL_MS = 10 * 60_000;
+/** Keys remembered at once; past it, the least recently seen key may be logged again within the interval. */
+const DEPRECATION_LOG_MAX_KEYS = 10_000;
+
 // Where @nestjs/swagger's @ApiOperation keeps its options (not exported by the package).
 const API_OPERATION_METADATA = 'swagger/apiOperation';
 
@@ -38,12 +47,13 @@ export function deprecationHeaders(policy: DeprecationPolicy): Record<string, st
 
 /**
  * Marks every response of a deprecated operation (errors included, since the
- * headers are set before the handler runs), and logs and counts who still calls it.
+ * headers are set before the handler runs), counts every call by key, and logs each key's first call per
+ * DEPRECATION_LOG_INTERVAL_MS.
  */
 @Injectable()
 export class DeprecationInterceptor implements NestInterceptor {
-  // pino itself rather than Nest's Logger: the line is written on every call, so it skips two wrappers.
   private readonly logger: Pino;
+  private readonly logged = new LRUCache<string, true>({ max: DEPRECATION_LOG_MAX_KEYS, ttl: DEPRECATION_LOG_INTERVAL_MS });
   private readonly operations = new WeakMap<object, { headers: Record<string, string>; operationId: string }>();
 
   constructor(
@@ -72,10 +82,14 @@ export class DeprecationInterceptor implements NestInterceptor {
     const request = http.getRequest<AuthenticatedRequest>();
     const keyId = request.user?.id ?? 'unknown';
     this.metrics.recordDeprecatedCall(operation.operationId, keyId);
-    this.logger.warn(
-      { reqId: request.id, operation: operation.operationId, keyId },
-      `Deprecated operation ${operation.operationId} called by API key ${keyId}`,
-    );
+    const caller = `${operation.operationId} ${keyId}`;
+    if (!this.logged.has(caller)) {
+      this.logged.set(caller, true);
+      this.logger.warn(
+        { reqId: request.id, operation: operation.operationId, keyId },
+        `Deprecated operation ${operation.operationId} called by API key ${keyId} (logged once per key every ${DEPRECATION_LOG_INTERVAL_MS / 60_000} minutes; every call is counted in animal_store_deprecated_calls_total)`,
+      );
+    }
     return next.handle();
   }
 }

@@ -16,7 +16,7 @@ function newestSourceChange(): number {
     if (stats.isDirectory()) readdirSync(path).forEach((entry) => visit(join(path, entry)));
     else newest = Math.max(newest, stats.mtimeMs);
   };
-  ['src', 'migrations', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.migrations.json'].forEach(
+  ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'nest-cli.json'].forEach(
     (entry) => visit(join(ROOT, entry)),
   );
   return newest;
@@ -33,10 +33,24 @@ export interface Finished {
   stderr: string;
 }
 
+export interface RunOptions {
+  /** Working directory (default: the project root). */
+  cwd?: string;
+  /** Written to the command's stdin, which is then closed; without it stdin is empty (as in CI). */
+  input?: string;
+}
+
 /** Runs a command to its end (bounded), capturing both streams. */
-export function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env, timeoutMs = 60_000) {
+export function run(
+  command: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+  timeoutMs = 60_000,
+  options: RunOptions = {},
+) {
   return new Promise<Finished>((resolvePromise, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: options.cwd ?? ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdin.end(options.input ?? '');
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

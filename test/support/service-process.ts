@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './database-server.js';
 import { pollUntil } from './poll.js';
@@ -20,14 +21,20 @@ export interface ServiceProcess {
   kill(signal: NodeJS.Signals): void;
 }
 
-/**
- * `node dist/main.js` as a child process with exactly `env` (plus PATH), ready when this resolves; on `port`
- * (a restart behind a load balancer keeps its address) or a free one.
- */
-export async function startService(env: Record<string, string>, port?: number): Promise<ServiceProcess> {
-  port ??= await freePort();
-  const child = spawn(process.execPath, ['dist/main.js'], {
-    cwd: ROOT,
+export interface ServiceLocation {
+  /** The compiled entry point (default: dist/main.js of the project). */
+  main?: string;
+  /** Working directory, where `.env` and a relative DATA_DIR are found (default: the project root). */
+  cwd?: string;
+  /** The port to listen on (a restart behind a load balancer keeps its address); default: a free one. */
+  port?: number;
+}
+
+/** `node dist/main.js` as a child process with exactly `env` (plus PATH), ready when this resolves. */
+export async function startService(env: Record<string, string>, where: ServiceLocation = {}): Promise<ServiceProcess> {
+  const port = where.port ?? (await freePort());
+  const child = spawn(process.execPath, [where.main ?? join(ROOT, 'dist', 'main.js')], {
+    cwd: where.cwd ?? ROOT,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -32,12 +32,15 @@ export interface TestAppDatabase {
 export async function startTestApp(overrides: Partial<AppConfig> = {}, where: TestAppDatabase = {}): Promise<TestApp> {
   const database = await createTestDatabase(where.adminUrl);
   const databaseUrl = where.appUrl?.(database.url) ?? database.url;
-  // Rate limits are out of the way unless a test sets them (test/abuse-protection.e2e-spec.ts does).
+  // Rate limits are out of the way unless a test sets them (test/abuse-protection.e2e-spec.ts does), and so is
+  // shedding on the event loop's delay, which measures how busy the test machine is rather than the service
+  // (test/load-shedding.e2e-spec.ts sets its thresholds; the in-flight bound stays at its default).
   const defaults: Partial<AppConfig> = {
     apiKeys: [TEST_KEY],
     logLevel: 'silent',
     rateLimitPerMinute: 0,
     authFailureLimitPerMinute: 1_000_000,
+    loadShedding: { ...loadConfig({}).loadShedding, maxEventLoopDelayMs: 0 },
   };
   const config = { ...loadConfig({}), ...defaults, ...overrides, databaseUrl };
   const app = await createApp(config, false);

@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
 import type { ApiKeysRepository } from './api-keys.repository.js';
 import { LAST_USED_INTERVAL_MS, LastUsedRecorder } from './last-used-recorder.js';
 
@@ -27,10 +28,16 @@ describe('LastUsedRecorder', () => {
     expect(touch).toHaveBeenCalledTimes(2);
   });
 
-  it('swallows a failed write', async () => {
-    touch.mockRejectedValue(new Error('connection refused'));
-    const last = recorder();
-    last.record('1');
-    await expect(last.flush()).resolves.toBeUndefined();
+  it('swallows a failed write, with a warning', async () => {
+    const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      touch.mockRejectedValue(new Error('connection refused'));
+      const last = recorder();
+      last.record('1');
+      await expect(last.flush()).resolves.toBeUndefined();
+      expect(warned).toHaveBeenCalledWith('Could not record the last use of API key(s) 1: connection refused');
+    } finally {
+      warned.mockRestore();
+    }
   });
 });

@@ -177,6 +177,15 @@ describe('ApiErrorFilter', () => {
       expect(logged).toHaveBeenCalledTimes(1);
     });
 
+    it('does not log a 503 thrown on purpose by code that reports it itself (readiness, on every probe)', () => {
+      const { send } = setUp();
+
+      const result = send(new ApiError(503, ErrorCode.ServiceUnavailable, 'The service is temporarily unavailable; retry later.'));
+
+      expect(result.status).toBe(503);
+      expect(logged).not.toHaveBeenCalled();
+    });
+
     it('does not log client errors', () => {
       const { send } = setUp();
 

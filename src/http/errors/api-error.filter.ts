@@ -26,7 +26,9 @@ export class ApiErrorFilter implements ExceptionFilter {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const error = this.routeAwareError(toApiError(exception), exception, request);
 
-    if (error.getStatus() >= 500) {
+    // An ApiError is thrown on purpose by code that has reported it (readiness, load shedding): only
+    // unexpected failures are logged here, with their stack.
+    if (error.getStatus() >= 500 && !(exception instanceof ApiError)) {
       this.logger.error(
         // reqId: the field every request-scoped line carries (LoggingModule adds no request context of its own).
         {

@@ -1,19 +1,25 @@
-import { Controller, Get, Res } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import {
+  HealthCheck,
+  HealthCheckResult,
+  HealthCheckService,
+  HealthIndicatorService,
+  TypeOrmHealthIndicator,
+} from '@nestjs/terminus';
 import { Public } from '../../auth/public.decorator.js';
 import { serviceUnavailable } from '../../http/errors/to-api-error.js';
 import { ShutdownState } from '../../http/shutdown-state.js';
 import { OPERATIONS_ROUTES } from '../operations-routes.js';
 import { MigrationsHealthIndicator } from './migrations.health.js';
+import { notReadyReason, ReadinessLog } from './readiness-log.js';
 
 const CHECK_TIMEOUT_MS = 1_000;
 
 /**
  * Probes for orchestrators and load balancers, outside `/v1` and the OpenAPI
- * document. A failing check answers 503 with the Error body (terminus throws a
- * ServiceUnavailableException, which the global filter maps).
+ * document. A failing check answers 503 with the Error body; the reason is
+ * logged once per change of readiness (ReadinessLog), not on every probe.
  */
 @ApiExcludeController()
 @Public()
@@ -25,6 +31,7 @@ export class HealthController {
     private readonly database: TypeOrmHealthIndicator,
     private readonly migrations: MigrationsHealthIndicator,
     private readonly shutdown: ShutdownState,
+    private readonly readiness: ReadinessLog,
   ) {}
 
   /** The process is up and serving HTTP. */
@@ -37,17 +44,24 @@ export class HealthController {
   /** Worth sending traffic to: not shutting down, database reachable, schema up to date. */
   @Get(OPERATIONS_ROUTES.ready)
   @HealthCheck()
-  ready(@Res({ passthrough: true }) reply: FastifyReply) {
-    // Draining after SIGTERM: the answer load balancers are waiting for, not a failure to log as an error.
-    if (this.shutdown.isShuttingDown) {
-      const draining = serviceUnavailable();
-      reply.status(draining.getStatus()).headers(draining.headers);
-      return draining.toBody();
+  async ready(): Promise<HealthCheckResult> {
+    try {
+      const result = await this.health.check([
+        () => this.accepting(),
+        () => this.database.pingCheck('database').withTimeout(CHECK_TIMEOUT_MS),
+        () => this.migrations.check('migrations').withTimeout(CHECK_TIMEOUT_MS),
+      ]);
+      this.readiness.record(true);
+      return result;
+    } catch (error) {
+      if (!(error instanceof ServiceUnavailableException)) throw error;
+      this.readiness.record(false, notReadyReason((error.getResponse() as HealthCheckResult).error ?? {}));
+      throw serviceUnavailable();
     }
-    return this.health.check([
-      () => this.indicators.check('shutdown').up(),
-      () => this.database.pingCheck('database').withTimeout(CHECK_TIMEOUT_MS),
-      () => this.migrations.check('migrations').withTimeout(CHECK_TIMEOUT_MS),
-    ]);
+  }
+
+  private accepting() {
+    const session = this.indicators.check('shutdown');
+    return this.shutdown.isShuttingDown ? session.down('shutting down') : session.up();
   }
 }

@@ -3,12 +3,13 @@ import { TerminusModule } from '@nestjs/terminus';
 import { ShutdownState } from '../../http/shutdown-state.js';
 import { HealthController } from './health.controller.js';
 import { MigrationsHealthIndicator } from './migrations.health.js';
+import { ReadinessLog } from './readiness-log.js';
 
 @Module({
-  // Terminus logs which check failed; the 503 itself goes through the global filter like any error.
-  imports: [TerminusModule],
+  // Terminus would log a stack on every failing probe; ReadinessLog logs each change of readiness once.
+  imports: [TerminusModule.forRoot({ logger: false })],
   controllers: [HealthController],
-  providers: [MigrationsHealthIndicator, ShutdownState],
+  providers: [MigrationsHealthIndicator, ShutdownState, ReadinessLog],
   exports: [ShutdownState],
 })
 export class HealthModule {}

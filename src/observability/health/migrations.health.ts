@@ -3,7 +3,7 @@ import { HealthIndicatorService } from '@nestjs/terminus';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, MigrationExecutor } from 'typeorm';
 
-/** Up when every migration this build knows has been applied to the database. */
+/** Up when this build knows its migrations and every one has been applied to the database. */
 @Injectable()
 export class MigrationsHealthIndicator {
   constructor(
@@ -13,6 +13,8 @@ export class MigrationsHealthIndicator {
 
   check<Key extends string>(key: Key) {
     return this.health.check(key).attempt(async () => {
+      // A build that lost its migrations would otherwise see "0 applied, 0 pending" and call itself ready.
+      if (this.dataSource.migrations.length === 0) throw new Error('this build carries no migrations');
       const pending = await new MigrationExecutor(this.dataSource).getPendingMigrations();
       if (pending.length > 0) throw new Error(`${pending.length} pending migration(s)`);
       return { applied: this.dataSource.migrations.length };

@@ -1,7 +1,9 @@
-import { MigrationInterface, QueryRunner } from 'typeorm';
+import type { QueryRunner } from 'typeorm';
+import type { RevertibleMigration } from '../revertible-migration.js';
 
-export class CreatePets1795300000000 implements MigrationInterface {
+export class CreatePets1795300000000 implements RevertibleMigration {
   name = 'CreatePets1795300000000';
+  revertDrops = 'the pets table: every animal in the store';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`

@@ -1,7 +1,9 @@
-import { MigrationInterface, QueryRunner } from 'typeorm';
+import type { QueryRunner } from 'typeorm';
+import type { RevertibleMigration } from '../revertible-migration.js';
 
-export class CreateApiKeys1795400000000 implements MigrationInterface {
+export class CreateApiKeys1795400000000 implements RevertibleMigration {
   name = 'CreateApiKeys1795400000000';
+  revertDrops = 'the api_keys table: every issued API key (clients using them get 401 until new keys are issued)';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`

@@ -1,7 +1,9 @@
-import { MigrationInterface, QueryRunner } from 'typeorm';
+import type { QueryRunner } from 'typeorm';
+import type { RevertibleMigration } from '../revertible-migration.js';
 
-export class CreateIdempotencyKeys1795300000001 implements MigrationInterface {
+export class CreateIdempotencyKeys1795300000001 implements RevertibleMigration {
   name = 'CreateIdempotencyKeys1795300000001';
+  revertDrops = 'the idempotency_keys table: the stored answers to retried creates';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     // The response columns are filled in the same transaction that claims the key,

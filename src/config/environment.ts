@@ -1,0 +1,253 @@
+import { isIP } from 'node:net';
+import { applyDecorators } from '@nestjs/common';
+import { plainToInstance, Transform } from 'class-transformer';
+import {
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  ValidateBy,
+  ValidateIf,
+  ValidationArguments,
+  validateSync,
+} from 'class-validator';
+
+export const LOG_LEVELS = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const CURSOR_SECRET_MIN_LENGTH = 32;
+
+/** The largest RATE_LIMIT_PER_MINUTE and AUTH_FAILURE_LIMIT_PER_MINUTE accepted (the OpenAPI document's bound too). */
+export const MAX_LIMIT_PER_MINUTE = 1_000_000;
+
+export class ConfigError extends Error {}
+
+const got = (args: ValidationArguments) => `got "${args.value}"`;
+
+/** A whole decimal number from `min` to `max`; anything else (` 80`, `1e3`, `80.5`) stays a string and is refused. */
+function IntegerFrom(min: number, max: number) {
+  const message = (args: ValidationArguments) => `${args.property} must be an integer from ${min} to ${max}, ${got(args)}`;
+  return applyDecorators(
+    Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value)),
+    IsInt({ message }),
+    Min(min, { message }),
+    Max(max, { message }),
+  );
+}
+
+function FractionFrom0To1() {
+  const message = (args: ValidationArguments) => `${args.property} must be a number from 0 to 1, ${got(args)}`;
+  return applyDecorators(
+    Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^(0(\.\d+)?|1(\.0+)?)$/.test(value) ? Number(value) : value)),
+    IsNumber({}, { message }),
+  );
+}
+
+function TrueOrFalse() {
+  return applyDecorators(
+    Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value)),
+    IsBoolean({ message: (args) => `${args.property} must be "true" or "false", ${got(args)}` }),
+  );
+}
+
+function schemeOf(value: unknown): string | null {
+  try {
+    return new URL(String(value)).protocol;
+  } catch {
+    return null;
+  }
+}
+
+/** An optional URL with one of `protocols` (as `URL.protocol` gives them); the value is never echoed (it may hold a password). */
+function UrlWithScheme(protocols: [string, string], example: string) {
+  return applyDecorators(
+    IsOptional(),
+    ValidateBy({
+      name: 'urlWithScheme',
+      validator: {
+        validate: (value) => protocols.includes(schemeOf(value) ?? ''),
+        defaultMessage: (args) =>
+          schemeOf(args!.value) === null
+            ? `${args!.property} must be a URL such as ${example}`
+            : `${args!.property} must start with ${protocols.map((p) => `${p}//`).join(' or ')}`,
+      },
+    }),
+  );
+}
+
+/** A base URL of the OpenAPI document's `servers`: http(s), path ending in /v1, no query or fragment. */
+function BaseUrlEndingInV1(example: string) {
+  const baseUrl = (value: unknown) => {
+    try {
+      return new URL(String(value));
+    } catch {
+      return null;
+    }
+  };
+  return ValidateBy({
+    name: 'baseUrlEndingInV1',
+    validator: {
+      validate: (value) => {
+        const url = baseUrl(value);
+        return url !== null && ['http:', 'https:'].includes(url.protocol) && /\/v1\/?$/.test(url.pathname) && !url.search && !url.hash;
+      },
+      defaultMessage: (args) =>
+        baseUrl(args!.value) === null
+          ? `${args!.property} must be a URL such as ${example}, ${got(args!)}`
+          : `${args!.property} must be an http(s) URL ending in /v1, ${got(args!)}`,
+    },
+  });
+}
+
+const TOKEN = /^[\x21-\x7e]{16,512}$/;
+
+/** Comma-separated keys, trimmed, empty entries dropped; an invalid one is named by its position, never shown. */
+function KeyList() {
+  const firstInvalid = (keys: unknown) => (Array.isArray(keys) ? keys.findIndex((key: string) => !TOKEN.test(key)) : 0);
+  return applyDecorators(
+    Transform(({ value }) =>
+      String(value ?? '')
+        .split(',')
+        .map((key) => key.trim())
+        .filter((key) => key !== ''),
+    ),
+    ValidateBy({
+      name: 'keyList',
+      validator: {
+        validate: (keys) => firstInvalid(keys) === -1,
+        defaultMessage: (args) =>
+          `${args!.property} entry ${firstInvalid(args!.value) + 1} must be 16 to 512 printable characters without spaces`,
+      },
+    }),
+  );
+}
+
+// Each entry as proxy-addr (Fastify's trustProxy) parses it; `true` or a hop count would trust forged headers.
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function isAddressOrRange(entry: string): boolean {
+  const [address, bits, extra] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || extra !== undefined) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (version === 4 ? 32 : 128);
+}
+
+/** Comma-separated proxy addresses, CIDR ranges or proxy-addr's names; the first invalid one is named. */
+function ProxyList() {
+  const firstInvalid = (entries: unknown) =>
+    Array.isArray(entries) ? (entries as string[]).find((entry) => !PROXY_NAMES.includes(entry) && !isAddressOrRange(entry)) : '';
+  return applyDecorators(
+    Transform(({ value }) =>
+      String(value ?? '')
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== ''),
+    ),
+    ValidateBy({
+      name: 'proxyList',
+      validator: {
+        validate: (entries) => firstInvalid(entries) === undefined,
+        defaultMessage: (args) =>
+          `${args!.property} must list proxy addresses or CIDR ranges (or ${PROXY_NAMES.join(', ')}), comma-separated; "${firstInvalid(args!.value)}" is none of these`,
+      },
+    }),
+  );
+}
+
+/**
+ * The service's environment: every variable, its rule and its default, in one place. A new variable is one
+ * property here (and its typed name in AppConfig). Values arrive as strings; empty ones count as unset.
+ * Variables of other tools (PATH, TEST_DATABASE_URL …) pass through unchecked.
+ */
+export class Environment {
+  HOST = '127.0.0.1';
+
+  @IntegerFrom(0, 65535)
+  PORT = 3000;
+
+  @UrlWithScheme(['postgres:', 'postgresql:'], 'postgres://user:password@host:5432/db')
+  DATABASE_URL?: string;
+
+  @KeyList()
+  API_KEYS: string[] = [];
+
+  @IsIn(LOG_LEVELS, { message: (args) => `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, ${got(args)}` })
+  LOG_LEVEL: LogLevel = 'info';
+
+  /** Unset: true in development, false in production (the one-shot migrate step applies them). */
+  @IsOptional()
+  @TrueOrFalse()
+  MIGRATIONS_RUN?: boolean;
+
+  DATA_DIR = '.data';
+
+  @IntegerFrom(1, 65535)
+  EMBEDDED_POSTGRES_PORT = 5433;
+
+  NODE_ENV?: string;
+
+  // Every instance behind a load balancer must verify the cursors the others sign,
+  // so production refuses to start with a per-process secret.
+  @ValidateIf((env: Environment) => env.NODE_ENV === 'production' || env.CURSOR_SECRET !== undefined)
+  @IsDefined({ message: 'CURSOR_SECRET is required when NODE_ENV=production (the same value on every instance)' })
+  @MinLength(CURSOR_SECRET_MIN_LENGTH, { message: `CURSOR_SECRET must be at least ${CURSOR_SECRET_MIN_LENGTH} characters` })
+  CURSOR_SECRET?: string;
+
+  @BaseUrlEndingInV1('https://api.example.com/v1')
+  PUBLIC_BASE_URL = 'https://api.example.com/v1';
+
+  @BaseUrlEndingInV1('https://staging-api.example.com/v1')
+  STAGING_BASE_URL = 'https://staging-api.example.com/v1';
+
+  /** Unset: 5000 in production, 0 otherwise. */
+  @IsOptional()
+  @IntegerFrom(0, 600_000)
+  SHUTDOWN_DRAIN_DELAY_MS?: number;
+
+  @IntegerFrom(0, 600_000)
+  SHUTDOWN_GRACE_MS = 10_000;
+
+  @ProxyList()
+  TRUST_PROXY: string[] = [];
+
+  @IsOptional()
+  @Matches(TOKEN, { message: 'METRICS_TOKEN must be 16 to 512 printable characters without spaces' })
+  METRICS_TOKEN?: string;
+
+  @IntegerFrom(0, 100_000)
+  LOAD_SHEDDING_MAX_IN_FLIGHT = 256;
+
+  @IntegerFrom(0, 60_000)
+  LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS = 1000;
+
+  @FractionFrom0To1()
+  LOAD_SHEDDING_MAX_EVENT_LOOP_UTILIZATION = 0;
+
+  @IntegerFrom(0, MAX_LIMIT_PER_MINUTE)
+  RATE_LIMIT_PER_MINUTE = 600;
+
+  @IntegerFrom(1, MAX_LIMIT_PER_MINUTE)
+  AUTH_FAILURE_LIMIT_PER_MINUTE = 30;
+
+  @UrlWithScheme(['redis:', 'rediss:'], 'redis://127.0.0.1:6379')
+  REDIS_URL?: string;
+}
+
+/**
+ * Validates `raw` against the schema (the `validate` function of `ConfigModule.forRoot`): the typed
+ * environment, or a ConfigError whose one-line message names the first bad variable.
+ */
+export function validateEnvironment(raw: Record<string, unknown>): Environment {
+  const set = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== undefined && value !== ''));
+  const environment = plainToInstance(Environment, set, { exposeDefaultValues: true });
+  const [error] = validateSync(environment, { stopAtFirstError: true });
+  if (error) throw new ConfigError(Object.values(error.constraints ?? {})[0] ?? `${error.property} is invalid`);
+  return environment;
+}

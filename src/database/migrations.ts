@@ -1,0 +1,10 @@
+import { CreatePets1795300000000 } from './migrations/1795300000000-CreatePets.js';
+import { CreateIdempotencyKeys1795300000001 } from './migrations/1795300000001-CreateIdempotencyKeys.js';
+import { CreateApiKeys1795400000000 } from './migrations/1795400000000-CreateApiKeys.js';
+
+/**
+ * Every migration, in order. Imported rather than globbed from disk, so every build of `src/` (`nest build`,
+ * `nest start --watch`, the image) carries exactly the migrations it was compiled with; a file missing from
+ * this list fails `src/database/migrations.spec.ts`.
+ */
+export const MIGRATIONS = [CreatePets1795300000000, CreateIdempotencyKeys1795300000001, CreateApiKeys1795400000000];

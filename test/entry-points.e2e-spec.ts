@@ -1,0 +1,227 @@
+import { expect } from '@jest/globals';
+import { readdirSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { freePort } from './support/database-server.js';
+import { ensureBuilt, Finished, ROOT, run } from './support/built-service.js';
+import { startService } from './support/service-process.js';
+import { createTestDatabase, TestDatabase } from './support/test-database.js';
+
+/**
+ * The ways of running the service and its commands a newcomer meets: what `nest start` compiles, `.env`, the
+ * CLI in a second shell beside `npm start`, and `migration:revert`. Each runs the built code as a process.
+ */
+const MIGRATION_COUNT = readdirSync(join(ROOT, 'src', 'database', 'migrations')).filter((file) => file.endsWith('.ts')).length;
+const KEY = 'entry-points-key-0123456789';
+
+const withPath = (env: Record<string, string>) => ({ PATH: process.env.PATH ?? '', ...env });
+const node = (script: string, args: string[], env: Record<string, string>, options: { cwd?: string; input?: string } = {}) =>
+  run(process.execPath, [join(ROOT, 'dist', script), ...args], withPath(env), 120_000, options);
+const lines = (text: string) => text.split('\n').filter((line) => line !== '');
+
+/** A command that failed in exactly one line on stderr, never `undefined`, never a stack. */
+function expectOneLineFailure(finished: Finished, start: string): string {
+  expect(finished.code).toBe(1);
+  expect(lines(finished.stderr)).toEqual([expect.stringMatching(new RegExp(`^${start}`))]);
+  expect(finished.stderr).not.toMatch(/undefined|\n\s+at /);
+  return finished.stderr.trim();
+}
+
+async function tableExists(url: string, table: string): Promise<boolean> {
+  const sql = new Client({ connectionString: url });
+  await sql.connect();
+  try {
+    return (await sql.query<{ exists: boolean }>('SELECT to_regclass($1) IS NOT NULL AS "exists"', [table])).rows[0].exists;
+  } finally {
+    await sql.end();
+  }
+}
+
+let scratch: string;
+beforeAll(async () => {
+  await ensureBuilt();
+  scratch = await mkdtemp(join(tmpdir(), 'animal-store-entry-'));
+  // As root, the embedded PostgreSQL runs as `postgres`, which must enter DATA_DIR.
+  await chmod(scratch, 0o755);
+}, 300_000);
+afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+describe('what `nest start` compiles (src/ alone, as start:dev and the image do)', () => {
+  let database: TestDatabase;
+  const out = join(ROOT, 'test', 'artifacts', `src-only-${process.pid}`);
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    // tsconfig.build.json is what `nest build` and `nest start` compile; the output lives in the project so
+    // that it finds node_modules, and away from dist/ so that it never disturbs another test's service.
+    const compiled = await run(
+      process.execPath,
+      [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', out, '--tsBuildInfoFile', join(out, '.tsbuildinfo')],
+      process.env,
+      240_000,
+    );
+    expect(compiled).toMatchObject({ code: 0 });
+  }, 300_000);
+  afterAll(async () => {
+    await database.drop();
+    await rm(out, { recursive: true, force: true });
+  });
+
+  it('applies every migration to a fresh database, is ready, and serves animals', async () => {
+    const service = await startService({ DATABASE_URL: database.url, API_KEYS: KEY, LOG_LEVEL: 'warn' }, { main: join(out, 'main.js') });
+    try {
+      const ready = await fetch(`${service.origin}/health/ready`);
+      expect(ready.status).toBe(200);
+      const body = (await ready.json()) as { details: { migrations: unknown } };
+      expect(body.details.migrations).toMatchObject({ status: 'up', applied: MIGRATION_COUNT });
+      const created = await fetch(`${service.origin}/v1/pets`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+      });
+      expect(created.status).toBe(201);
+    } finally {
+      service.kill('SIGTERM');
+      await service.exited;
+    }
+  }, 120_000);
+});
+
+describe('.env', () => {
+  let database: TestDatabase;
+  let directory: string;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    directory = await mkdtemp(join(scratch, 'env-'));
+  });
+  afterAll(() => database.drop());
+
+  it('is refused by the service, in one line naming the variable, when it holds a bad value', async () => {
+    await writeFile(join(directory, '.env'), 'PORT=99999\n');
+    const finished = await node('main.js', [], {}, { cwd: directory });
+    expect(expectOneLineFailure(finished, 'Invalid configuration')).toBe(
+      'Invalid configuration: PORT must be an integer from 0 to 65535, got "99999"',
+    );
+  });
+
+  it('is read by the service, and the real environment wins over it', async () => {
+    await writeFile(join(directory, '.env'), `PORT=99999\nDATABASE_URL=${database.url}\nAPI_KEYS=${KEY}\nLOG_LEVEL=warn\n`);
+    // startService exports PORT (a free port): it wins over the 99999 of .env; DATABASE_URL comes from .env.
+    const service = await startService({}, { cwd: directory });
+    try {
+      const listed = await fetch(`${service.origin}/v1/pets`, { headers: { authorization: `Bearer ${KEY}` } });
+      expect(listed.status).toBe(200);
+    } finally {
+      service.kill('SIGTERM');
+      await service.exited;
+    }
+  }, 60_000);
+
+  it('is read by the apikey and migration commands, which refuse a bad value the same way', async () => {
+    await writeFile(join(directory, '.env'), `DATABASE_URL=${database.url}\n`);
+    expect(await node('cli/migrations.js', ['run'], {}, { cwd: directory })).toMatchObject({ code: 0 });
+    const created = await node('cli/apikey.js', ['create', 'from .env'], {}, { cwd: directory });
+    expect(created).toMatchObject({ code: 0, stdout: expect.stringMatching(/^pet_\w{32}\n$/) });
+
+    await writeFile(join(directory, '.env'), 'DATABASE_URL=mysql://u:hunter2@h/db\n');
+    for (const [script, args] of [['cli/apikey.js', ['list']], ['cli/migrations.js', ['run']]] as const) {
+      const refused = expectOneLineFailure(await node(script, [...args], {}, { cwd: directory }), 'Invalid configuration');
+      expect(refused).toBe('Invalid configuration: DATABASE_URL must start with postgres:// or postgresql://');
+    }
+  }, 120_000);
+});
+
+describe('the commands in a second shell, beside the service on its embedded PostgreSQL', () => {
+  let blocker: Server;
+  let blockedPort: number;
+  beforeAll(async () => {
+    blockedPort = await freePort();
+    blocker = createServer().listen(blockedPort, '127.0.0.1');
+  });
+  afterAll(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
+
+  it('find the running database from DATA_DIR alone, and say in one line what they tried when it is gone', async () => {
+    const dataDir = join(scratch, 'second-shell');
+    await mkdir(dataDir, { mode: 0o755 });
+    const embeddedPort = await freePort();
+    const service = await startService({ DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(embeddedPort), LOG_LEVEL: 'warn' });
+    try {
+      // The second shell sets DATA_DIR only: EMBEDDED_POSTGRES_PORT is its default, 5433, not the service's.
+      const listed = await node('cli/apikey.js', ['list'], { DATA_DIR: dataDir });
+      expect(listed).toMatchObject({ code: 0, stderr: 'No API keys yet: create one with `npm run apikey -- create <name>`.\n' });
+      const migrated = await node('cli/migrations.js', ['run'], { DATA_DIR: dataDir });
+      expect(migrated).toMatchObject({ code: 0 });
+      expect(migrated.stdout).toBe(
+        `No pending migrations on 127.0.0.1:${embeddedPort}/animal_store: all ${MIGRATION_COUNT} of this build are applied.\n`,
+      );
+    } finally {
+      service.kill('SIGTERM');
+      await service.exited;
+    }
+
+    // The service has stopped its cluster; the command would start it on a port something else holds.
+    const failed = await node('cli/apikey.js', ['list'], { DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(blockedPort) });
+    const message = expectOneLineFailure(failed, 'apikey failed: ');
+    expect(message).toContain(`did not start on port ${blockedPort}`);
+    expect(message).toContain('EMBEDDED_POSTGRES_PORT');
+  }, 180_000);
+});
+
+describe('the commands against a DATABASE_URL nobody answers', () => {
+  it('say in one line what they tried and what to set, without the password', async () => {
+    const url = `postgres://app:hunter2@127.0.0.1:${await freePort()}/animal_store`;
+    for (const [script, args, start] of [
+      ['cli/apikey.js', ['list'], 'apikey failed: '],
+      ['cli/migrations.js', ['run'], 'migration failed: '],
+    ] as const) {
+      const message = expectOneLineFailure(await node(script, [...args], { DATABASE_URL: url }), start);
+      expect(message).toMatch(/ECONNREFUSED .*DATABASE_URL points at 127\.0\.0\.1:\d+\/animal_store\): start that PostgreSQL/);
+      expect(message).not.toContain('hunter2');
+    }
+  }, 60_000);
+});
+
+describe('npm run migration:revert', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    expect(await node('cli/migrations.js', ['run'], { DATABASE_URL: database.url })).toMatchObject({ code: 0 });
+  }, 60_000);
+  afterAll(() => database.drop());
+
+  it('warns what it drops and reverts nothing without an answer (no stdin, as in CI)', async () => {
+    const refused = await node('cli/migrations.js', ['revert'], { DATABASE_URL: database.url });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('reverts CreateApiKeys1795400000000');
+    expect(refused.stderr).toContain('every issued API key');
+    expect(refused.stderr).toContain('--yes');
+    expect(refused.stderr).toMatch(/Nothing reverted\.\n$/);
+    expect(await tableExists(database.url, 'api_keys')).toBe(true);
+
+    const declined = await node('cli/migrations.js', ['revert'], { DATABASE_URL: database.url }, { input: 'no\n' });
+    expect(declined.code).toBe(1);
+    expect(await tableExists(database.url, 'api_keys')).toBe(true);
+  }, 60_000);
+
+  it('reverts after "yes", or with --yes, and shows the time it ran, not the migration timestamp', async () => {
+    const before = Date.now() - 1_000;
+    const confirmed = await node('cli/migrations.js', ['revert'], { DATABASE_URL: database.url }, { input: 'yes\n' });
+    expect(confirmed.code).toBe(0);
+    const [, at] = /^Reverted CreateApiKeys1795400000000 on 127\.0\.0\.1:\d+\/test_\w+ at (\S+)\.\n$/.exec(confirmed.stdout) ?? [];
+    expect(Date.parse(at)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(at)).toBeLessThanOrEqual(Date.now());
+    // TypeORM's CLI said "It was executed on <the date in the migration's name>".
+    const output = `${confirmed.stdout}${confirmed.stderr}`;
+    expect(output).not.toMatch(/executed on/i);
+    expect(output).not.toContain(new Date(1795400000000).toString());
+    expect(output).not.toContain(new Date(1795400000000).toISOString().replace(/\.\d{3}Z$/, 'Z'));
+    expect(await tableExists(database.url, 'api_keys')).toBe(false);
+
+    const scripted = await node('cli/migrations.js', ['revert', '--yes'], { DATABASE_URL: database.url });
+    expect(scripted).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Reverted CreateIdempotencyKeys1795300000001 /) });
+    expect(await tableExists(database.url, 'idempotency_keys')).toBe(false);
+    expect(await tableExists(database.url, 'pets')).toBe(true);
+  }, 60_000);
+});
