@@ -38,7 +38,7 @@ export interface BenchDatabaseOptions {
 
 async function migrate(url: string): Promise<void> {
   const { dataSourceOptions } = (await import(built('database/data-source-options.js'))) as {
-    dataSourceOptions(url: string): DataSourceOptions;
+    dataSourceOptions: (url: string) => DataSourceOptions;
   };
   const dataSource = await new DataSource(dataSourceOptions(url)).initialize();
   try {
@@ -70,7 +70,7 @@ export async function startBenchDatabase({ urlVariable = 'BENCH_DATABASE_URL' }:
   let url = process.env[urlVariable];
   if (!url) {
     const { startEmbeddedPostgres } = (await import(built('database/embedded-postgres.js'))) as {
-      startEmbeddedPostgres(options: { dataDir: string; port: number }): Promise<EmbeddedDatabase>;
+      startEmbeddedPostgres: (options: { dataDir: string; port: number }) => Promise<EmbeddedDatabase>;
     };
     dataDir = await mkdtemp(join(tmpdir(), 'animal-store-bench-'));
     // The cluster may run as a separate `postgres` user, which must reach the directory.

@@ -137,7 +137,7 @@ async function main(): Promise<void> {
     PageCursorCodec: new (secret: string) => CursorCodec;
   };
   const { dataSourceOptions } = (await import(built('database/data-source-options.js'))) as {
-    dataSourceOptions(url: string): DataSourceOptions;
+    dataSourceOptions: (url: string) => DataSourceOptions;
   };
   const { PetEntity } = (await import(built('pets/pet.entity.js'))) as { PetEntity: new () => ObjectLiteral };
   const { PetsRepository } = (await import(built('pets/pets.repository.js'))) as {

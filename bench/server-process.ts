@@ -123,7 +123,7 @@ export async function startServer(options: SpawnOptions): Promise<ServerProcess>
     ready = true; // the exit that follows is ours
     const tail = readFileSync(logFile, 'utf8').slice(-LOG_TAIL_CHARS);
     await stop();
-    throw new Error(`${(error as Error).message}\n${tail}`);
+    throw new Error(`${(error as Error).message}\n${tail}`, { cause: error });
   }
   return { pid: child.pid!, startupMs: performance.now() - started, logFile, child, stop };
 }

@@ -71,7 +71,7 @@ describe('the failed-authentication budget behind a proxy (TRUST_PROXY)', () => 
     ['no proxy is trusted', []],
     ['the peer is not among the trusted proxies', ['10.0.0.0/8']],
   ])('ignores X-Forwarded-For when %s: the peer address is the client', async (_case, trusted) => {
-    const t = await start(trusted as string[]);
+    const t = await start(trusted);
     await lockOut(t, '203.0.113.7');
     expectRateLimited(await request(t.origin, '/v1/pets', from('203.0.113.8', TEST_KEY)), 3);
   });

@@ -51,7 +51,7 @@ describe('API keys issued with `npm run apikey`', () => {
     const response = await request(t.origin, '/v1/pets', { headers: auth(key) });
     expect(response.status).toBe(200);
     const recorded = await within(5_000, async () => {
-      const { rows } = await t.sql.query('SELECT last_used_at FROM api_keys');
+      const { rows } = await t.sql.query<{ last_used_at: Date | null }>('SELECT last_used_at FROM api_keys');
       return rows[0].last_used_at !== null;
     });
     expect(recorded).not.toBeNull();
@@ -99,7 +99,7 @@ describe('API keys issued with `npm run apikey`', () => {
     const refused = await request(t.origin, '/v1/pets', { headers: auth(key) });
     expect(refused.body).toEqual({ code: 'unauthorized', message: 'The API key is not valid.', status: 401 });
 
-    const { rows } = await t.sql.query('SELECT revoked_at FROM api_keys WHERE id = 1');
+    const { rows } = await t.sql.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM api_keys WHERE id = 1');
     expect(rows[0].revoked_at).toBeInstanceOf(Date);
   });
 
@@ -118,7 +118,7 @@ describe('API keys issued with `npm run apikey`', () => {
   it.each([[[]], [['create', 'a', 'b']], [['delete', '1']]])(
     'bad arguments %j print usage and exit non-zero',
     async (args) => {
-      const result = await apikey(t.database.url, ...(args as string[]));
+      const result = await apikey(t.database.url, ...args);
       expect(result.code).not.toBe(0);
       expect(result.stderr).toContain('Usage: npm run apikey -- <command>');
       expect(result.stdout).toBe('');

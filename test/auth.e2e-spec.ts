@@ -27,7 +27,7 @@ describe('auth (e2e)', () => {
   });
   afterAll(() => t.close());
 
-  const countPets = async () => Number((await t.sql.query('SELECT count(*) FROM pets')).rows[0].count);
+  const countPets = async () => Number((await t.sql.query<{ count: string }>('SELECT count(*) FROM pets')).rows[0].count);
 
   const call = (
     route: (typeof ROUTES)[number],

@@ -1,7 +1,9 @@
 import { isUtf8 } from 'node:buffer';
-import { jest } from '@jest/globals';
+import { expect, jest } from '@jest/globals';
 import fc from 'fast-check';
 import type { OpenAPIObject } from '@nestjs/swagger';
+import type { ErrorBody } from '../src/http/errors/api-error.js';
+import type { Pet } from '../src/pets/dto/pet.dto.js';
 import { Contract } from './support/fuzz/contract.js';
 import { fuzzSettings } from './support/fuzz/fuzz-settings.js';
 import { pollUntil } from './support/poll.js';
@@ -76,8 +78,8 @@ describe('contract fuzzing (e2e)', () => {
    * status, required headers, application/json body matching the schema). On top of that, whatever the document
    * says: never a 5xx, and the headers these statuses need by their RFCs.
    */
-  async function send(path: string, init: RequestInit = {}): Promise<ApiResponse<any>> {
-    const response = await request(t.origin, `${contract.basePath}${path}`, init);
+  async function send<T = unknown>(path: string, init: RequestInit = {}): Promise<ApiResponse<T>> {
+    const response = await request<T>(t.origin, `${contract.basePath}${path}`, init);
     const what = `${init.method ?? 'GET'} ${path.slice(0, 200)} answered ${response.status}`;
     if (response.status >= 500) throw new Error(`${what}: ${response.text.slice(0, 300)}`);
     const needed = { 401: 'www-authenticate', 405: 'allow', 429: 'retry-after', 503: 'retry-after' }[response.status];
@@ -93,10 +95,10 @@ describe('contract fuzzing (e2e)', () => {
     expect(response.body).toEqual({ code: expect.any(String), message: expect.any(String), status });
   }
 
-  const post = (body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
-    send('/pets', { method: 'POST', headers: { ...auth(), ...headers }, body });
+  const post = <T = unknown>(body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+    send<T>('/pets', { method: 'POST', headers: { ...auth(), ...headers }, body });
 
-  const countPets = async () => Number((await t.sql.query('SELECT count(*) FROM pets')).rows[0].count);
+  const countPets = async () => Number((await t.sql.query<{ count: string }>('SELECT count(*) FROM pets')).rows[0].count);
 
   /** The listPets parameters a client chooses (the cursor is opaque: it only comes from a Link header). */
   const chosenParameters = () => contract.operation('listPets').parameters.filter((p) => p.name !== 'cursor');
@@ -114,7 +116,7 @@ describe('contract fuzzing (e2e)', () => {
     const pets: { id: number; status?: string }[] = [];
     let path: string | undefined = `/pets${queryString(pairs)}`;
     for (let page = 0; path !== undefined && page < LIST_PAGE_BOUND; page += 1) {
-      const response = await send(path, { headers: auth() });
+      const response: ApiResponse<Pet[]> = await send<Pet[]>(path, { headers: auth() });
       expect(response.status).toBe(200);
       pets.push(...response.body);
       const next = /^<([^>]+)>; rel="next"$/.exec(response.headers.get('link') ?? '')?.[1];
@@ -129,7 +131,7 @@ describe('contract fuzzing (e2e)', () => {
       await fc.assert(
         fc.asyncProperty(validQuery(), async (pairs) => {
           const query = Object.fromEntries(pairs);
-          const response = await send(`/pets${queryString(pairs)}`, { headers: auth() });
+          const response = await send<Pet[]>(`/pets${queryString(pairs)}`, { headers: auth() });
 
           expect(response.status).toBe(200);
           expect(response.body.length).toBeLessThanOrEqual(Number(query.limit ?? 20));
@@ -208,7 +210,7 @@ describe('contract fuzzing (e2e)', () => {
         fc.asyncProperty(altered, fc.constantFrom('available', 'pending', 'sold', undefined), async (value, status) => {
           fc.pre(value !== cursor || status !== 'available');
           const pairs: [string, string][] = [['cursor', value], ...(status ? [['status', status] as [string, string]] : [])];
-          const response = await send(`/pets${queryString(pairs)}`, { headers: auth() });
+          const response = await send<ErrorBody>(`/pets${queryString(pairs)}`, { headers: auth() });
 
           const oversized = `/pets${queryString(pairs)}`.length > REQUEST_HEAD_LIMIT_BYTES;
           expectError(response, 400, `cursor ${JSON.stringify(value).slice(0, 60)} with status ${String(status)}`);
@@ -225,7 +227,7 @@ describe('contract fuzzing (e2e)', () => {
       const defaultStatus = contract.resolve(newPet.properties!.status).default as string;
       await fc.assert(
         fc.asyncProperty(contract.valid(newPet), async (body) => {
-          const created = await post(JSON.stringify(body));
+          const created = await post<Pet>(JSON.stringify(body));
 
           expect(created.status).toBe(201);
           expect(created.body).toEqual({ status: defaultStatus, ...(body as object), id: expect.any(Number) });
@@ -313,10 +315,10 @@ describe('contract fuzzing (e2e)', () => {
       await fc.assert(
         fc.asyncProperty(fc.oneof(withHostileField, withHostileMember), async (text) => {
           const before = await countPets();
-          const response = await post(text);
+          const response = await post<Pet>(text);
 
           if (Buffer.byteLength(text) > BODY_LIMIT_BYTES) return expectError(response, 413, text.slice(0, 60));
-          const parsed = JSON.parse(text);
+          const parsed = JSON.parse(text) as object;
           if (!contract.acceptsBody('createPet', parsed)) {
             expectError(response, 400, text.slice(0, 80));
             return expect(await countPets()).toBe(before);

@@ -1,6 +1,8 @@
+import { expect } from '@jest/globals';
 import { Client } from 'pg';
 import { EmbeddedServer, startEmbeddedServer } from './support/database-server.js';
 import { startTcpProxy, TcpProxy } from './support/tcp-proxy.js';
+import type { Pet } from '../src/pets/dto/pet.dto.js';
 import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
 
 /** The longest any request may take while the database is away. */
@@ -33,8 +35,8 @@ describe('database faults', () => {
   });
 
   /** A real request that fails the test (the fetch aborts) if no answer comes within the bound. */
-  const boundedRequest = (path: string, init: RequestInit = {}) =>
-    request(t.origin, path, { ...init, signal: AbortSignal.timeout(ANSWER_WITHIN_MS) });
+  const boundedRequest = <T = unknown>(path: string, init: RequestInit = {}) =>
+    request<T>(t.origin, path, { ...init, signal: AbortSignal.timeout(ANSWER_WITHIN_MS) });
 
   const expectUnavailable = (response: ApiResponse) => {
     expect(response.status).toBe(503);
@@ -58,14 +60,14 @@ describe('database faults', () => {
   it('keeps every acknowledged create when the backends are killed mid-burst', async () => {
     const total = 300;
     const concurrency = 20;
-    const outcomes = new Map<string, ApiResponse<any>>();
+    const outcomes = new Map<string, ApiResponse<Pet>>();
     let next = 0;
     let terminated = 0;
 
     const killer = new Client({ connectionString: t.database.url });
     await killer.connect();
     const terminateAppBackends = async () => {
-      const { rows } = await killer.query(
+      const { rows } = await killer.query<{ killed: boolean }>(
         `SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity
          WHERE datname = current_database() AND application_name = 'animal-store'`,
       );
@@ -75,7 +77,7 @@ describe('database faults', () => {
     const worker = async () => {
       while (next < total) {
         const name = `burst-${next++}`;
-        outcomes.set(name, await request(t.origin, '/v1/pets', jsonBody({ name, categoryId: 7 })));
+        outcomes.set(name, await request<Pet>(t.origin, '/v1/pets', jsonBody({ name, categoryId: 7 })));
         // Every 25 answers, kill the app's connections while the other workers' inserts are in flight.
         if (outcomes.size % 25 === 0) await terminateAppBackends();
       }
@@ -119,7 +121,7 @@ describe('database faults', () => {
   });
 
   it('answers 503 within the bound while PostgreSQL is down, and serves again without a restart', async () => {
-    const created = await boundedRequest('/v1/pets', jsonBody({ name: 'Before', categoryId: 1 }));
+    const created = await boundedRequest<Pet>('/v1/pets', jsonBody({ name: 'Before', categoryId: 1 }));
     expect(created.status).toBe(201);
 
     await server.pause();

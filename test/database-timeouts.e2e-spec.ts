@@ -65,7 +65,7 @@ describe('database timeouts and migrations, as the service sets them', () => {
     const session = new pg.Client({ connectionString: roleUrl });
     await session.connect();
     try {
-      const shown = async (name: string) => (await session.query(`SHOW ${name}`)).rows[0][name] as string;
+      const shown = async (name: string) => (await session.query<Record<string, string>>(`SHOW ${name}`)).rows[0][name];
       expect(await shown('statement_timeout')).toBe(`${SESSION_TIMEOUTS.statement_timeout / 1000}s`);
       expect(await shown('idle_in_transaction_session_timeout')).toBe(
         `${SESSION_TIMEOUTS.idle_in_transaction_session_timeout / 1000}s`,

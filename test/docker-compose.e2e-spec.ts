@@ -27,7 +27,7 @@ describe('docker-compose.yml', () => {
   let volumes: Record<string, unknown>;
 
   beforeAll(async () => {
-    ({ services, volumes } = parse(await read('docker-compose.yml')));
+    ({ services, volumes } = parse(await read('docker-compose.yml')) as { services: typeof services; volumes: typeof volumes });
   });
 
   it('runs db, then the migrations once, then the API', () => {
@@ -80,7 +80,7 @@ describe('docker-compose.fleet.yml', () => {
   let services: Record<string, Service & { extends?: { file: string; service: string }; networks?: unknown }>;
   let haproxy: string;
   beforeAll(async () => {
-    ({ services } = parse(await read('docker-compose.fleet.yml')));
+    ({ services } = parse(await read('docker-compose.fleet.yml')) as { services: typeof services });
     haproxy = await read('compose/haproxy.cfg');
   });
 

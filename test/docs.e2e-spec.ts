@@ -1,8 +1,12 @@
+import { expect } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
+import type { OpenAPIObject } from '@nestjs/swagger';
+import type { Pet } from '../src/pets/dto/pet.dto.js';
 import { auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
 
-const committed = async () => JSON.parse(await readFile(new URL('../openapi.json', import.meta.url), 'utf8'));
+const committed = async () =>
+  JSON.parse(await readFile(new URL('../openapi.json', import.meta.url), 'utf8')) as OpenAPIObject;
 
 describe('API documentation routes', () => {
   let t: TestApp;
@@ -86,7 +90,7 @@ describe('the service behaves as its document says', () => {
   });
 
   it('sends the documented deprecation headers on getPet', async () => {
-    const created = await request(t.origin, '/v1/pets', jsonBody({ name: 'Rex', categoryId: 1 }));
+    const created = await request<Pet>(t.origin, '/v1/pets', jsonBody({ name: 'Rex', categoryId: 1 }));
     const response = await request(t.origin, `/v1/pets/${created.body.id}`, { headers: auth() });
     expect(response.status).toBe(200);
     expect(response.headers.get('sunset')).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
@@ -100,8 +104,8 @@ describe('servers in the served document', () => {
       stagingBaseUrl: 'https://staging.pets.example.org/v1',
     });
     try {
-      const document = (await request(t.origin, '/docs-json')).body;
-      expect(document.servers.map((server: { url: string }) => server.url)).toEqual([
+      const document = (await request<OpenAPIObject>(t.origin, '/docs-json')).body;
+      expect(document.servers!.map((server) => server.url)).toEqual([
         'https://pets.example.org/v1',
         'https://staging.pets.example.org/v1',
         '/v1',

@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 import { readdirSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, Server } from 'node:net';
@@ -33,7 +34,7 @@ async function tableExists(url: string, table: string): Promise<boolean> {
   const sql = new Client({ connectionString: url });
   await sql.connect();
   try {
-    return (await sql.query('SELECT to_regclass($1) IS NOT NULL AS "exists"', [table])).rows[0].exists;
+    return (await sql.query<{ exists: boolean }>('SELECT to_regclass($1) IS NOT NULL AS "exists"', [table])).rows[0].exists;
   } finally {
     await sql.end();
   }

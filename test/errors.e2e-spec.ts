@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
+import { ApiResponse, auth, request, startTestApp, TestApp } from './support/test-app.js';
 
 /** Every error leaves as exactly { code, message, status } in JSON, with no stack or internals. */
 function expectError(response: ApiResponse, status: number, code: string, message: string) {
@@ -41,7 +41,7 @@ describe('errors (e2e)', () => {
   });
   afterAll(() => t.close());
 
-  const countPets = async () => Number((await t.sql.query('SELECT count(*) FROM pets')).rows[0].count);
+  const countPets = async () => Number((await t.sql.query<{ count: string }>('SELECT count(*) FROM pets')).rows[0].count);
 
   const post = (body: string | Uint8Array | undefined, headers: Record<string, string> = {}) =>
     request(t.origin, '/v1/pets', { method: 'POST', headers: { ...auth(), ...headers }, body });

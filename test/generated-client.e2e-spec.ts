@@ -1,9 +1,10 @@
+import { expect } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import openapiTS, { astToString } from 'openapi-typescript';
+import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import { request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -24,6 +25,11 @@ const tsconfig = {
   files: ['pets-scenario.ts', 'animal-store-api.d.ts'],
 };
 
+/** A failed `execFile`, which carries what the child printed. */
+type RunError = { stdout: string; stderr: string };
+/** What pets-scenario.ts returns for each step; the test compares each step whole. */
+type ScenarioStep = 'created' | 'listed' | 'fetched' | 'unauthorized' | 'badRequest';
+
 describe('a client generated from the served document', () => {
   let t: TestApp;
   let workDir: string;
@@ -40,17 +46,19 @@ describe('a client generated from the served document', () => {
   });
 
   it('type-checks with tsc and drives the service through create, filtered list, get, a 401 and a 400', async () => {
-    const document = (await request(t.origin, '/docs-json')).body;
+    const document = (await request<OpenAPI3>(t.origin, '/docs-json')).body;
     await writeFile(join(workDir, 'animal-store-api.d.ts'), astToString(await openapiTS(document)));
     await copyFile(SCENARIO, join(workDir, 'pets-scenario.ts'));
     await writeFile(join(workDir, 'tsconfig.json'), JSON.stringify(tsconfig));
 
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    await promisify(execFile)(process.execPath, [tsc, '-p', join(workDir, 'tsconfig.json')]).catch((error) => {
+    await promisify(execFile)(process.execPath, [tsc, '-p', join(workDir, 'tsconfig.json')]).catch((error: RunError) => {
       throw new Error(`tsc rejected the scenario:\n${error.stdout}${error.stderr}`);
     });
 
-    const { runPetsScenario } = await import(pathToFileURL(join(workDir, 'out', 'pets-scenario.js')).href);
+    const { runPetsScenario } = (await import(pathToFileURL(join(workDir, 'out', 'pets-scenario.js')).href)) as {
+      runPetsScenario: (baseUrl: string, apiKey: string) => Promise<Record<ScenarioStep, { pet?: unknown }>>;
+    };
     const result = await runPetsScenario(`${t.origin}/v1`, TEST_KEY);
 
     const pet = { id: expect.any(Number), name: 'Generated', categoryId: 7, status: 'pending' };

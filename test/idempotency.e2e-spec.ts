@@ -1,5 +1,8 @@
+import { expect } from '@jest/globals';
 import { connect } from 'node:net';
 import { IdempotencyPurgeService } from '../src/http/idempotency/idempotency-purge.service.js';
+import type { ErrorBody } from '../src/http/errors/api-error.js';
+import type { Pet } from '../src/pets/dto/pet.dto.js';
 import { jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
 
 const OTHER_KEY = 'other-key-0123456789abcdef';
@@ -26,7 +29,7 @@ function rawCreate(origin: string, idempotencyKey: Buffer, body: unknown): Promi
       const text = Buffer.concat(chunks).toString('utf8');
       const status = Number(text.slice(9, 12));
       const json = text.slice(text.indexOf('\r\n\r\n') + 4);
-      resolve({ status, body: json.startsWith('{') ? JSON.parse(json) : json });
+      resolve({ status, body: json.startsWith('{') ? (JSON.parse(json) as unknown) : json });
     });
     socket.end(Buffer.concat([head, idempotencyKey, Buffer.from('\r\n\r\n'), payload]));
   });
@@ -40,7 +43,7 @@ describe('Idempotency-Key on POST /v1/pets', () => {
   afterAll(() => t.close());
 
   const countByName = async (name: string) =>
-    Number((await t.sql.query('SELECT count(*) FROM pets WHERE name = $1', [name])).rows[0].count);
+    Number((await t.sql.query<{ count: string }>('SELECT count(*) FROM pets WHERE name = $1', [name])).rows[0].count);
 
   it('replays the first 201 and its body for the same key and body, creating nothing', async () => {
     const first = await request(t.origin, '/v1/pets', keyed('replay-1', { name: 'Replay', categoryId: 4 }));
@@ -71,16 +74,16 @@ describe('Idempotency-Key on POST /v1/pets', () => {
     // A request that waited too long for the first one's transaction may get 409 instead.
     for (const response of responses.filter((r) => r.status !== 201)) {
       expect(response.status).toBe(409);
-      expect(response.body.code).toBe('idempotency_key_in_use');
+      expect((response.body as ErrorBody).code).toBe('idempotency_key_in_use');
     }
     expect(created.length).toBeGreaterThan(0);
-    expect(new Set(created.map((response) => response.body.id)).size).toBe(1);
+    expect(new Set(created.map((response) => (response.body as Pet).id)).size).toBe(1);
     expect(await countByName('Burst')).toBe(1);
   });
 
   it('keeps the keys of different API keys apart', async () => {
-    const mine = await request(t.origin, '/v1/pets', keyed('shared-1', { name: 'Mine', categoryId: 2 }));
-    const theirs = await request(t.origin, '/v1/pets', keyed('shared-1', { name: 'Theirs', categoryId: 2 }, OTHER_KEY));
+    const mine = await request<Pet>(t.origin, '/v1/pets', keyed('shared-1', { name: 'Mine', categoryId: 2 }));
+    const theirs = await request<Pet>(t.origin, '/v1/pets', keyed('shared-1', { name: 'Theirs', categoryId: 2 }, OTHER_KEY));
     expect(mine.status).toBe(201);
     expect(theirs.status).toBe(201);
     expect(theirs.body.id).not.toBe(mine.body.id);
@@ -112,7 +115,7 @@ describe('Idempotency-Key on POST /v1/pets', () => {
   });
 
   it('leaves the create without a key as it was: one row per request', async () => {
-    const keys = async () => Number((await t.sql.query('SELECT count(*) FROM idempotency_keys')).rows[0].count);
+    const keys = async () => Number((await t.sql.query<{ count: string }>('SELECT count(*) FROM idempotency_keys')).rows[0].count);
     const keysBefore = await keys();
     const body = { name: 'Unkeyed', categoryId: 5 };
     await request(t.origin, '/v1/pets', jsonBody(body));

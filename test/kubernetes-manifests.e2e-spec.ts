@@ -1,10 +1,19 @@
+import { expect } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
-import { Deployment } from 'kubernetes-models/apps/v1';
-import { Job } from 'kubernetes-models/batch/v1';
-import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
-import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import {
+  ConfigMap,
+  Secret,
+  Service,
+  type IConfigMap,
+  type IPodTemplateSpec,
+  type ISecret,
+  type IService,
+} from 'kubernetes-models/v1';
+import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1';
+import { Job, type IJob } from 'kubernetes-models/batch/v1';
+import { HorizontalPodAutoscaler, type IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
+import { PodDisruptionBudget, type IPodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { parseAllDocuments } from 'yaml';
 import { OPERATIONS_ROUTES } from '../src/observability/operations-routes.js';
 import { loadConfig } from '../src/config/app-config.js';
@@ -35,11 +44,22 @@ const manifests: { file: string; manifest: Manifest }[] = files.flatMap((file) =
     return { file, manifest: document.toJS() as Manifest };
   }),
 );
-const only = (kind: string) => {
+/** The types of the kinds the checks below read; the first test validates every manifest against its schema. */
+interface Kinds {
+  ConfigMap: IConfigMap;
+  Secret: ISecret;
+  Service: IService;
+  Deployment: IDeployment;
+  Job: IJob;
+  HorizontalPodAutoscaler: IHorizontalPodAutoscaler;
+  PodDisruptionBudget: IPodDisruptionBudget;
+}
+const only = <K extends keyof Kinds>(kind: K): Kinds[K] => {
   const found = manifests.filter(({ manifest }) => manifest.kind === kind);
   expect(found).toHaveLength(1);
-  return found[0].manifest;
+  return found[0].manifest as Kinds[K];
 };
+const podOf = (workload: { spec?: { template: IPodTemplateSpec } }) => workload.spec!.template.spec!;
 
 describe('Kubernetes manifests (k8s/)', () => {
   it('are all known kinds and valid against the Kubernetes schemas', () => {
@@ -61,9 +81,9 @@ describe('Kubernetes manifests (k8s/)', () => {
   });
 
   const deployment = () => only('Deployment');
-  const config = () => only('ConfigMap').data as Record<string, string>;
-  const secret = () => only('Secret').stringData as Record<string, string>;
-  const api = () => deployment().spec.template.spec.containers[0];
+  const config = () => only('ConfigMap').data!;
+  const secret = () => only('Secret').stringData!;
+  const api = () => podOf(deployment()).containers[0];
 
   it('configure only variables the service documents, with values its configuration accepts', () => {
     const documented = readFileSync(join(ROOT, '.env.example'), 'utf8');
@@ -78,30 +98,30 @@ describe('Kubernetes manifests (k8s/)', () => {
 
   it('agree with the service: port, probe paths, drain delay and grace period', () => {
     const settings = loadConfig({ ...config(), ...secret() });
-    const pod = deployment().spec.template.spec;
-    const port = api().ports.find((p: { name: string }) => p.name === 'http');
+    const pod = podOf(deployment());
+    const port = api().ports!.find((p) => p.name === 'http')!;
     expect(port.containerPort).toBe(settings.port);
     expect(OPERATIONS_ROUTES).toMatchObject({ live: 'health/live', ready: 'health/ready' });
-    expect(api().livenessProbe.httpGet).toEqual({ path: '/health/live', port: 'http' });
-    expect(api().readinessProbe.httpGet).toEqual({ path: '/health/ready', port: 'http' });
+    expect(api().livenessProbe!.httpGet).toEqual({ path: '/health/live', port: 'http' });
+    expect(api().readinessProbe!.httpGet).toEqual({ path: '/health/ready', port: 'http' });
     // The drain outlasts the readiness probe's detection (period x failures) ...
-    const { periodSeconds, failureThreshold } = api().readinessProbe;
-    expect(settings.shutdownDrainDelayMs).toBeGreaterThanOrEqual(periodSeconds * failureThreshold * 1000);
+    const { periodSeconds, failureThreshold } = api().readinessProbe!;
+    expect(settings.shutdownDrainDelayMs).toBeGreaterThanOrEqual(periodSeconds! * failureThreshold! * 1000);
     // ... and the kubelet's SIGKILL comes only after the drain and the grace period.
-    expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(settings.shutdownDrainDelayMs + settings.shutdownGraceMs);
+    expect(pod.terminationGracePeriodSeconds! * 1000).toBeGreaterThan(settings.shutdownDrainDelayMs + settings.shutdownGraceMs);
     expect(api().envFrom).toEqual([
-      { configMapRef: { name: only('ConfigMap').metadata.name } },
-      { secretRef: { name: only('Secret').metadata.name } },
+      { configMapRef: { name: only('ConfigMap').metadata!.name } },
+      { secretRef: { name: only('Secret').metadata!.name } },
     ]);
-    expect(api().resources.requests).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
-    expect(api().resources.limits).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
+    expect(api().resources!.requests).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
+    expect(api().resources!.limits).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
   });
 
   it('run as the image user, not root, without privileges', () => {
     const dockerfileUser = /^USER (\S+)$/m.exec(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'))?.[1];
     expect(dockerfileUser).toBe('node'); // uid 1000 in the node images
     for (const workload of [deployment(), only('Job')]) {
-      const pod = workload.spec.template.spec;
+      const pod = podOf(workload);
       expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
       for (const container of pod.containers) {
         expect(container.securityContext).toMatchObject({
@@ -114,13 +134,13 @@ describe('Kubernetes manifests (k8s/)', () => {
   });
 
   it('point the Service, the budget and the autoscaler at the Deployment', () => {
-    const labels = deployment().spec.template.metadata.labels;
-    expect(deployment().spec.selector.matchLabels).toEqual(labels);
-    expect(only('Service').spec.selector).toEqual(labels);
-    expect(only('Service').spec.ports[0].targetPort).toBe('http');
-    expect(only('PodDisruptionBudget').spec.selector.matchLabels).toEqual(labels);
+    const labels = deployment().spec!.template.metadata!.labels;
+    expect(deployment().spec!.selector.matchLabels).toEqual(labels);
+    expect(only('Service').spec!.selector).toEqual(labels);
+    expect(only('Service').spec!.ports![0].targetPort).toBe('http');
+    expect(only('PodDisruptionBudget').spec!.selector!.matchLabels).toEqual(labels);
     const hpa = only('HorizontalPodAutoscaler').spec;
-    expect(hpa.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: deployment().metadata.name });
+    expect(hpa.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: deployment().metadata!.name });
     expect(hpa.metrics).toEqual([
       { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: expect.any(Number) } } },
     ]);
@@ -129,7 +149,7 @@ describe('Kubernetes manifests (k8s/)', () => {
 
   it('migrate with the same command as `npm run migration:run`, in the same image and configuration', () => {
     const packageJson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-    const job = only('Job').spec.template.spec.containers[0];
+    const job = podOf(only('Job')).containers[0];
     expect(job.command).toEqual(packageJson.scripts['migration:run'].split(' '));
     expect(job.image).toBe(api().image);
     expect(job.envFrom).toEqual(api().envFrom);

@@ -1,4 +1,5 @@
 import { ApiKeyStore } from '../src/auth/api-key-store.js';
+import type { Pet } from '../src/pets/dto/pet.dto.js';
 import { auth, jsonBody, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
 
 const METRICS_TOKEN = 'metrics-token-0123456789';
@@ -43,7 +44,7 @@ describe('/metrics', () => {
   });
 
   it('counts calls to the deprecated getPet by API key id', async () => {
-    const created = await request(t.origin, '/v1/pets', jsonBody({ name: 'Old', categoryId: 1 }));
+    const created = await request<Pet>(t.origin, '/v1/pets', jsonBody({ name: 'Old', categoryId: 1 }));
     for (let call = 0; call < 3; call += 1) {
       expect((await request(t.origin, `/v1/pets/${created.body.id}`, { headers: auth() })).status).toBe(200);
     }

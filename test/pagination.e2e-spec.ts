@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { randomBytes } from 'node:crypto';
@@ -55,7 +56,7 @@ interface Walk {
 }
 
 /** Follows `next` links from `path` to the last page; `alongside` runs concurrently with each page request. */
-async function walk(origin: string, path: string, alongside: () => Promise<unknown> = async () => undefined): Promise<Walk> {
+async function walk(origin: string, path: string, alongside: () => Promise<unknown> = () => Promise.resolve()): Promise<Walk> {
   const result: Walk = { pages: [], links: [] };
   let next: string | undefined = path;
   for (let page = 0; next !== undefined; page += 1) {
@@ -105,7 +106,9 @@ describe('keyset pagination of GET /v1/pets', () => {
 
   it('keeps the body a plain array of whitelisted animals', async () => {
     const response = await get('/v1/pets?limit=3');
-    const { rows } = await t.sql.query('SELECT id, name, category_id, status FROM pets ORDER BY id LIMIT 3');
+    const { rows } = await t.sql.query<{ id: string; name: string; category_id: string; status: string }>(
+      'SELECT id, name, category_id, status FROM pets ORDER BY id LIMIT 3',
+    );
     expect(response.body).toEqual(
       rows.map((row) => ({ id: Number(row.id), name: row.name, categoryId: Number(row.category_id), status: row.status })),
     );
@@ -271,7 +274,10 @@ describe('the page queries on a realistic table', () => {
 
   /** The plan as executed, so that "Rows Removed by Filter" would show rows read and thrown away. */
   async function explain(sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
-    const { rows } = await t.sql.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params);
+    const { rows } = await t.sql.query<{ 'QUERY PLAN': { Plan: Record<string, unknown> }[] }>(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
+      params,
+    );
     return nodes(rows[0]['QUERY PLAN'][0].Plan);
   }
 

@@ -1,3 +1,4 @@
+import type { Pet } from '../src/pets/dto/pet.dto.js';
 import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
 
 const MAX_SAFE = 9007199254740991;
@@ -16,11 +17,15 @@ describe('pets (e2e)', () => {
   afterAll(() => t.close());
   beforeEach(() => t.sql.query('TRUNCATE pets RESTART IDENTITY'));
 
-  const get = (path: string) => request(t.origin, path, { headers: auth() });
-  const create = (body: unknown) => request(t.origin, '/v1/pets', jsonBody(body));
+  const get = <T = unknown>(path: string) => request<T>(t.origin, path, { headers: auth() });
+  const create = (body: unknown) => request<Pet>(t.origin, '/v1/pets', jsonBody(body));
 
   const storedRows = async () =>
-    (await t.sql.query('SELECT id::text, name, category_id::text, status FROM pets ORDER BY id')).rows;
+    (
+      await t.sql.query<{ id: string; name: string; category_id: string; status: string }>(
+        'SELECT id::text, name, category_id::text, status FROM pets ORDER BY id',
+      )
+    ).rows;
 
   /** Rows inserted straight into the table with the ids given, in the order given. */
   async function seed(pets: { id: number; name?: string; status?: string }[]) {
@@ -50,7 +55,7 @@ describe('pets (e2e)', () => {
     it('returns at most 20 animals by default, ordered by id', async () => {
       await seed(Array.from({ length: 25 }, (_, index) => ({ id: 25 - index })));
 
-      const response = await get('/v1/pets');
+      const response = await get<Pet[]>('/v1/pets');
 
       expect(response.status).toBe(200);
       expect(response.body.map((pet: { id: number }) => pet.id)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
@@ -79,7 +84,7 @@ describe('pets (e2e)', () => {
     ])('honours limit=%s', async (limit, expected) => {
       await seed(Array.from({ length: 105 }, (_, index) => ({ id: index + 1 })));
 
-      const response = await get(`/v1/pets?limit=${limit}`);
+      const response = await get<Pet[]>(`/v1/pets?limit=${limit}`);
 
       expect(response.status).toBe(200);
       expect(response.body).toHaveLength(expected);
@@ -96,9 +101,9 @@ describe('pets (e2e)', () => {
         { id: 5, status: 'sold' },
       ]);
 
-      const sold = await get('/v1/pets?status=sold');
+      const sold = await get<Pet[]>('/v1/pets?status=sold');
       const pending = await get('/v1/pets?status=pending');
-      const firstTwoSold = await get('/v1/pets?status=sold&limit=2');
+      const firstTwoSold = await get<Pet[]>('/v1/pets?status=sold&limit=2');
 
       expect(sold.body.map((pet: { id: number }) => pet.id)).toEqual([1, 3, 5]);
       expect(sold.body.every((pet: { status: string }) => pet.status === 'sold')).toBe(true);

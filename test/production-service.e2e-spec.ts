@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { connect, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -37,7 +38,7 @@ async function startStuckRequest(origin: string): Promise<Socket> {
   let received = '';
   socket.on('data', (chunk) => (received += chunk.toString('latin1')));
   socket.on('error', () => undefined);
-  await pollUntil(async () => received.startsWith('HTTP/1.1 100 Continue'), { what: '100 Continue' });
+  await pollUntil(() => received.startsWith('HTTP/1.1 100 Continue'), { what: '100 Continue' });
   socket.write('{"name":');
   return socket;
 }
@@ -55,7 +56,7 @@ describe('the production build', () => {
   let service: ServiceProcess;
   const parsed = () => service.lines.map((line) => JSON.parse(line) as LogLine);
   const completed = (reqId: string) =>
-    pollUntil(async () => parsed().find((line) => line.reqId === reqId && line.msg === 'request completed'), {
+    pollUntil(() => parsed().find((line) => line.reqId === reqId && line.msg === 'request completed'), {
       what: `the log line of request ${reqId}`,
     });
 
@@ -128,7 +129,7 @@ describe('the production build', () => {
     expect(failed.status).toBe(500);
     expect(await failed.json()).toEqual({ code: 'internal_error', message: 'Internal server error.', status: 500 });
     const errorLine = await pollUntil(
-      async () => parsed().find((line) => line.context === 'ApiErrorFilter' && line.reqId === 'error-check-1'),
+      () => parsed().find((line) => line.context === 'ApiErrorFilter' && line.reqId === 'error-check-1'),
       { what: 'the error log line' },
     );
     expect(errorLine).toMatchObject({ level: 50, requestId: 'error-check-1', method: 'POST', route: '/v1/pets' });
@@ -173,7 +174,7 @@ describe('the production build', () => {
 
     const statuses = [...outcomes.values()];
     const created = [...outcomes].filter(([, outcome]) => outcome === 201).map(([name]) => name);
-    const failures = statuses.filter((outcome) => typeof outcome === 'string') as string[];
+    const failures = statuses.filter((outcome) => typeof outcome === 'string');
     const stored = (await sql.query<{ name: string }>("SELECT name FROM pets WHERE name LIKE 'burst-%'")).rows.map(
       (row) => row.name,
     );
@@ -226,7 +227,7 @@ describe('the production build, stopping with a request that never finishes', ()
       SHUTDOWN_GRACE_MS: String(graceMs),
     });
   const shutdownBegan = (service: ServiceProcess) =>
-    pollUntil(async () => service.lines.some((line) => line.includes('SIGTERM received')), {
+    pollUntil(() => service.lines.some((line) => line.includes('SIGTERM received')), {
       what: 'the shutdown to begin',
     });
 

@@ -87,7 +87,10 @@ describe('ApiKeyGuard', () => {
     // Rate limiting has specs of its own; here it is off, and failed attempts are only recorded.
     const authFailures = {
       assertNotBlocked: () => undefined,
-      recordFailure: async (ip: string) => void failures.push(ip),
+      recordFailure: (ip: string) => {
+        failures.push(ip);
+        return Promise.resolve();
+      },
     } as unknown as AuthFailureLimiter;
     guard = new ApiKeyGuard(new Reflector(), authFailures);
   });
@@ -102,7 +105,7 @@ describe('ApiKeyGuard', () => {
     );
 
     it('still protects a route whose metadata says it is not public', async () => {
-      await expect(rejection(guard.canActivate(contextFor({ headers: {} }, 'explicitly not public')) as Promise<boolean>)).resolves.toEqual(
+      await expect(rejection(guard.canActivate(contextFor({ headers: {} }, 'explicitly not public')))).resolves.toEqual(
         MISSING,
       );
     });
@@ -127,13 +130,13 @@ describe('ApiKeyGuard', () => {
       ['no Authorization header', {}],
       ['the Basic scheme', { authorization: 'Basic dXNlcjpwYXNz' }],
     ])('answers %s with 401 and the bare challenge', async (_case, headers) => {
-      await expect(rejection(guard.canActivate(contextFor({ headers })) as Promise<boolean>)).resolves.toEqual(MISSING);
+      await expect(rejection(guard.canActivate(contextFor({ headers })))).resolves.toEqual(MISSING);
     });
 
     it('answers a wrong key with 401 and error="invalid_token"', async () => {
       const context = contextFor({ headers: { authorization: 'Bearer wrong-key-0123456789abcdef' } });
 
-      await expect(rejection(guard.canActivate(context) as Promise<boolean>)).resolves.toEqual(INVALID);
+      await expect(rejection(guard.canActivate(context))).resolves.toEqual(INVALID);
     });
 
     it.each([['Bearer'], ['Bearer two words'], ['Bearer  double-space']])(
@@ -141,7 +144,7 @@ describe('ApiKeyGuard', () => {
       async (authorization) => {
         const context = contextFor({ headers: { authorization } });
 
-        await expect(rejection(guard.canActivate(context) as Promise<boolean>)).resolves.toEqual(MALFORMED);
+        await expect(rejection(guard.canActivate(context))).resolves.toEqual(MALFORMED);
       },
     );
 
@@ -153,7 +156,7 @@ describe('ApiKeyGuard', () => {
     ])('ignores access_token in the %s', async (_case, extra) => {
       const context = contextFor({ headers: {}, ...extra });
 
-      await expect(rejection(guard.canActivate(context) as Promise<boolean>)).resolves.toEqual(MISSING);
+      await expect(rejection(guard.canActivate(context))).resolves.toEqual(MISSING);
       expect(store.presented).toEqual([]);
     });
 

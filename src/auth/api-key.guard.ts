@@ -1,11 +1,10 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/errors/api-error.js';
 import { ErrorCode } from '../http/errors/error-code.js';
 import { AuthFailureLimiter } from './rate-limit/auth-failure-limiter.js';
-import type { ApiKeyIdentity } from './api-key-identity.js';
+import type { ApiKeyIdentity, AuthenticatedRequest } from './api-key-identity.js';
 import { REALM } from '../http/http.constants.js';
 import { IS_PUBLIC } from './public.decorator.js';
 
@@ -29,7 +28,7 @@ export class ApiKeyGuard extends AuthGuard('bearer') {
     if (isPublic) return true;
 
     const http = context.switchToHttp();
-    const request = http.getRequest<FastifyRequest & { user: ApiKeyIdentity }>();
+    const request = http.getRequest<AuthenticatedRequest>();
     this.authFailures.assertNotBlocked(request.ip);
     try {
       await super.canActivate(context);
@@ -42,7 +41,7 @@ export class ApiKeyGuard extends AuthGuard('bearer') {
 
   // `challenge` is what passport-http-bearer answers: the WWW-Authenticate value
   // (RFC 6750 §3), or a bare status (400) for a malformed Authorization header.
-  handleRequest<TUser = ApiKeyIdentity>(error: unknown, identity: TUser | false, challenge: unknown): TUser {
+  handleRequest<TUser = ApiKeyIdentity>(error: Error | null, identity: TUser | false, challenge: unknown): TUser {
     if (error) throw error;
     if (identity) return identity;
     if (typeof challenge === 'string' && challenge.includes('invalid_token')) {

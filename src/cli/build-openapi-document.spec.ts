@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { OpenAPIObject, OperationObject, ParameterObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
 import { readFile } from 'node:fs/promises';
@@ -76,7 +77,7 @@ describe('OpenAPI document', () => {
     const statusParameter = operation('/pets', 'get').parameters!.find((p) => (p as ParameterObject).name === 'status');
     expect(statusParameter).toEqual({ name: 'status', in: 'query', required: false, schema: statusRef });
     const enums: unknown[] = [];
-    JSON.stringify(document, (key, value) => (key === 'enum' ? void enums.push(value) : value));
+    JSON.stringify(document, (key, value: unknown) => (key === 'enum' ? void enums.push(value) : value));
     const multiValued = enums.filter((values) => (values as unknown[]).length > 1 && !JSON.stringify(values).includes('Bearer'));
     expect(multiValued).toEqual([schema('PetStatus').enum, ERROR_CODES]);
   });

@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { AppConfig, ConfigError, readConfig } from '../config/app-config.js';
 import { dataSourceOptions } from '../database/data-source-options.js';
@@ -6,7 +7,7 @@ import { openEmbeddedDatabase } from '../database/embedded-postgres.js';
 
 /** DATABASE_URL, or the embedded cluster under DATA_DIR: the running one, else started for this command. */
 export async function openCliDatabase(config: AppConfig): Promise<{ url: string; close(): Promise<void> }> {
-  if (config.databaseUrl) return { url: config.databaseUrl, close: async () => undefined };
+  if (config.databaseUrl) return { url: config.databaseUrl, close: () => Promise.resolve() };
   return openEmbeddedDatabase({ dataDir: config.dataDir, port: config.embeddedPostgresPort });
 }
 
@@ -19,7 +20,9 @@ export function oneLine(error: unknown): string {
     const code = (error as NodeJS.ErrnoException).code;
     return (error.message || code || error.name).split('\n')[0];
   }
-  return error === undefined || error === null || String(error) === '' ? 'an unknown error' : String(error).split('\n')[0];
+  if (error === undefined || error === null) return 'an unknown error';
+  const text = typeof error === 'string' ? error : inspect(error);
+  return text === '' ? 'an unknown error' : text.split('\n')[0];
 }
 
 /** Connects `dataSource`; a failure names the database tried (never its password) and what to set. */

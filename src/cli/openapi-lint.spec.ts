@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { OpenAPIObject, ParameterObject, RequestBodyObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
 import { OPENAPI_FILE } from './build-openapi-document.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -75,18 +76,20 @@ describe('openapi.json under the linters client developers use', () => {
     });
     afterAll(() => rm(directory, { recursive: true, force: true }));
 
-    async function writeBroken(change: (document: any) => void): Promise<void> {
-      const document = JSON.parse(await readFile(OPENAPI_FILE, 'utf8'));
+    async function writeBroken(change: (document: OpenAPIObject) => void): Promise<void> {
+      const document = JSON.parse(await readFile(OPENAPI_FILE, 'utf8')) as OpenAPIObject;
       change(document);
       await writeFile(join(directory, 'openapi.json'), JSON.stringify(document, null, 2));
     }
 
     it('Spectral: a 2XX without the rate-limit headers, a list without maxItems, a string without bounds', async () => {
       await writeBroken((document) => {
-        const ok = document.paths['/pets'].get.responses['200'];
-        delete ok.headers['X-RateLimit-Limit'];
-        delete ok.content['application/json'].schema.maxItems;
-        delete document.paths['/pets'].get.parameters.find((p: { name: string }) => p.name === 'cursor').schema.maxLength;
+        const list = document.paths['/pets'].get!;
+        const ok = list.responses['200'] as ResponseObject;
+        delete ok.headers!['X-RateLimit-Limit'];
+        delete (ok.content!['application/json'].schema as SchemaObject).maxItems;
+        const cursor = (list.parameters as ParameterObject[]).find((p) => p.name === 'cursor')!;
+        delete (cursor.schema as SchemaObject).maxLength;
       });
       const codes = (await spectral(directory)).filter((p) => p.severity === ERROR).map((p) => p.code);
       expect(codes).toEqual(
@@ -96,7 +99,8 @@ describe('openapi.json under the linters client developers use', () => {
 
     it('Redocly: a reference to a schema that does not exist', async () => {
       await writeBroken((document) => {
-        document.paths['/pets'].post.requestBody.content['application/json'].schema.$ref = '#/components/schemas/Missing';
+        const body = document.paths['/pets'].post!.requestBody as RequestBodyObject;
+        body.content['application/json'].schema = { $ref: '#/components/schemas/Missing' };
       });
       const report = await redocly(directory);
       expect(report.problems.filter((p) => p.severity === 'error').map((p) => p.ruleId)).toContain('no-unresolved-refs');

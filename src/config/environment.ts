@@ -34,7 +34,7 @@ const got = (args: ValidationArguments) => `got "${args.value}"`;
 function IntegerFrom(min: number, max: number) {
   const message = (args: ValidationArguments) => `${args.property} must be an integer from ${min} to ${max}, ${got(args)}`;
   return applyDecorators(
-    Transform(({ value }) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value)),
+    Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value)),
     IsInt({ message }),
     Min(min, { message }),
     Max(max, { message }),
@@ -44,14 +44,14 @@ function IntegerFrom(min: number, max: number) {
 function FractionFrom0To1() {
   const message = (args: ValidationArguments) => `${args.property} must be a number from 0 to 1, ${got(args)}`;
   return applyDecorators(
-    Transform(({ value }) => (typeof value === 'string' && /^(0(\.\d+)?|1(\.0+)?)$/.test(value) ? Number(value) : value)),
+    Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^(0(\.\d+)?|1(\.0+)?)$/.test(value) ? Number(value) : value)),
     IsNumber({}, { message }),
   );
 }
 
 function TrueOrFalse() {
   return applyDecorators(
-    Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value)),
+    Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value)),
     IsBoolean({ message: (args) => `${args.property} must be "true" or "false", ${got(args)}` }),
   );
 }
@@ -109,7 +109,7 @@ const TOKEN = /^[\x21-\x7e]{16,512}$/;
 
 /** Comma-separated keys, trimmed, empty entries dropped; an invalid one is named by its position, never shown. */
 function KeyList() {
-  const firstInvalid = (keys: unknown) => (Array.isArray(keys) ? keys.findIndex((key) => !TOKEN.test(key)) : 0);
+  const firstInvalid = (keys: unknown) => (Array.isArray(keys) ? keys.findIndex((key: string) => !TOKEN.test(key)) : 0);
   return applyDecorators(
     Transform(({ value }) =>
       String(value ?? '')
@@ -142,7 +142,7 @@ function isAddressOrRange(entry: string): boolean {
 /** Comma-separated proxy addresses, CIDR ranges or proxy-addr's names; the first invalid one is named. */
 function ProxyList() {
   const firstInvalid = (entries: unknown) =>
-    Array.isArray(entries) ? entries.find((entry: string) => !PROXY_NAMES.includes(entry) && !isAddressOrRange(entry)) : '';
+    Array.isArray(entries) ? (entries as string[]).find((entry) => !PROXY_NAMES.includes(entry) && !isAddressOrRange(entry)) : '';
   return applyDecorators(
     Transform(({ value }) =>
       String(value ?? '')

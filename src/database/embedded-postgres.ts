@@ -164,7 +164,7 @@ export async function openEmbeddedDatabase(
         `The embedded PostgreSQL of DATA_DIR=${options.dataDir} runs on port ${port} (its postmaster.pid) but refused the connection (${refused}): wait until it has started, or set DATABASE_URL.`,
       );
     }
-    return { url, close: async () => undefined };
+    return { url, close: () => Promise.resolve() };
   }
   const started = await startEmbeddedPostgres(options);
   return { url: started.url, close: () => started.stop() };

@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 import { CallHandler, ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { PinoLogger } from 'nestjs-pino';

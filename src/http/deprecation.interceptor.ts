@@ -1,11 +1,11 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import { PinoLogger } from 'nestjs-pino';
 import type { Logger as Pino } from 'pino';
 import { Observable } from 'rxjs';
-import type { ApiKeyIdentity } from '../auth/api-key-identity.js';
+import type { AuthenticatedRequest } from '../auth/api-key-identity.js';
 
 export interface DeprecationPolicy {
   /** When the operation became deprecated. */
@@ -79,7 +79,7 @@ export class DeprecationInterceptor implements NestInterceptor {
 
     const http = context.switchToHttp();
     http.getResponse<FastifyReply>().headers(operation.headers);
-    const request = http.getRequest<FastifyRequest & { user?: ApiKeyIdentity }>();
+    const request = http.getRequest<AuthenticatedRequest>();
     const keyId = request.user?.id ?? 'unknown';
     this.metrics.recordDeprecatedCall(operation.operationId, keyId);
     const caller = `${operation.operationId} ${keyId}`;

@@ -26,6 +26,7 @@ export function registerJsonBodyParser(fastify: FastifyInstance): void {
       done(new ApiError(400, ErrorCode.InvalidJson, 'The request body is not valid UTF-8.'));
       return;
     }
-    parseJson(request, body.toString('utf8'), done);
+    // Fastify's default parser answers through `done`; its type also allows a promise, which it never returns.
+    void parseJson(request, body.toString('utf8'), done);
   });
 }

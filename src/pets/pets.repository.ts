@@ -133,7 +133,7 @@ export class PetsRepository {
   /** One round trip: the stored values are the ones sent, and `RETURNING` gives the id. */
   private async insertWith(pets: Repository<PetEntity>, pet: NewPetRow): Promise<Pet> {
     const categoryId = String(pet.categoryId);
-    const [{ id }]: Pick<PetRow, 'id'>[] = await pets.query(...this.insertion.bind({ ...pet, categoryId }));
+    const [{ id }] = await pets.query<Pick<PetRow, 'id'>[]>(...this.insertion.bind({ ...pet, categoryId }));
     return toPet({ ...pet, id, categoryId });
   }
 

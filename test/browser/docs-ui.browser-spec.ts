@@ -55,7 +55,7 @@ describe('Swagger UI at /docs in headless Chromium', () => {
     await page.goto(`${t.origin}/docs`);
     const animals = page.locator('.opblock-tag-section').filter({ has: page.locator('[data-tag="animals"]') });
     await animals.locator('.opblock').first().waitFor();
-    expect(await animals.locator('.opblock').evaluateAll((blocks) => blocks.map((block) => block.id))).toEqual([
+    expect(await animals.locator('.opblock').evaluateAll((blocks: { id: string }[]) => blocks.map((block) => block.id))).toEqual([
       'operations-animals-listPets',
       'operations-animals-createPet',
       'operations-animals-getPet',

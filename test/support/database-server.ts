@@ -98,7 +98,7 @@ export async function startEmbeddedServer(): Promise<EmbeddedServer> {
  */
 export async function startDatabaseServer(): Promise<DatabaseServer> {
   if (process.env.TEST_DATABASE_URL) {
-    return { adminUrl: process.env.TEST_DATABASE_URL, stop: async () => undefined };
+    return { adminUrl: process.env.TEST_DATABASE_URL, stop: () => Promise.resolve() };
   }
   if (dockerReachable()) {
     try {

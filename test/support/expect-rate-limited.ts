@@ -1,4 +1,5 @@
 /** A 429 exactly as the service answers it: the Error body, `Retry-After` and the `X-RateLimit-*` headers. */
+import { expect } from '@jest/globals';
 export function expectRateLimited(response: { status: number; headers: Headers; body: unknown }, limit: number) {
   expect(response.status).toBe(429);
   expect(response.headers.get('content-type')).toMatch(/^application\/json/);

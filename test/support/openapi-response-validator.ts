@@ -329,8 +329,10 @@ export class OpenApiResponseValidator {
   /** A header, path or query value as its schema's type reads it. */
   private parameterValue(schemaRef: string, text: string): unknown {
     const path = schemaRef.slice(`${DOCUMENT_ID}#/`.length).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-    let schema = path.reduce<any>((node, segment) => node?.[segment], this.document) as SchemaObject & { $ref?: string };
-    if (schema?.$ref) schema = this.document.components!.schemas![schema.$ref.replace('#/components/schemas/', '')] as SchemaObject;
+    let schema = path.reduce<unknown>((node, segment) => (node as Record<string, unknown> | undefined)?.[segment], this.document) as
+      | (SchemaObject & { $ref?: string })
+      | undefined;
+    if (schema?.$ref) schema = this.document.components!.schemas![schema.$ref.replace('#/components/schemas/', '')];
     return schema?.type === 'integer' && CANONICAL_INTEGER.test(text) ? Number(text) : text;
   }
 

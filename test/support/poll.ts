@@ -1,6 +1,9 @@
+/** What a probe answers before it is satisfied: nothing, or a falsy value. */
+type OrFalsy<T> = T | undefined | null | false;
+
 /** Calls `probe` until it returns something truthy, every `intervalMs`, for at most `timeoutMs`. */
 export async function pollUntil<T>(
-  probe: () => Promise<T | undefined | null | false>,
+  probe: () => OrFalsy<T> | Promise<OrFalsy<T>>,
   { timeoutMs = 15_000, intervalMs = 100, what = 'condition' } = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -14,5 +17,7 @@ export async function pollUntil<T>(
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
-  throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+  throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${describeError(lastError)}` : ''}`);
 }
+
+const describeError = (error: unknown): string => (error instanceof Error ? error.toString() : JSON.stringify(error));

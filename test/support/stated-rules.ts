@@ -22,7 +22,10 @@ export function markStatedRules(document: OpenAPIObject): OpenAPIObject {
     const schema = pointer
       .split('/')
       .slice(1)
-      .reduce<any>((node, segment) => node?.[segment.replace(/~1/g, '/').replace(/~0/g, '~')], copy);
+      .reduce<unknown>(
+        (node, segment) => (node as Record<string, unknown> | undefined)?.[segment.replace(/~1/g, '/').replace(/~0/g, '~')],
+        copy,
+      ) as Record<string, unknown> | undefined;
     if (!schema) throw new Error(`The document has no schema at ${pointer}, where a rule in words was expected`);
     schema[STATED_RULE] = pointer;
   }

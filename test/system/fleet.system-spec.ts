@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { KEY_CACHE_TTL_MS } from '../../src/auth/api-keys/database-api-key-store.js';
@@ -134,7 +135,7 @@ describe('a fleet through PgBouncer in transaction mode', () => {
     const client = new pg.Client({ connectionString: bouncer.url(DATABASE, APP_ROLE) });
     await client.connect();
     try {
-      const shown = async (setting: string) => (await client.query(`SHOW ${setting}`)).rows[0][setting] as string;
+      const shown = async (setting: string) => (await client.query<Record<string, string>>(`SHOW ${setting}`)).rows[0][setting];
       expect(await shown('statement_timeout')).toBe(`${SESSION_TIMEOUTS.statement_timeout / 1000}s`);
       expect(await shown('idle_in_transaction_session_timeout')).toBe(`${SESSION_TIMEOUTS.idle_in_transaction_session_timeout / 1000}s`);
       const started = Date.now();
@@ -238,7 +239,7 @@ describe('guarantees across instances', () => {
     const first = await fetch(`${instances.a.origin}/v1/pets`, init);
     const again = await fetch(`${instances.c.origin}/v1/pets`, init);
     const [firstBody, againBody] = [await first.json(), await again.json()];
-    const count = Number((await sql.query("SELECT count(*) FROM pets WHERE name = 'fleet-idempotent'")).rows[0].count);
+    const count = Number((await sql.query<{ count: string }>("SELECT count(*) FROM pets WHERE name = 'fleet-idempotent'")).rows[0].count);
     report('Idempotency-Key create on a, repeated on c', {
       first: first.status,
       repeated: again.status,

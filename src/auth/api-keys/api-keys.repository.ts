@@ -26,7 +26,7 @@ export interface NewApiKeyRow {
  */
 function redactParameters(error: unknown): never {
   if (error && typeof error === 'object' && 'parameters' in error) {
-    (error as { parameters: unknown }).parameters = ['[redacted]'];
+    error.parameters = ['[redacted]'];
   }
   throw error;
 }
@@ -40,15 +40,15 @@ export class ApiKeysRepository {
 
   /** The identity of the active (not revoked) key with this digest; served by `api_keys_digest_key`. */
   async findActiveByDigest(digest: string): Promise<ApiKeyIdentity | undefined> {
-    const rows: ApiKeyIdentity[] = await this.keys
-      .query('SELECT id::text AS id, name FROM api_keys WHERE digest = $1 AND revoked_at IS NULL', [digest])
+    const rows = await this.keys
+      .query<ApiKeyIdentity[]>('SELECT id::text AS id, name FROM api_keys WHERE digest = $1 AND revoked_at IS NULL', [digest])
       .catch(redactParameters);
     return rows[0];
   }
 
   async insert(key: NewApiKeyRow): Promise<ApiKeySummary> {
-    const rows: ApiKeySummary[] = await this.keys
-      .query(`INSERT INTO api_keys (name, prefix, digest) VALUES ($1, $2, $3) RETURNING ${SUMMARY}`, [
+    const rows = await this.keys
+      .query<ApiKeySummary[]>(`INSERT INTO api_keys (name, prefix, digest) VALUES ($1, $2, $3) RETURNING ${SUMMARY}`, [
         key.name,
         key.prefix,
         key.digest,

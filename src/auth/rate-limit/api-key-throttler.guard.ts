@@ -1,10 +1,7 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import { ThrottlerGuard, type ThrottlerLimitDetail } from '@nestjs/throttler';
-import type { FastifyRequest } from 'fastify';
-import type { ApiKeyIdentity } from '../api-key-identity.js';
+import type { AuthenticatedRequest } from '../api-key-identity.js';
 import { rateLimitedError } from './rate-limited.error.js';
-
-type AuthenticatedRequest = FastifyRequest & { user?: ApiKeyIdentity };
 
 /**
  * @nestjs/throttler's guard holding each API key to RATE_LIMIT_PER_MINUTE requests across all routes. It runs
@@ -12,12 +9,12 @@ type AuthenticatedRequest = FastifyRequest & { user?: ApiKeyIdentity };
  */
 @Injectable()
 export class ApiKeyThrottlerGuard extends ThrottlerGuard {
-  protected override async shouldSkip(context: ExecutionContext): Promise<boolean> {
-    return context.switchToHttp().getRequest<AuthenticatedRequest>().user === undefined;
+  protected override shouldSkip(context: ExecutionContext): Promise<boolean> {
+    return Promise.resolve(context.switchToHttp().getRequest<AuthenticatedRequest>().user === undefined);
   }
 
-  protected override async getTracker(request: Record<string, unknown>): Promise<string> {
-    return (request as unknown as AuthenticatedRequest).user!.id;
+  protected override getTracker(request: Record<string, unknown>): Promise<string> {
+    return Promise.resolve((request as unknown as AuthenticatedRequest).user!.id);
   }
 
   /** One budget per key, whichever route it calls (the default key is per route). */
@@ -25,7 +22,7 @@ export class ApiKeyThrottlerGuard extends ThrottlerGuard {
     return `${throttlerName}:${tracker}`;
   }
 
-  protected override async throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
+  protected override throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
     throw rateLimitedError(detail.limit, detail.timeToBlockExpire, 'requests for this API key');
   }
 }

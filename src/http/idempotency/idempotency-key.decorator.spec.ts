@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 import { ApiError } from '../errors/api-error.js';
 import { IDEMPOTENCY_KEY_PATTERN, parseIdempotencyKey } from './idempotency-key.decorator.js';
 

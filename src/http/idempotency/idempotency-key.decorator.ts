@@ -1,4 +1,5 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
 import { ErrorCode } from '../errors/error-code.js';
 
@@ -28,5 +29,5 @@ export function parseIdempotencyKey(value: unknown): string | undefined {
 
 /** The optional `Idempotency-Key` request header, validated. */
 export const IdempotencyKey = createParamDecorator((_data: unknown, context: ExecutionContext) =>
-  parseIdempotencyKey(context.switchToHttp().getRequest().headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()]),
+  parseIdempotencyKey(context.switchToHttp().getRequest<FastifyRequest>().headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()]),
 );

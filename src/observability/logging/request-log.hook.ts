@@ -1,8 +1,8 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { PinoLogger } from 'nestjs-pino';
-import type { ApiKeyIdentity } from '../../auth/api-key-identity.js';
+import type { AuthenticatedRequest } from '../../auth/api-key-identity.js';
 
 /** One log line per request, written when the response is done: what was called, by whom, how it ended. */
 @Injectable()
@@ -24,7 +24,7 @@ export class RequestLogHook implements OnModuleInit {
           route: request.routeOptions.url ?? null,
           status,
           durationMs: Math.round(reply.elapsedTime * 100) / 100,
-          keyId: (request as FastifyRequest & { user?: ApiKeyIdentity }).user?.id ?? null,
+          keyId: (request as AuthenticatedRequest).user?.id ?? null,
         },
         'request completed',
       );

@@ -8,12 +8,14 @@ import type { LoggerService } from '@nestjs/common';
 export function withoutControllerHeadings(logger: LoggerService): LoggerService {
   const untrue = (params: unknown[]) => params[params.length - 1] === 'RoutesResolver';
   return {
-    log: (message, ...params) => untrue(params) || logger.log(message, ...params),
-    error: (message, ...params) => logger.error(message, ...params),
-    warn: (message, ...params) => logger.warn(message, ...params),
-    debug: (message, ...params) => logger.debug?.(message, ...params),
-    verbose: (message, ...params) => logger.verbose?.(message, ...params),
-    fatal: (message, ...params) => logger.fatal?.(message, ...params),
-    setLogLevels: (levels) => logger.setLogLevels?.(levels),
+    log: (message: unknown, ...params: unknown[]) => {
+      if (!untrue(params)) logger.log(message, ...params);
+    },
+    error: (message: unknown, ...params: unknown[]) => void logger.error(message, ...params),
+    warn: (message: unknown, ...params: unknown[]) => void logger.warn(message, ...params),
+    debug: (message: unknown, ...params: unknown[]) => void logger.debug?.(message, ...params),
+    verbose: (message: unknown, ...params: unknown[]) => void logger.verbose?.(message, ...params),
+    fatal: (message: unknown, ...params: unknown[]) => void logger.fatal?.(message, ...params),
+    setLogLevels: (levels) => void logger.setLogLevels?.(levels),
   };
 }

@@ -1,0 +1,35 @@
+// @ts-check
+import eslint from '@eslint/js';
+import { defineConfig, globalIgnores, includeIgnoreFile } from 'eslint/config';
+import eslintPluginPrettierRecommended from 'eslint-plugin-prettier/recommended';
+import globals from 'globals';
+import { fileURLToPath } from 'node:url';
+import tseslint from 'typescript-eslint';
+
+// The scenarios import the client a spec generates into test/artifacts at run time, and are typechecked there.
+const GENERATED_CLIENT_SCENARIOS = ['test/generated-client/**/*.ts', 'test/hey-api-client/**/*.ts'];
+
+export default defineConfig(
+  includeIgnoreFile(fileURLToPath(new URL('.gitignore', import.meta.url)), '.gitignore'),
+  globalIgnores(['eslint.config.mjs', '*.config.js']),
+  eslint.configs.recommended,
+  tseslint.configs.recommendedTypeChecked,
+  eslintPluginPrettierRecommended,
+  {
+    languageOptions: {
+      globals: { ...globals.node, ...globals.jest },
+      sourceType: 'module',
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+  },
+  {
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-floating-promises': 'warn',
+      '@typescript-eslint/no-unsafe-argument': 'warn',
+      // `const { id: _id, ...rest } = value` is how a property is left out of a copy.
+      '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
+    },
+  },
+  { files: GENERATED_CLIENT_SCENARIOS, extends: [tseslint.configs.disableTypeChecked] },
+);
