@@ -13,10 +13,15 @@ const compileToCommonJs = JEST_REQUIRES_ESM
   : {
       [`/node_modules/(${ESM_ONLY_REQUIRED_FROM_CJS.join('|')})/.+\\.js$`]: [
         'ts-jest',
-        { useESM: false, tsconfig: { allowJs: true, module: 'commonjs', moduleResolution: 'node10', isolatedModules: true } },
+        {
+          useESM: false,
+          tsconfig: { allowJs: true, module: 'commonjs', moduleResolution: 'node10', isolatedModules: true },
+        },
       ],
     };
-const TRANSFORMED_PACKAGES = JEST_REQUIRES_ESM ? CJS_REQUIRING_NEST : [...ESM_ONLY_REQUIRED_FROM_CJS, ...CJS_REQUIRING_NEST];
+const TRANSFORMED_PACKAGES = JEST_REQUIRES_ESM
+  ? CJS_REQUIRING_NEST
+  : [...ESM_ONLY_REQUIRED_FROM_CJS, ...CJS_REQUIRING_NEST];
 
 /** @type {import('jest').Config} */
 export default {
@@ -30,7 +35,8 @@ export default {
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true }],
     ...compileToCommonJs,
-    [`/node_modules/(${CJS_REQUIRING_NEST.join('|')})/.+\\.js$`]: '<rootDir>/test/support/jest/require-esm.transformer.cjs',
+    [`/node_modules/(${CJS_REQUIRING_NEST.join('|')})/.+\\.js$`]:
+      '<rootDir>/test/support/jest/require-esm.transformer.cjs',
   },
   transformIgnorePatterns: [`/node_modules/(?!(${TRANSFORMED_PACKAGES.join('|')})/)`],
   setupFiles: ['<rootDir>/test/support/jest/preload-esm.ts'],

@@ -64,7 +64,9 @@ const insertAnimals = (spread: StatusSpread) => `
  * a temporary directory, started the way `npm start` starts it. The migrations
  * are applied either way.
  */
-export async function startBenchDatabase({ urlVariable = 'BENCH_DATABASE_URL' }: BenchDatabaseOptions = {}): Promise<BenchDatabase> {
+export async function startBenchDatabase({
+  urlVariable = 'BENCH_DATABASE_URL',
+}: BenchDatabaseOptions = {}): Promise<BenchDatabase> {
   let embedded: EmbeddedDatabase | null = null;
   let dataDir: string | null = null;
   let url = process.env[urlVariable];

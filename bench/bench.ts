@@ -15,8 +15,26 @@ import { promisify } from 'node:util';
 import { startBenchDatabase } from './bench-database.js';
 import { checkAnswers } from './answers.js';
 import { benchRoutes, load, LoadResult, median, sequentialLatency } from './load.js';
-import { ratios, ratioTable, resultsTable, RouteSummary, ServerName, summarise, targets, targetTable } from './report.js';
-import { freePort, peakRssMiB, root, RunningService, ServerProcess, serviceEnv, startServer, startService } from './server-process.js';
+import {
+  ratios,
+  ratioTable,
+  resultsTable,
+  RouteSummary,
+  ServerName,
+  summarise,
+  targets,
+  targetTable,
+} from './report.js';
+import {
+  freePort,
+  peakRssMiB,
+  root,
+  RunningService,
+  ServerProcess,
+  serviceEnv,
+  startServer,
+  startService,
+} from './server-process.js';
 
 const quick = process.argv.includes('--quick');
 const withFloor = process.argv.includes('--floor');
@@ -59,7 +77,9 @@ const startBenchService = (databaseUrl: string, key: string, logDir: string) =>
 /** The yardsticks, in the order they take their turns after the service, and the script each runs. */
 const YARDSTICKS = { straightforward: 'straightforward-app', ceiling: 'ceiling', floor: 'nest-floor' } as const;
 type YardstickName = keyof typeof YARDSTICKS;
-const yardsticks: YardstickName[] = withFloor ? ['straightforward', 'ceiling', 'floor'] : ['straightforward', 'ceiling'];
+const yardsticks: YardstickName[] = withFloor
+  ? ['straightforward', 'ceiling', 'floor']
+  : ['straightforward', 'ceiling'];
 
 /** A yardstick server, given the key in its in-memory set. */
 async function startYardstick(
@@ -151,7 +171,9 @@ async function main(): Promise<number> {
     running.push(service);
     startups.push(service.startupMs);
     const startupWarmMs = median(startups);
-    console.log(`start-up of node dist/main.js, PostgreSQL running: ${startupWarmMs.toFixed(0)} ms (median of ${startups.length})`);
+    console.log(
+      `start-up of node dist/main.js, PostgreSQL running: ${startupWarmMs.toFixed(0)} ms (median of ${startups.length})`,
+    );
 
     const scaleUrl = `${service.origin}/v1/pets?limit=100&status=available`;
     const scale: { rows: number; medianMs: number }[] = [];
@@ -210,20 +232,30 @@ async function main(): Promise<number> {
     // `npm start` builds again first: only the full run pays for that.
     const coldNpmStartMs = quick ? null : await coldStart('npm', ['start'], logDir, 'cold-npm-start');
 
-    console.log(`\n${settings.rounds} rounds of ${settings.seconds} s per route and server (after ${settings.warmupSeconds} s warm-up), ${settings.connections} connections, ${settings.seededAnimals} animals, ${cpus().length} CPUs, Node ${process.version}\n`);
+    console.log(
+      `\n${settings.rounds} rounds of ${settings.seconds} s per route and server (after ${settings.warmupSeconds} s warm-up), ${settings.connections} connections, ${settings.seededAnimals} animals, ${cpus().length} CPUs, Node ${process.version}\n`,
+    );
     const targetRows = targets(routes, headline, {
       peakRssMiB: rss.get('service')!,
       listScaleRatio: scaleRatio,
       startupWarmMs,
     });
-    console.log(`The service against the straightforward app:\n\n${ratioTable('service', 'straightforward', headline)}\n`);
+    console.log(
+      `The service against the straightforward app:\n\n${ratioTable('service', 'straightforward', headline)}\n`,
+    );
     console.log(`${targetTable(targetRows)}\n`);
     console.log(`peak RSS: ${names.map((name) => `${name} ${rss.get(name)!.toFixed(0)} MiB`).join(', ')}\n`);
     console.log(`Every server:\n\n${resultsTable(summaries)}`);
     for (const { name, rows } of againstCeiling) console.log(`\n${ratioTable(name, 'ceiling', rows)}`);
-    console.log(`\nlist latency, status filter, limit 100: ${scale.map((s) => `${s.medianMs.toFixed(2)} ms at ${s.rows} rows`).join(', ')}; ratio ${scaleRatio.toFixed(2)}`);
-    console.log(`start-up to first successful request: node dist/main.js with PostgreSQL running ${startupWarmMs.toFixed(0)} ms;`);
-    console.log(`  node dist/main.js with a cold embedded PostgreSQL ${coldNodeMs.toFixed(0)} ms; npm start (build included) with a cold embedded PostgreSQL ${coldNpmStartMs === null ? 'not measured with --quick' : `${coldNpmStartMs.toFixed(0)} ms`}`);
+    console.log(
+      `\nlist latency, status filter, limit 100: ${scale.map((s) => `${s.medianMs.toFixed(2)} ms at ${s.rows} rows`).join(', ')}; ratio ${scaleRatio.toFixed(2)}`,
+    );
+    console.log(
+      `start-up to first successful request: node dist/main.js with PostgreSQL running ${startupWarmMs.toFixed(0)} ms;`,
+    );
+    console.log(
+      `  node dist/main.js with a cold embedded PostgreSQL ${coldNodeMs.toFixed(0)} ms; npm start (build included) with a cold embedded PostgreSQL ${coldNpmStartMs === null ? 'not measured with --quick' : `${coldNpmStartMs.toFixed(0)} ms`}`,
+    );
 
     const resultsDir = fileURLToPath(new URL('../results/', import.meta.url));
     await mkdir(resultsDir, { recursive: true });

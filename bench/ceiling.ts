@@ -38,7 +38,10 @@ app.get<{ Querystring: { limit: number; status?: string } }>(
     const { rows } =
       status === undefined
         ? await pool.query<PetRow>(`SELECT ${COLUMNS} FROM pets ORDER BY id LIMIT $1`, [limit])
-        : await pool.query<PetRow>(`SELECT ${COLUMNS} FROM pets WHERE status = $1 ORDER BY id LIMIT $2`, [status, limit]);
+        : await pool.query<PetRow>(`SELECT ${COLUMNS} FROM pets WHERE status = $1 ORDER BY id LIMIT $2`, [
+            status,
+            limit,
+          ]);
     return rows.map(toPet);
   },
 );
@@ -66,7 +69,11 @@ app.post<{ Body: { name: string; categoryId: number; status?: string } }>(
         type: 'object',
         required: ['name', 'categoryId'],
         additionalProperties: false,
-        properties: { name: { type: 'string', minLength: 1, maxLength: 255 }, categoryId: { type: 'integer', minimum: 1 }, status: STATUS_SCHEMA },
+        properties: {
+          name: { type: 'string', minLength: 1, maxLength: 255 },
+          categoryId: { type: 'integer', minimum: 1 },
+          status: STATUS_SCHEMA,
+        },
       },
       response: { 201: PET_SCHEMA },
     },

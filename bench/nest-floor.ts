@@ -76,7 +76,11 @@ class DeprecationInterceptor implements NestInterceptor {
 class ErrorFilter implements ExceptionFilter {
   catch(error: unknown, host: ArgumentsHost): void {
     const status = error instanceof HttpException ? error.getStatus() : 500;
-    void host.switchToHttp().getResponse<FastifyReply>().code(status).send({ code: 'error', message: 'Failed.', status });
+    void host
+      .switchToHttp()
+      .getResponse<FastifyReply>()
+      .code(status)
+      .send({ code: 'error', message: 'Failed.', status });
   }
 }
 
@@ -88,7 +92,10 @@ class PetsController {
     const { rows } =
       status === undefined
         ? await pool.query<PetRow>(`SELECT ${COLUMNS} FROM pets ORDER BY id LIMIT $1`, [limit])
-        : await pool.query<PetRow>(`SELECT ${COLUMNS} FROM pets WHERE status = $1 ORDER BY id LIMIT $2`, [status, limit]);
+        : await pool.query<PetRow>(`SELECT ${COLUMNS} FROM pets WHERE status = $1 ORDER BY id LIMIT $2`, [
+            status,
+            limit,
+          ]);
     return rows.map(toPet);
   }
 

@@ -85,7 +85,10 @@ function get(origin: string, path: string): Promise<Answer> {
 /** The id a page starts after so that at least `LIMIT` more animals (of `status`) follow it. */
 async function deepAfter(sql: pg.Client, status?: Status): Promise<number> {
   const { rows } = status
-    ? await sql.query<{ id: string }>('SELECT id FROM pets WHERE status = $1 ORDER BY id DESC OFFSET $2 LIMIT 1', [status, 2 * LIMIT])
+    ? await sql.query<{ id: string }>('SELECT id FROM pets WHERE status = $1 ORDER BY id DESC OFFSET $2 LIMIT 1', [
+        status,
+        2 * LIMIT,
+      ])
     : await sql.query<{ id: string }>('SELECT id FROM pets ORDER BY id DESC OFFSET $1 LIMIT 1', [2 * LIMIT]);
   return Number(rows[0].id);
 }
@@ -102,7 +105,9 @@ async function timed(origin: string, path: string): Promise<number> {
   const answer = await get(origin, path);
   const elapsed = Number(process.hrtime.bigint() - started) / 1e6;
   if (answer.status !== 200 || !answer.link || (JSON.parse(answer.body) as unknown[]).length !== LIMIT) {
-    throw new Error(`GET ${path} answered ${answer.status} with ${answer.body.length} bytes, Link ${answer.link ?? 'absent'}`);
+    throw new Error(
+      `GET ${path} answered ${answer.status} with ${answer.body.length} bytes, Link ${answer.link ?? 'absent'}`,
+    );
   }
   return elapsed;
 }
@@ -141,7 +146,10 @@ async function main(): Promise<void> {
   };
   const { PetEntity } = (await import(built('pets/pet.entity.js'))) as { PetEntity: new () => ObjectLiteral };
   const { PetsRepository } = (await import(built('pets/pets.repository.js'))) as {
-    PetsRepository: new (pets: Repository<ObjectLiteral>, idempotency: undefined) => {
+    PetsRepository: new (
+      pets: Repository<ObjectLiteral>,
+      idempotency: undefined,
+    ) => {
       pageStatement(query: { status?: Status; limit: number; after: number }): [string, unknown[]];
     };
   };
@@ -154,15 +162,24 @@ async function main(): Promise<void> {
   const dataSource = await new DataSource({ ...dataSourceOptions(database.url), entities: [PetEntity] }).initialize();
   cleanups.push(() => dataSource.destroy());
   const pages = new PetsRepository(dataSource.getRepository(PetEntity), undefined);
-  const service = await startService({ databaseUrl: database.url, apiKey: API_KEY, env: { CURSOR_SECRET, LOG_LEVEL: 'warn' } });
+  const service = await startService({
+    databaseUrl: database.url,
+    apiKey: API_KEY,
+    env: { CURSOR_SECRET, LOG_LEVEL: 'warn' },
+  });
   cleanups.push(() => service.stop());
   const { origin } = service;
 
   let started = performance.now();
   await database.reseed(ROWS, 'aged');
-  console.log(`Seeded ${ROWS.toLocaleString('en')} animals and analysed the table in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
+  console.log(
+    `Seeded ${ROWS.toLocaleString('en')} animals and analysed the table in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
+  );
 
-  const cases: { label: string; status?: Status }[] = [{ label: 'no filter' }, { label: 'status=available', status: 'available' }];
+  const cases: { label: string; status?: Status }[] = [
+    { label: 'no filter' },
+    { label: 'status=available', status: 'available' },
+  ];
   const comparisons: Comparison[] = [];
   const plans: string[] = [];
   for (const { label, status } of cases) {
@@ -172,10 +189,11 @@ async function main(): Promise<void> {
     const deepPath = `${firstPath}&cursor=${cursors.encode(status ? { after, status } : { after })}`;
     started = performance.now();
     comparisons.push(await compare(origin, `${label}, after id ${after.toLocaleString('en')}`, firstPath, deepPath));
-    console.log(`Measured ${label} (${SAMPLES} samples each) in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
+    console.log(
+      `Measured ${label} (${SAMPLES} samples each) in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
+    );
     plans.push(
-      `  ${label}, deep page:\n` +
-        (await explain(sql, ...pages.pageStatement({ status, limit: LIMIT, after }))),
+      `  ${label}, deep page:\n` + (await explain(sql, ...pages.pageStatement({ status, limit: LIMIT, after }))),
     );
   }
   const offset = await sql.query<{ 'QUERY PLAN': string }>(
@@ -195,7 +213,9 @@ async function main(): Promise<void> {
     );
   }
   console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of the deep pages:\n${plans.join('\n')}`);
-  console.log(`\nFor comparison, the same deep page read with OFFSET ${(ROWS - 2 * LIMIT).toLocaleString('en')}: ${offsetTime}`);
+  console.log(
+    `\nFor comparison, the same deep page read with OFFSET ${(ROWS - 2 * LIMIT).toLocaleString('en')}: ${offsetTime}`,
+  );
   const verdict = worst <= TARGET_RATIO ? 'within' : 'ABOVE';
   console.log(`\nWorst deep/first ratio ${worst.toFixed(2)}: ${verdict} the ${TARGET_RATIO}x target.`);
   if (worst > TARGET_RATIO) process.exitCode = 1;

@@ -114,7 +114,8 @@ export async function startServer(options: SpawnOptions): Promise<ServerProcess>
   };
   let ready = false;
   const earlyExit = exited(child).then(() => {
-    if (!ready) throw new Error(`${options.command} ${options.args.join(' ')} exited early${logDir ? '' : `; see ${logFile}`}`);
+    if (!ready)
+      throw new Error(`${options.command} ${options.args.join(' ')} exited early${logDir ? '' : `; see ${logFile}`}`);
   });
   try {
     await Promise.race([waitForOk(options.readyUrl, options.headers, options.timeoutMs ?? 60_000), earlyExit]);

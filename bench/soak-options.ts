@@ -7,7 +7,8 @@ const USAGE = 'usage: npm run soak [-- --duration <1..3600 s, default 60>] [--co
 
 function bounded(name: string, raw: string | undefined, min: number, max: number): number {
   const value = Number(raw);
-  if (!/^\d+$/.test(raw ?? '') || value < min || value > max) throw new Error(`--${name} must be from ${min} to ${max}\n${USAGE}`);
+  if (!/^\d+$/.test(raw ?? '') || value < min || value > max)
+    throw new Error(`--${name} must be from ${min} to ${max}\n${USAGE}`);
   return value;
 }
 

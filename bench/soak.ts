@@ -121,7 +121,10 @@ async function main(): Promise<void> {
         `start ${mib(start.heapUsedBytes)}, at ${HEAP_BASELINE_AFTER_S} s ${atBaseline ? mib(atBaseline.heapUsedBytes) : 'n/a'}, end ${mib(end.heapUsedBytes)}`,
       ],
       ['heap growth', heapGrowth],
-      ['after the load', `${HEAP_SETTLE_AFTER_LOAD_S} s later: heap used (after GC) ${mib(settled.heapUsedBytes)}, RSS ${mib(settled.rssBytes)}`],
+      [
+        'after the load',
+        `${HEAP_SETTLE_AFTER_LOAD_S} s later: heap used (after GC) ${mib(settled.heapUsedBytes)}, RSS ${mib(settled.rssBytes)}`,
+      ],
     ];
     for (const [label, value] of lines) console.log(`  ${label.padEnd(22)} ${value}`);
   } finally {

@@ -14,7 +14,12 @@ export const STATUS_SCHEMA = { type: 'string', enum: PET_STATUSES } as const;
 export const PET_SCHEMA = {
   type: 'object',
   required: ['id', 'name', 'categoryId', 'status'],
-  properties: { id: { type: 'integer' }, name: { type: 'string' }, categoryId: { type: 'integer' }, status: STATUS_SCHEMA },
+  properties: {
+    id: { type: 'integer' },
+    name: { type: 'string' },
+    categoryId: { type: 'integer' },
+    status: STATUS_SCHEMA,
+  },
 } as const;
 
 export interface PetRow {

@@ -61,13 +61,17 @@ export async function createApp(
   config: ResolvedConfig,
   logger?: LoggerService | LogLevel[] | false,
 ): Promise<NestFastifyApplication> {
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), createFastifyAdapter(config), {
-    logger,
-    bufferLogs: logger === undefined,
-    abortOnError: false,
-    // Nest's parsers would add application/x-www-form-urlencoded; Fastify's own JSON parser is the only one we want.
-    bodyParser: false,
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot(config),
+    createFastifyAdapter(config),
+    {
+      logger,
+      bufferLogs: logger === undefined,
+      abortOnError: false,
+      // Nest's parsers would add application/x-www-form-urlencoded; Fastify's own JSON parser is the only one we want.
+      bodyParser: false,
+    },
+  );
   // By default Nest's own logs go through the same pino logger as everything else.
   if (logger === undefined) app.useLogger(withoutControllerHeadings(app.get(Logger)));
   configureApp(app);

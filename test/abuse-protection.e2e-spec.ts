@@ -4,7 +4,6 @@ import { auth, request, startTestApp, TEST_KEY, TestApp } from './support/test-a
 
 const randomIssuedKey = () => `pet_${randomBytes(24).toString('base64url').replace(/[-_]/g, 'x').slice(0, 32)}`;
 
-
 describe('per-key rate limit', () => {
   let t: TestApp;
   beforeAll(async () => {
@@ -44,7 +43,9 @@ describe('per-address budget for failed authentication', () => {
 });
 
 describe('the failed-authentication budget behind a proxy (TRUST_PROXY)', () => {
-  const from = (address: string, key = randomIssuedKey()) => ({ headers: { ...auth(key), 'x-forwarded-for': address } });
+  const from = (address: string, key = randomIssuedKey()) => ({
+    headers: { ...auth(key), 'x-forwarded-for': address },
+  });
   const apps: TestApp[] = [];
   afterAll(() => Promise.all(apps.map((app) => app.close())));
   const start = async (trustProxy: string[]) => {
@@ -89,31 +90,37 @@ describe('security headers and RATE_LIMIT_PER_MINUTE=0', () => {
     ['a 401', '/v1/pets', false],
     ['a 404', '/v1/nowhere', true],
     ['an operations route', '/health/live', false],
-  ])('API security headers are on %s: nothing may load or frame a JSON response', async (_case, path, authenticated) => {
-    const response = await request(t.origin, path, { headers: authenticated ? auth() : {} });
-    expect(response.headers.get('content-security-policy')).toBe("default-src 'none';frame-ancestors 'none'");
-    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(response.headers.get('x-frame-options')).toBe('DENY');
-    expect(response.headers.get('strict-transport-security')).toMatch(/^max-age=\d+/);
-    expect(response.headers.get('referrer-policy')).toBe('no-referrer');
-    expect(response.headers.get('cross-origin-resource-policy')).toBe('same-origin');
-    expect(response.headers.get('x-powered-by')).toBeNull();
-  });
+  ])(
+    'API security headers are on %s: nothing may load or frame a JSON response',
+    async (_case, path, authenticated) => {
+      const response = await request(t.origin, path, { headers: authenticated ? auth() : {} });
+      expect(response.headers.get('content-security-policy')).toBe("default-src 'none';frame-ancestors 'none'");
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(response.headers.get('x-frame-options')).toBe('DENY');
+      expect(response.headers.get('strict-transport-security')).toMatch(/^max-age=\d+/);
+      expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(response.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+      expect(response.headers.get('x-powered-by')).toBeNull();
+    },
+  );
 
-  it.each(['/docs', '/docs-json'])('the docs (%s) carry helmet’s full set with a policy Swagger UI works under', async (path) => {
-    const response = await request(t.origin, path);
-    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(response.headers.get('x-frame-options')).toBe('SAMEORIGIN');
-    expect(response.headers.get('cross-origin-opener-policy')).toBe('same-origin');
-    expect(response.headers.get('x-dns-prefetch-control')).toBe('off');
-    const csp = response.headers.get('content-security-policy') ?? '';
-    expect(csp).toContain("default-src 'self'");
-    expect(csp).toContain("script-src 'self'");
-    expect(csp).toContain("style-src 'self' 'unsafe-inline'");
-    expect(csp).toContain("img-src 'self' data:");
-    expect(csp).toContain("frame-ancestors 'none'");
-    expect(csp).not.toContain('upgrade-insecure-requests');
-  });
+  it.each(['/docs', '/docs-json'])(
+    'the docs (%s) carry helmet’s full set with a policy Swagger UI works under',
+    async (path) => {
+      const response = await request(t.origin, path);
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(response.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+      expect(response.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+      expect(response.headers.get('x-dns-prefetch-control')).toBe('off');
+      const csp = response.headers.get('content-security-policy') ?? '';
+      expect(csp).toContain("default-src 'self'");
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("style-src 'self' 'unsafe-inline'");
+      expect(csp).toContain("img-src 'self' data:");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).not.toContain('upgrade-insecure-requests');
+    },
+  );
 
   it('limit 0 turns per-key limiting off: no headers, no 429', async () => {
     const responses = await Promise.all(

@@ -27,7 +27,8 @@ describe('auth (e2e)', () => {
   });
   afterAll(() => t.close());
 
-  const countPets = async () => Number((await t.sql.query<{ count: string }>('SELECT count(*) FROM pets')).rows[0].count);
+  const countPets = async () =>
+    Number((await t.sql.query<{ count: string }>('SELECT count(*) FROM pets')).rows[0].count);
 
   const call = (
     route: (typeof ROUTES)[number],
@@ -71,7 +72,11 @@ describe('auth (e2e)', () => {
     it('answers a valid key with one character changed as a wrong key', async () => {
       const altered = `${TEST_KEY.slice(0, -1)}${TEST_KEY.endsWith('f') ? 'e' : 'f'}`;
 
-      expectUnauthorized(await call(route, { authorization: `Bearer ${altered}` }), INVALID_TOKEN_CHALLENGE, INVALID_KEY);
+      expectUnauthorized(
+        await call(route, { authorization: `Bearer ${altered}` }),
+        INVALID_TOKEN_CHALLENGE,
+        INVALID_KEY,
+      );
     });
 
     it('refuses the Basic scheme, even carrying the key', async () => {
@@ -119,7 +124,11 @@ describe('auth (e2e)', () => {
     ])('refuses a key sent as %s with 401 and writes nothing', async (_case, accessToken) => {
       const before = await countPets();
 
-      const response = await call(createPet, {}, { body: JSON.stringify({ name: 'Rex', categoryId: 1, access_token: accessToken }) });
+      const response = await call(
+        createPet,
+        {},
+        { body: JSON.stringify({ name: 'Rex', categoryId: 1, access_token: accessToken }) },
+      );
 
       expectUnauthorized(response, CHALLENGE, MISSING_KEY);
       expect(await countPets()).toBe(before);

@@ -41,7 +41,9 @@ function percentEncode(text: string): string {
 
 /** A query string built by hand, so that a parameter can be repeated or sent malformed. */
 const queryString = (pairs: [string, string][]) =>
-  pairs.length === 0 ? '' : `?${pairs.map(([name, value]) => `${percentEncode(name)}=${percentEncode(value)}`).join('&')}`;
+  pairs.length === 0
+    ? ''
+    : `?${pairs.map(([name, value]) => `${percentEncode(name)}=${percentEncode(value)}`).join('&')}`;
 
 /** The canonical decimal form of an integer, as a query parameter must be written. */
 const DECIMAL_INTEGER = /^(0|-?[1-9][0-9]*)$/;
@@ -98,17 +100,17 @@ describe('contract fuzzing (e2e)', () => {
   const post = <T = unknown>(body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
     send<T>('/pets', { method: 'POST', headers: { ...auth(), ...headers }, body });
 
-  const countPets = async () => Number((await t.sql.query<{ count: string }>('SELECT count(*) FROM pets')).rows[0].count);
+  const countPets = async () =>
+    Number((await t.sql.query<{ count: string }>('SELECT count(*) FROM pets')).rows[0].count);
 
   /** The listPets parameters a client chooses (the cursor is opaque: it only comes from a Link header). */
   const chosenParameters = () => contract.operation('listPets').parameters.filter((p) => p.name !== 'cursor');
 
   const validQuery = () =>
     fc
-      .record(
-        Object.fromEntries(chosenParameters().map((p) => [p.name, contract.valid(p.schema)])),
-        { requiredKeys: [] },
-      )
+      .record(Object.fromEntries(chosenParameters().map((p) => [p.name, contract.valid(p.schema)])), {
+        requiredKeys: [],
+      })
       .map((query) => Object.entries(query).map(([name, value]) => [name, String(value)] as [string, string]));
 
   /** Follows the next-page links of a listPets query, a bounded number of pages. */
@@ -135,7 +137,8 @@ describe('contract fuzzing (e2e)', () => {
 
           expect(response.status).toBe(200);
           expect(response.body.length).toBeLessThanOrEqual(Number(query.limit ?? 20));
-          if (query.status) expect(response.body.every((pet: { status: string }) => pet.status === query.status)).toBe(true);
+          if (query.status)
+            expect(response.body.every((pet: { status: string }) => pet.status === query.status)).toBe(true);
         }),
         settings.parameters(),
       );
@@ -177,7 +180,8 @@ describe('contract fuzzing (e2e)', () => {
           const path = `/pets${queryString([[name, value]])}`;
           const response = await send(path, { headers: auth() });
 
-          if (path.length > REQUEST_HEAD_LIMIT_BYTES) return expectError(response, 400, `${name}: ${path.length} bytes`);
+          if (path.length > REQUEST_HEAD_LIMIT_BYTES)
+            return expectError(response, 400, `${name}: ${path.length} bytes`);
           const parameter = parameters.find((p) => p.name === name);
           if (!parameter) return expect(response.status).toBe(200);
           const schema = parameter.schema;
@@ -209,7 +213,10 @@ describe('contract fuzzing (e2e)', () => {
       await fc.assert(
         fc.asyncProperty(altered, fc.constantFrom('available', 'pending', 'sold', undefined), async (value, status) => {
           fc.pre(value !== cursor || status !== 'available');
-          const pairs: [string, string][] = [['cursor', value], ...(status ? [['status', status] as [string, string]] : [])];
+          const pairs: [string, string][] = [
+            ['cursor', value],
+            ...(status ? [['status', status] as [string, string]] : []),
+          ];
           const response = await send<ErrorBody>(`/pets${queryString(pairs)}`, { headers: auth() });
 
           const oversized = `/pets${queryString(pairs)}`.length > REQUEST_HEAD_LIMIT_BYTES;
@@ -248,13 +255,16 @@ describe('contract fuzzing (e2e)', () => {
 
     it('rejects a body breaking one constraint with 400 and stores nothing', async () => {
       await fc.assert(
-        fc.asyncProperty(contract.objectBreaks(contract.requestBodySchema('createPet')), async ({ constraint, body }) => {
-          const before = await countPets();
-          const response = await post(JSON.stringify(body));
+        fc.asyncProperty(
+          contract.objectBreaks(contract.requestBodySchema('createPet')),
+          async ({ constraint, body }) => {
+            const before = await countPets();
+            const response = await post(JSON.stringify(body));
 
-          expectError(response, 400, constraint);
-          expect(await countPets()).toBe(before);
-        }),
+            expectError(response, 400, constraint);
+            expect(await countPets()).toBe(before);
+          },
+        ),
         settings.parameters(),
       );
     });
@@ -295,7 +305,9 @@ describe('contract fuzzing (e2e)', () => {
       const withHostileField = fc
         .tuple(validBody, fc.constantFrom(...fields), fc.constantFrom(...valueTexts))
         .map(([body, field, text]) => {
-          const members = Object.entries(body).filter(([name]) => name !== field).map(([n, v]) => `${JSON.stringify(n)}:${JSON.stringify(v)}`);
+          const members = Object.entries(body)
+            .filter(([name]) => name !== field)
+            .map(([n, v]) => `${JSON.stringify(n)}:${JSON.stringify(v)}`);
           return `{${[...members, `${JSON.stringify(field)}:${text}`].join(',')}}`;
         });
       const withHostileMember = fc
@@ -384,7 +396,10 @@ describe('contract fuzzing (e2e)', () => {
     it('rejects an id outside the schema, or a hostile path segment, with 400', async () => {
       const petId = contract.operation('getPet').parameters.find((p) => p.name === 'petId')!;
       const segments = [
-        ...contract.queryBreaks(petId.schema).filter(({ value }) => value !== '').map(({ value }) => String(value)),
+        ...contract
+          .queryBreaks(petId.schema)
+          .filter(({ value }) => value !== '')
+          .map(({ value }) => String(value)),
         ...HOSTILE_PATH_SEGMENTS,
         ...HOSTILE_STRINGS.filter((value) => value !== '').map(percentEncode),
       ];
@@ -436,11 +451,14 @@ describe('contract fuzzing (e2e)', () => {
         ),
         everyCaseAnd(
           operations.flatMap((operation) =>
-            credentials.map((credential) => [operation, credential, { name: 'Rex', categoryId: 1 }] as [
-              (typeof operations)[number],
-              (typeof credentials)[number],
-              unknown,
-            ]),
+            credentials.map(
+              (credential) =>
+                [operation, credential, { name: 'Rex', categoryId: 1 }] as [
+                  (typeof operations)[number],
+                  (typeof credentials)[number],
+                  unknown,
+                ],
+            ),
           ),
         ),
       );
@@ -465,7 +483,15 @@ describe('contract fuzzing (e2e)', () => {
           expect(allowed).toEqual(expect.arrayContaining(contract.methodsOf(path)));
           expect(allowed).not.toContain(method);
         }),
-        everyCaseAnd(cases.flatMap((which) => [[which, true], [which, false]] as [(typeof cases)[number], boolean][])),
+        everyCaseAnd(
+          cases.flatMap(
+            (which) =>
+              [
+                [which, true],
+                [which, false],
+              ] as [(typeof cases)[number], boolean][],
+          ),
+        ),
       );
     });
   });

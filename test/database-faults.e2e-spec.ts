@@ -89,7 +89,9 @@ describe('database faults', () => {
     }
 
     expect(terminated).toBeGreaterThan(0);
-    const { rows } = await t.sql.query<{ id: string; name: string }>(`SELECT id, name FROM pets WHERE name LIKE 'burst-%'`);
+    const { rows } = await t.sql.query<{ id: string; name: string }>(
+      `SELECT id, name FROM pets WHERE name LIKE 'burst-%'`,
+    );
     const stored = new Map(rows.map((row) => [row.name, Number(row.id)]));
     for (const [name, response] of outcomes) {
       if (response.status === 201) {

@@ -8,7 +8,8 @@ import { isDatabaseUnavailable } from '../src/http/errors/to-api-error.js';
 import { startTcpProxy, TcpProxy } from './support/tcp-proxy.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
 
-const QUERY_TIMEOUT_MS = (dataSourceOptions('postgres://x@127.0.0.1/x').extra as { query_timeout: number }).query_timeout;
+const QUERY_TIMEOUT_MS = (dataSourceOptions('postgres://x@127.0.0.1/x').extra as { query_timeout: number })
+  .query_timeout;
 
 /** The service's database settings, directly against PostgreSQL (test:system checks them through PgBouncer). */
 describe('database timeouts and migrations, as the service sets them', () => {
@@ -70,7 +71,9 @@ describe('database timeouts and migrations, as the service sets them', () => {
       expect(await shown('idle_in_transaction_session_timeout')).toBe(
         `${SESSION_TIMEOUTS.idle_in_transaction_session_timeout / 1000}s`,
       );
-      const slow = await session.query(`SELECT pg_sleep(${SESSION_TIMEOUTS.statement_timeout / 1000 + 2})`).catch((e: unknown) => e);
+      const slow = await session
+        .query(`SELECT pg_sleep(${SESSION_TIMEOUTS.statement_timeout / 1000 + 2})`)
+        .catch((e: unknown) => e);
       expect(slow).toMatchObject({ code: '57014' });
       expect(isDatabaseUnavailable(slow)).toBe(true);
     } finally {
@@ -88,13 +91,19 @@ describe('database timeouts and migrations, as the service sets them', () => {
     it('fails the query soon after query_timeout, as "database unavailable", and the pool drops the connection', async () => {
       const url = new URL(roleUrl);
       url.port = String(proxy.port);
-      const pool = new pg.Pool({ ...(dataSourceOptions(url.toString()).extra as pg.PoolConfig), connectionString: url.toString() });
+      const pool = new pg.Pool({
+        ...(dataSourceOptions(url.toString()).extra as pg.PoolConfig),
+        connectionString: url.toString(),
+      });
       pool.on('error', () => undefined);
       try {
         await pool.query('SELECT 1');
         proxy.stall();
         const started = Date.now();
-        const error = await pool.query('SELECT 1').then(() => null, (failure: unknown) => failure);
+        const error = await pool.query('SELECT 1').then(
+          () => null,
+          (failure: unknown) => failure,
+        );
         const elapsed = Date.now() - started;
         expect(error).toMatchObject({ message: 'Query read timeout' });
         expect(isDatabaseUnavailable(error)).toBe(true);

@@ -27,7 +27,10 @@ describe('docker-compose.yml', () => {
   let volumes: Record<string, unknown>;
 
   beforeAll(async () => {
-    ({ services, volumes } = parse(await read('docker-compose.yml')) as { services: typeof services; volumes: typeof volumes });
+    ({ services, volumes } = parse(await read('docker-compose.yml')) as {
+      services: typeof services;
+      volumes: typeof volumes;
+    });
   });
 
   it('runs db, then the migrations once, then the API', () => {
@@ -102,7 +105,9 @@ describe('docker-compose.fleet.yml', () => {
     const [, inter, fall] = /default-server inter (\d+)s fall (\d+)/.exec(haproxy)!.map(Number);
     expect(Number(api.environment!.SHUTDOWN_DRAIN_DELAY_MS)).toBeGreaterThanOrEqual(inter * fall * 1000);
     const stopGraceMs = Number(/^(\d+)s$/.exec((api as { stop_grace_period?: string }).stop_grace_period!)![1]) * 1000;
-    expect(stopGraceMs).toBeGreaterThan(Number(api.environment!.SHUTDOWN_DRAIN_DELAY_MS) + Number(api.environment!.SHUTDOWN_GRACE_MS));
+    expect(stopGraceMs).toBeGreaterThan(
+      Number(api.environment!.SHUTDOWN_DRAIN_DELAY_MS) + Number(api.environment!.SHUTDOWN_GRACE_MS),
+    );
     // Only the balancer's forwarded address is believed.
     const lbAddress = (lb.networks as { fleet: { ipv4_address: string } }).fleet.ipv4_address;
     expect(api.environment!.TRUST_PROXY).toBe(lbAddress);

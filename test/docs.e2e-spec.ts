@@ -34,7 +34,9 @@ describe('API documentation routes', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     const assets = [...page.text.matchAll(/(?:src|href)=['"]([^'"]+)['"]/g)].map((match) => match[1]);
-    expect(assets).toEqual(expect.arrayContaining(['./docs/swagger-ui-bundle.js', './docs/swagger-ui.css', './docs/swagger-ui-init.js']));
+    expect(assets).toEqual(
+      expect.arrayContaining(['./docs/swagger-ui-bundle.js', './docs/swagger-ui.css', './docs/swagger-ui-init.js']),
+    );
     for (const asset of assets) {
       expect(asset).not.toMatch(/^(https?:)?\/\//);
       const response = await request(t.origin, new URL(asset, `${t.origin}/docs`).pathname);
@@ -46,7 +48,10 @@ describe('API documentation routes', () => {
 
   it('keeps the API itself protected and out of the docs prefix', async () => {
     expect((await request(t.origin, '/v1/pets')).status).toBe(401);
-    expect((await request(t.origin, '/v1/docs-json', { headers: auth() })).body).toMatchObject({ code: 'not_found', status: 404 });
+    expect((await request(t.origin, '/v1/docs-json', { headers: auth() })).body).toMatchObject({
+      code: 'not_found',
+      status: 404,
+    });
   });
 
   it('answers unknown docs paths and wrong methods with an Error', async () => {

@@ -14,12 +14,18 @@ import { createTestDatabase, TestDatabase } from './support/test-database.js';
  * The ways of running the service and its commands a newcomer meets: what `nest start` compiles, `.env`, the
  * CLI in a second shell beside `npm start`, and `migration:revert`. Each runs the built code as a process.
  */
-const MIGRATION_COUNT = readdirSync(join(ROOT, 'src', 'database', 'migrations')).filter((file) => file.endsWith('.ts')).length;
+const MIGRATION_COUNT = readdirSync(join(ROOT, 'src', 'database', 'migrations')).filter((file) =>
+  file.endsWith('.ts'),
+).length;
 const KEY = 'entry-points-key-0123456789';
 
 const withPath = (env: Record<string, string>) => ({ PATH: process.env.PATH ?? '', ...env });
-const node = (script: string, args: string[], env: Record<string, string>, options: { cwd?: string; input?: string } = {}) =>
-  run(process.execPath, [join(ROOT, 'dist', script), ...args], withPath(env), 120_000, options);
+const node = (
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  options: { cwd?: string; input?: string } = {},
+) => run(process.execPath, [join(ROOT, 'dist', script), ...args], withPath(env), 120_000, options);
 const lines = (text: string) => text.split('\n').filter((line) => line !== '');
 
 /** A command that failed in exactly one line on stderr, never `undefined`, never a stack. */
@@ -34,7 +40,8 @@ async function tableExists(url: string, table: string): Promise<boolean> {
   const sql = new Client({ connectionString: url });
   await sql.connect();
   try {
-    return (await sql.query<{ exists: boolean }>('SELECT to_regclass($1) IS NOT NULL AS "exists"', [table])).rows[0].exists;
+    return (await sql.query<{ exists: boolean }>('SELECT to_regclass($1) IS NOT NULL AS "exists"', [table])).rows[0]
+      .exists;
   } finally {
     await sql.end();
   }
@@ -58,7 +65,15 @@ describe('what `nest start` compiles (src/ alone, as start:dev and the image do)
     // that it finds node_modules, and away from dist/ so that it never disturbs another test's service.
     const compiled = await run(
       process.execPath,
-      [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', out, '--tsBuildInfoFile', join(out, '.tsbuildinfo')],
+      [
+        join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
+        '-p',
+        'tsconfig.build.json',
+        '--outDir',
+        out,
+        '--tsBuildInfoFile',
+        join(out, '.tsbuildinfo'),
+      ],
       process.env,
       240_000,
     );
@@ -70,7 +85,10 @@ describe('what `nest start` compiles (src/ alone, as start:dev and the image do)
   });
 
   it('applies every migration to a fresh database, is ready, and serves animals', async () => {
-    const service = await startService({ DATABASE_URL: database.url, API_KEYS: KEY, LOG_LEVEL: 'warn' }, { main: join(out, 'main.js') });
+    const service = await startService(
+      { DATABASE_URL: database.url, API_KEYS: KEY, LOG_LEVEL: 'warn' },
+      { main: join(out, 'main.js') },
+    );
     try {
       const ready = await fetch(`${service.origin}/health/ready`);
       expect(ready.status).toBe(200);
@@ -107,7 +125,10 @@ describe('.env', () => {
   });
 
   it('is read by the service, and the real environment wins over it', async () => {
-    await writeFile(join(directory, '.env'), `PORT=99999\nDATABASE_URL=${database.url}\nAPI_KEYS=${KEY}\nLOG_LEVEL=warn\n`);
+    await writeFile(
+      join(directory, '.env'),
+      `PORT=99999\nDATABASE_URL=${database.url}\nAPI_KEYS=${KEY}\nLOG_LEVEL=warn\n`,
+    );
     // startService exports PORT (a free port): it wins over the 99999 of .env; DATABASE_URL comes from .env.
     const service = await startService({}, { cwd: directory });
     try {
@@ -126,8 +147,14 @@ describe('.env', () => {
     expect(created).toMatchObject({ code: 0, stdout: expect.stringMatching(/^pet_\w{32}\n$/) });
 
     await writeFile(join(directory, '.env'), 'DATABASE_URL=mysql://u:hunter2@h/db\n');
-    for (const [script, args] of [['cli/apikey.js', ['list']], ['cli/migrations.js', ['run']]] as const) {
-      const refused = expectOneLineFailure(await node(script, [...args], {}, { cwd: directory }), 'Invalid configuration');
+    for (const [script, args] of [
+      ['cli/apikey.js', ['list']],
+      ['cli/migrations.js', ['run']],
+    ] as const) {
+      const refused = expectOneLineFailure(
+        await node(script, [...args], {}, { cwd: directory }),
+        'Invalid configuration',
+      );
       expect(refused).toBe('Invalid configuration: DATABASE_URL must start with postgres:// or postgresql://');
     }
   }, 120_000);
@@ -146,11 +173,18 @@ describe('the commands in a second shell, beside the service on its embedded Pos
     const dataDir = join(scratch, 'second-shell');
     await mkdir(dataDir, { mode: 0o755 });
     const embeddedPort = await freePort();
-    const service = await startService({ DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(embeddedPort), LOG_LEVEL: 'warn' });
+    const service = await startService({
+      DATA_DIR: dataDir,
+      EMBEDDED_POSTGRES_PORT: String(embeddedPort),
+      LOG_LEVEL: 'warn',
+    });
     try {
       // The second shell sets DATA_DIR only: EMBEDDED_POSTGRES_PORT is its default, 5433, not the service's.
       const listed = await node('cli/apikey.js', ['list'], { DATA_DIR: dataDir });
-      expect(listed).toMatchObject({ code: 0, stderr: 'No API keys yet: create one with `npm run apikey -- create <name>`.\n' });
+      expect(listed).toMatchObject({
+        code: 0,
+        stderr: 'No API keys yet: create one with `npm run apikey -- create <name>`.\n',
+      });
       const migrated = await node('cli/migrations.js', ['run'], { DATA_DIR: dataDir });
       expect(migrated).toMatchObject({ code: 0 });
       expect(migrated.stdout).toBe(
@@ -162,7 +196,10 @@ describe('the commands in a second shell, beside the service on its embedded Pos
     }
 
     // The service has stopped its cluster; the command would start it on a port something else holds.
-    const failed = await node('cli/apikey.js', ['list'], { DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(blockedPort) });
+    const failed = await node('cli/apikey.js', ['list'], {
+      DATA_DIR: dataDir,
+      EMBEDDED_POSTGRES_PORT: String(blockedPort),
+    });
     const message = expectOneLineFailure(failed, 'apikey failed: ');
     expect(message).toContain(`did not start on port ${blockedPort}`);
     expect(message).toContain('EMBEDDED_POSTGRES_PORT');
@@ -177,7 +214,9 @@ describe('the commands against a DATABASE_URL nobody answers', () => {
       ['cli/migrations.js', ['run'], 'migration failed: '],
     ] as const) {
       const message = expectOneLineFailure(await node(script, [...args], { DATABASE_URL: url }), start);
-      expect(message).toMatch(/ECONNREFUSED .*DATABASE_URL points at 127\.0\.0\.1:\d+\/animal_store\): start that PostgreSQL/);
+      expect(message).toMatch(
+        /ECONNREFUSED .*DATABASE_URL points at 127\.0\.0\.1:\d+\/animal_store\): start that PostgreSQL/,
+      );
       expect(message).not.toContain('hunter2');
     }
   }, 60_000);
@@ -209,7 +248,8 @@ describe('npm run migration:revert', () => {
     const before = Date.now() - 1_000;
     const confirmed = await node('cli/migrations.js', ['revert'], { DATABASE_URL: database.url }, { input: 'yes\n' });
     expect(confirmed.code).toBe(0);
-    const [, at] = /^Reverted CreateApiKeys1795400000000 on 127\.0\.0\.1:\d+\/test_\w+ at (\S+)\.\n$/.exec(confirmed.stdout) ?? [];
+    const [, at] =
+      /^Reverted CreateApiKeys1795400000000 on 127\.0\.0\.1:\d+\/test_\w+ at (\S+)\.\n$/.exec(confirmed.stdout) ?? [];
     expect(Date.parse(at)).toBeGreaterThanOrEqual(before);
     expect(Date.parse(at)).toBeLessThanOrEqual(Date.now());
     // TypeORM's CLI said "It was executed on <the date in the migration's name>".
@@ -220,7 +260,10 @@ describe('npm run migration:revert', () => {
     expect(await tableExists(database.url, 'api_keys')).toBe(false);
 
     const scripted = await node('cli/migrations.js', ['revert', '--yes'], { DATABASE_URL: database.url });
-    expect(scripted).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Reverted CreateIdempotencyKeys1795300000001 /) });
+    expect(scripted).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^Reverted CreateIdempotencyKeys1795300000001 /),
+    });
     expect(await tableExists(database.url, 'idempotency_keys')).toBe(false);
     expect(await tableExists(database.url, 'pets')).toBe(true);
   }, 60_000);

@@ -16,18 +16,21 @@ function expectError(response: ApiResponse, status: number, code: string, messag
 function rawGet(origin: string, path: string, headers: Record<string, string>): Promise<ApiResponse> {
   return new Promise((resolve, reject) => {
     const url = new URL(origin);
-    const req = httpRequest({ agent: false, host: url.hostname, port: url.port, path, method: 'GET', headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const responseHeaders = new Headers();
-        for (const [name, value] of Object.entries(res.headers)) {
-          if (typeof value === 'string') responseHeaders.set(name, value);
-        }
-        resolve({ status: res.statusCode ?? 0, headers: responseHeaders, body: JSON.parse(text), text });
-      });
-    });
+    const req = httpRequest(
+      { agent: false, host: url.hostname, port: url.port, path, method: 'GET', headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const responseHeaders = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) {
+            if (typeof value === 'string') responseHeaders.set(name, value);
+          }
+          resolve({ status: res.statusCode ?? 0, headers: responseHeaders, body: JSON.parse(text), text });
+        });
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -41,7 +44,8 @@ describe('errors (e2e)', () => {
   });
   afterAll(() => t.close());
 
-  const countPets = async () => Number((await t.sql.query<{ count: string }>('SELECT count(*) FROM pets')).rows[0].count);
+  const countPets = async () =>
+    Number((await t.sql.query<{ count: string }>('SELECT count(*) FROM pets')).rows[0].count);
 
   const post = (body: string | Uint8Array | undefined, headers: Record<string, string> = {}) =>
     request(t.origin, '/v1/pets', { method: 'POST', headers: { ...auth(), ...headers }, body });
@@ -78,7 +82,12 @@ describe('errors (e2e)', () => {
     });
 
     it('answers an empty JSON body with 400 invalid_json', async () => {
-      expectError(await post('', { 'content-type': 'application/json' }), 400, 'invalid_json', 'The request body is empty.');
+      expectError(
+        await post('', { 'content-type': 'application/json' }),
+        400,
+        'invalid_json',
+        'The request body is empty.',
+      );
     });
 
     it('answers a missing body with 400 naming the required fields', async () => {
@@ -108,14 +117,19 @@ describe('errors (e2e)', () => {
     });
 
     // Found by contract fuzzing: such bodies were read as UTF-8 regardless, and the name stored with U+FFFD.
-    it.each([['utf-16'], ['iso-8859-1'], ['"latin1"']])('answers a JSON body declared as charset=%s with 415', async (charset) => {
-      expectError(
-        await post(JSON.stringify({ name: 'Rex', categoryId: 1 }), { 'content-type': `application/json; charset=${charset}` }),
-        415,
-        'unsupported_media_type',
-        'The request body must be application/json in UTF-8.',
-      );
-    });
+    it.each([['utf-16'], ['iso-8859-1'], ['"latin1"']])(
+      'answers a JSON body declared as charset=%s with 415',
+      async (charset) => {
+        expectError(
+          await post(JSON.stringify({ name: 'Rex', categoryId: 1 }), {
+            'content-type': `application/json; charset=${charset}`,
+          }),
+          415,
+          'unsupported_media_type',
+          'The request body must be application/json in UTF-8.',
+        );
+      },
+    );
 
     it.each([
       ['an invalid byte', [0xff]],
@@ -156,26 +170,35 @@ describe('errors (e2e)', () => {
     });
   });
 
-  it.each([['utf-8'], ['UTF-8'], ['"utf-8"'], ['utf8']])('accepts application/json with charset=%s', async (charset) => {
-    const response = await post(JSON.stringify({ name: 'Bébé 🐶', categoryId: 1 }), {
-      'content-type': `application/json; charset=${charset}`,
-    });
+  it.each([['utf-8'], ['UTF-8'], ['"utf-8"'], ['utf8']])(
+    'accepts application/json with charset=%s',
+    async (charset) => {
+      const response = await post(JSON.stringify({ name: 'Bébé 🐶', categoryId: 1 }), {
+        'content-type': `application/json; charset=${charset}`,
+      });
 
-    expect(response.status).toBe(201);
-    expect((response.body as { name: string }).name).toBe('Bébé 🐶');
-    await t.sql.query('TRUNCATE pets RESTART IDENTITY');
-  });
+      expect(response.status).toBe(201);
+      expect((response.body as { name: string }).name).toBe('Bébé 🐶');
+      await t.sql.query('TRUNCATE pets RESTART IDENTITY');
+    },
+  );
 
   describe('routing', () => {
-    it.each([['/v1/animals'], ['/v1'], ['/'], ['/v2/pets'], ['/v1/pets/1/owner'], ['/pets'], ['/v1/pets/'], ['/v1//pets']])(
-      'answers the unknown path %s with 404, without echoing it',
-      async (path) => {
-        const response = await request(t.origin, path, { headers: auth() });
+    it.each([
+      ['/v1/animals'],
+      ['/v1'],
+      ['/'],
+      ['/v2/pets'],
+      ['/v1/pets/1/owner'],
+      ['/pets'],
+      ['/v1/pets/'],
+      ['/v1//pets'],
+    ])('answers the unknown path %s with 404, without echoing it', async (path) => {
+      const response = await request(t.origin, path, { headers: auth() });
 
-        expectError(response, 404, 'not_found', 'No resource exists at this path.');
-        expect(response.text).not.toContain('Cannot GET');
-      },
-    );
+      expectError(response, 404, 'not_found', 'No resource exists at this path.');
+      expect(response.text).not.toContain('Cannot GET');
+    });
 
     it('answers an unknown path with 404 even without a key', async () => {
       expectError(await request(t.origin, '/v1/animals'), 404, 'not_found', 'No resource exists at this path.');

@@ -52,9 +52,11 @@ describe('a client generated from the served document', () => {
     await writeFile(join(workDir, 'tsconfig.json'), JSON.stringify(tsconfig));
 
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    await promisify(execFile)(process.execPath, [tsc, '-p', join(workDir, 'tsconfig.json')]).catch((error: RunError) => {
-      throw new Error(`tsc rejected the scenario:\n${error.stdout}${error.stderr}`);
-    });
+    await promisify(execFile)(process.execPath, [tsc, '-p', join(workDir, 'tsconfig.json')]).catch(
+      (error: RunError) => {
+        throw new Error(`tsc rejected the scenario:\n${error.stdout}${error.stderr}`);
+      },
+    );
 
     const { runPetsScenario } = (await import(pathToFileURL(join(workDir, 'out', 'pets-scenario.js')).href)) as {
       runPetsScenario: (baseUrl: string, apiKey: string) => Promise<Record<ScenarioStep, { pet?: unknown }>>;

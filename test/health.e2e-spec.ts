@@ -47,7 +47,11 @@ describe('health probes', () => {
     expect(ready.status).toBe(200);
     expect(ready.body).toMatchObject({
       status: 'ok',
-      details: { shutdown: { status: 'up' }, database: { status: 'up' }, migrations: { status: 'up', applied: MIGRATION_FILES.length } },
+      details: {
+        shutdown: { status: 'up' },
+        database: { status: 'up' },
+        migrations: { status: 'up', applied: MIGRATION_FILES.length },
+      },
     });
 
     for (const path of ['/v1/health/live', '/v1/health/ready']) {

@@ -59,7 +59,9 @@ describe('Idempotency-Key on POST /v1/pets', () => {
   });
 
   it('answers 422 idempotency_key_reused for the same key with a different body', async () => {
-    expect((await request(t.origin, '/v1/pets', keyed('mismatch-1', { name: 'First', categoryId: 1 }))).status).toBe(201);
+    expect((await request(t.origin, '/v1/pets', keyed('mismatch-1', { name: 'First', categoryId: 1 }))).status).toBe(
+      201,
+    );
     const reused = await request(t.origin, '/v1/pets', keyed('mismatch-1', { name: 'Second', categoryId: 1 }));
     expect(reused.status).toBe(422);
     expect(reused.body).toEqual({ code: 'idempotency_key_reused', message: expect.any(String), status: 422 });
@@ -68,7 +70,9 @@ describe('Idempotency-Key on POST /v1/pets', () => {
 
   it('creates exactly one animal for 50 concurrent identical requests with one key', async () => {
     const responses = await Promise.all(
-      Array.from({ length: 50 }, () => request(t.origin, '/v1/pets', keyed('burst-1', { name: 'Burst', categoryId: 9 }))),
+      Array.from({ length: 50 }, () =>
+        request(t.origin, '/v1/pets', keyed('burst-1', { name: 'Burst', categoryId: 9 })),
+      ),
     );
     const created = responses.filter((response) => response.status === 201);
     // A request that waited too long for the first one's transaction may get 409 instead.
@@ -83,7 +87,11 @@ describe('Idempotency-Key on POST /v1/pets', () => {
 
   it('keeps the keys of different API keys apart', async () => {
     const mine = await request<Pet>(t.origin, '/v1/pets', keyed('shared-1', { name: 'Mine', categoryId: 2 }));
-    const theirs = await request<Pet>(t.origin, '/v1/pets', keyed('shared-1', { name: 'Theirs', categoryId: 2 }, OTHER_KEY));
+    const theirs = await request<Pet>(
+      t.origin,
+      '/v1/pets',
+      keyed('shared-1', { name: 'Theirs', categoryId: 2 }, OTHER_KEY),
+    );
     expect(mine.status).toBe(201);
     expect(theirs.status).toBe(201);
     expect(theirs.body.id).not.toBe(mine.body.id);
@@ -98,7 +106,11 @@ describe('Idempotency-Key on POST /v1/pets', () => {
     const before = await countByName('Invalid');
     const response = await rawCreate(t.origin, idempotencyKey, { name: 'Invalid', categoryId: 1 });
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ code: 'validation_failed', message: expect.stringMatching(/Idempotency-Key/), status: 400 });
+    expect(response.body).toEqual({
+      code: 'validation_failed',
+      message: expect.stringMatching(/Idempotency-Key/),
+      status: 400,
+    });
     expect(await countByName('Invalid')).toBe(before);
   });
 
@@ -115,7 +127,8 @@ describe('Idempotency-Key on POST /v1/pets', () => {
   });
 
   it('leaves the create without a key as it was: one row per request', async () => {
-    const keys = async () => Number((await t.sql.query<{ count: string }>('SELECT count(*) FROM idempotency_keys')).rows[0].count);
+    const keys = async () =>
+      Number((await t.sql.query<{ count: string }>('SELECT count(*) FROM idempotency_keys')).rows[0].count);
     const keysBefore = await keys();
     const body = { name: 'Unkeyed', categoryId: 5 };
     await request(t.origin, '/v1/pets', jsonBody(body));
@@ -127,12 +140,18 @@ describe('Idempotency-Key on POST /v1/pets', () => {
   it('purges keys older than 24 hours and keeps younger ones', async () => {
     await request(t.origin, '/v1/pets', keyed('old-1', { name: 'Old', categoryId: 1 }));
     await request(t.origin, '/v1/pets', keyed('young-1', { name: 'Young', categoryId: 1 }));
-    await t.sql.query(`UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE idempotency_key = 'old-1'`);
-    await t.sql.query(`UPDATE idempotency_keys SET created_at = now() - interval '23 hours' WHERE idempotency_key = 'young-1'`);
+    await t.sql.query(
+      `UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE idempotency_key = 'old-1'`,
+    );
+    await t.sql.query(
+      `UPDATE idempotency_keys SET created_at = now() - interval '23 hours' WHERE idempotency_key = 'young-1'`,
+    );
 
     await t.app.get(IdempotencyPurgeService).purge();
 
-    const left = await t.sql.query(`SELECT idempotency_key FROM idempotency_keys WHERE idempotency_key IN ('old-1', 'young-1')`);
+    const left = await t.sql.query(
+      `SELECT idempotency_key FROM idempotency_keys WHERE idempotency_key IN ('old-1', 'young-1')`,
+    );
     expect(left.rows).toEqual([{ idempotency_key: 'young-1' }]);
   });
 

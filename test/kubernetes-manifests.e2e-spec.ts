@@ -24,7 +24,11 @@ import { ROOT } from './support/built-service.js';
  * OpenAPI document) and checked against the service's real settings. No cluster is needed.
  */
 
-type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> } } & Record<string, any>;
+type Manifest = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string> };
+} & Record<string, any>;
 
 const MODELS: Record<string, new (data: any) => { validate(): void }> = {
   'v1/ConfigMap': ConfigMap,
@@ -37,7 +41,9 @@ const MODELS: Record<string, new (data: any) => { validate(): void }> = {
 };
 
 const DIRECTORY = join(ROOT, 'k8s');
-const files = readdirSync(DIRECTORY).filter((file) => file.endsWith('.yaml')).sort();
+const files = readdirSync(DIRECTORY)
+  .filter((file) => file.endsWith('.yaml'))
+  .sort();
 const manifests: { file: string; manifest: Manifest }[] = files.flatMap((file) =>
   parseAllDocuments(readFileSync(join(DIRECTORY, file), 'utf8')).map((document) => {
     if (document.errors.length > 0) throw new Error(`${file}: ${document.errors.map((e) => e.message).join('; ')}`);
@@ -75,9 +81,15 @@ describe('Kubernetes manifests (k8s/)', () => {
     });
     process.stdout.write(`${results.join('\n')}\n`);
     expect(results.filter((line) => !line.endsWith(' valid'))).toEqual([]);
-    expect(manifests.map(({ manifest }) => manifest.kind).sort()).toEqual(
-      ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Job', 'PodDisruptionBudget', 'Secret', 'Service'],
-    );
+    expect(manifests.map(({ manifest }) => manifest.kind).sort()).toEqual([
+      'ConfigMap',
+      'Deployment',
+      'HorizontalPodAutoscaler',
+      'Job',
+      'PodDisruptionBudget',
+      'Secret',
+      'Service',
+    ]);
   });
 
   const deployment = () => only('Deployment');
@@ -88,7 +100,10 @@ describe('Kubernetes manifests (k8s/)', () => {
   it('configure only variables the service documents, with values its configuration accepts', () => {
     const documented = readFileSync(join(ROOT, '.env.example'), 'utf8');
     for (const name of [...Object.keys(config()), ...Object.keys(secret())]) {
-      expect({ name, documented: new RegExp(`^#? ?${name}=`, 'm').test(documented) }).toEqual({ name, documented: true });
+      expect({ name, documented: new RegExp(`^#? ?${name}=`, 'm').test(documented) }).toEqual({
+        name,
+        documented: true,
+      });
     }
     const settings = loadConfig({ ...config(), ...secret() });
     expect(settings).toMatchObject({ production: true, migrationsRun: false });
@@ -108,7 +123,9 @@ describe('Kubernetes manifests (k8s/)', () => {
     const { periodSeconds, failureThreshold } = api().readinessProbe!;
     expect(settings.shutdownDrainDelayMs).toBeGreaterThanOrEqual(periodSeconds! * failureThreshold! * 1000);
     // ... and the kubelet's SIGKILL comes only after the drain and the grace period.
-    expect(pod.terminationGracePeriodSeconds! * 1000).toBeGreaterThan(settings.shutdownDrainDelayMs + settings.shutdownGraceMs);
+    expect(pod.terminationGracePeriodSeconds! * 1000).toBeGreaterThan(
+      settings.shutdownDrainDelayMs + settings.shutdownGraceMs,
+    );
     expect(api().envFrom).toEqual([
       { configMapRef: { name: only('ConfigMap').metadata!.name } },
       { secretRef: { name: only('Secret').metadata!.name } },
@@ -140,15 +157,24 @@ describe('Kubernetes manifests (k8s/)', () => {
     expect(only('Service').spec!.ports![0].targetPort).toBe('http');
     expect(only('PodDisruptionBudget').spec!.selector!.matchLabels).toEqual(labels);
     const hpa = only('HorizontalPodAutoscaler').spec;
-    expect(hpa.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: deployment().metadata!.name });
+    expect(hpa.scaleTargetRef).toEqual({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      name: deployment().metadata!.name,
+    });
     expect(hpa.metrics).toEqual([
-      { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: expect.any(Number) } } },
+      {
+        type: 'Resource',
+        resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: expect.any(Number) } },
+      },
     ]);
     expect(hpa.minReplicas).toBeGreaterThanOrEqual(2);
   });
 
   it('migrate with the same command as `npm run migration:run`, in the same image and configuration', () => {
-    const packageJson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    const packageJson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
     const job = podOf(only('Job')).containers[0];
     expect(job.command).toEqual(packageJson.scripts['migration:run'].split(' '));
     expect(job.image).toBe(api().image);

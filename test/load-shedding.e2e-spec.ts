@@ -28,7 +28,9 @@ describe('load shedding on requests in flight', () => {
       return { ...init, headers: { ...(init.headers as Record<string, string>), 'idempotency-key': key } };
     };
     expect((await request(t.origin, '/v1/pets', keyed('probe'))).status).toBe(201);
-    const { rows } = await t.sql.query<{ api_key_id: string }>(`SELECT api_key_id FROM idempotency_keys WHERE idempotency_key = 'probe'`);
+    const { rows } = await t.sql.query<{ api_key_id: string }>(
+      `SELECT api_key_id FROM idempotency_keys WHERE idempotency_key = 'probe'`,
+    );
 
     // Holding an Idempotency-Key's row uncommitted keeps a create with that key in flight, waiting on the lock.
     const holder = new Client({ connectionString: t.database.url });

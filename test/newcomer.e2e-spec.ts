@@ -14,7 +14,9 @@ beforeAll(async () => {
 
 /** The README's shell block containing `marker`. */
 function shellBlock(marker: string): string {
-  const block = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]).find((text) => text.includes(marker));
+  const block = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)]
+    .map((match) => match[1])
+    .find((text) => text.includes(marker));
   if (!block) throw new Error(`no sh block in README.md contains ${marker}`);
   return block;
 }
@@ -38,8 +40,14 @@ describe('README: the pagination loop', () => {
       const script = shellBlock('rel="next"')
         .replace('BASE=http://127.0.0.1:3000', `BASE=${t.origin}`)
         .replace('limit=100', 'limit=2');
-      const { stdout } = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', script], { cwd: directory, timeout: 30_000 });
-      const pages = stdout.trim().split('\n').map((line) => JSON.parse(line) as { name: string }[]);
+      const { stdout } = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', script], {
+        cwd: directory,
+        timeout: 30_000,
+      });
+      const pages = stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { name: string }[]);
       expect(pages.map((page) => page.map((pet) => pet.name))).toEqual([['Pet 0', 'Pet 1'], ['Pet 2']]);
       expect(await readdir(directory)).toEqual(['.data']);
     } finally {

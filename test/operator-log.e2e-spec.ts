@@ -70,7 +70,9 @@ describe('the service log', () => {
     });
 
     const during = service.lines.slice(before);
-    expect(during.filter((line) => /Not ready/.test(line))).toEqual([expect.stringMatching(/WARN .*Not ready: database: /)]);
+    expect(during.filter((line) => /Not ready/.test(line))).toEqual([
+      expect.stringMatching(/WARN .*Not ready: database: /),
+    ]);
     expect(during.filter((line) => /Ready again/.test(line))).toHaveLength(1);
     expect(during.join('\n')).not.toMatch(/ServiceUnavailableException|ERROR|\n\s+at /);
     expect(readinessLines().length).toBeLessThanOrEqual(3);

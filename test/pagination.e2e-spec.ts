@@ -56,7 +56,11 @@ interface Walk {
 }
 
 /** Follows `next` links from `path` to the last page; `alongside` runs concurrently with each page request. */
-async function walk(origin: string, path: string, alongside: () => Promise<unknown> = () => Promise.resolve()): Promise<Walk> {
+async function walk(
+  origin: string,
+  path: string,
+  alongside: () => Promise<unknown> = () => Promise.resolve(),
+): Promise<Walk> {
   const result: Walk = { pages: [], links: [] };
   let next: string | undefined = path;
   for (let page = 0; next !== undefined; page += 1) {
@@ -110,7 +114,12 @@ describe('keyset pagination of GET /v1/pets', () => {
       'SELECT id, name, category_id, status FROM pets ORDER BY id LIMIT 3',
     );
     expect(response.body).toEqual(
-      rows.map((row) => ({ id: Number(row.id), name: row.name, categoryId: Number(row.category_id), status: row.status })),
+      rows.map((row) => ({
+        id: Number(row.id),
+        name: row.name,
+        categoryId: Number(row.category_id),
+        status: row.status,
+      })),
     );
   });
 
@@ -119,7 +128,8 @@ describe('keyset pagination of GET /v1/pets', () => {
       const { pages, links } = await walk(t.origin, `/v1/pets?status=${status}&limit=7`);
       expect(ids(pages)).toEqual(await storedIds(t.sql, status));
       expect(pages.flat().every((pet) => pet.status === status)).toBe(true);
-      for (const link of links) expect(link).toMatch(new RegExp(`^/v1/pets\\?limit=7&status=${status}&cursor=[A-Za-z0-9_-]+$`));
+      for (const link of links)
+        expect(link).toMatch(new RegExp(`^/v1/pets\\?limit=7&status=${status}&cursor=[A-Za-z0-9_-]+$`));
     }
   });
 
@@ -164,7 +174,10 @@ describe('keyset pagination of GET /v1/pets', () => {
       ['tampered status', () => flipByte(cursor, 1)],
       ['tampered signature', () => flipByte(cursor, 20)],
       ['valid-looking base64url of junk', () => randomBytes(24).toString('base64url')],
-      ['signed with another secret', () => new PageCursorCodec('some-other-deployment-secret-0123456789').encode({ after: 7 })],
+      [
+        'signed with another secret',
+        () => new PageCursorCodec('some-other-deployment-secret-0123456789').encode({ after: 7 }),
+      ],
       ['huge', () => 'A'.repeat(8_000)],
       ['percent-encoded junk', () => '%00%FF%2F..%2F'],
     ])('%s: 400 invalid_cursor', async (_name, makeCursor) => {
@@ -209,7 +222,12 @@ describe('keyset pagination of GET /v1/pets', () => {
     const document = SwaggerModule.createDocument(t.app, new DocumentBuilder().build());
     const listPets = document.paths['/v1/pets'].get!;
     expect(listPets.parameters).toContainEqual(
-      expect.objectContaining({ name: 'cursor', in: 'query', required: false, schema: expect.objectContaining({ type: 'string' }) }),
+      expect.objectContaining({
+        name: 'cursor',
+        in: 'query',
+        required: false,
+        schema: expect.objectContaining({ type: 'string' }),
+      }),
     );
     const ok = listPets.responses['200'] as { headers?: Record<string, { description?: string }> };
     expect(ok.headers?.Link?.description).toMatch(/rel="next"/);
@@ -230,7 +248,11 @@ describe('following next links while other clients add animals', () => {
     const addAnimals = () =>
       Promise.all(
         Object.values(PetStatus).map(async (status) => {
-          const response = await request(t.origin, '/v1/pets', jsonBody({ name: `late-${created}`, categoryId: 1, status }));
+          const response = await request(
+            t.origin,
+            '/v1/pets',
+            jsonBody({ name: `late-${created}`, categoryId: 1, status }),
+          );
           expect(response.status).toBe(201);
           created += 1;
         }),
@@ -282,16 +304,21 @@ describe('the page queries on a realistic table', () => {
   }
 
   function expectIndexRangeScan(plan: Record<string, unknown>[], index: string, rows: number): void {
-    expect(plan).toContainEqual(expect.objectContaining({ 'Node Type': 'Index Scan', 'Index Name': index, 'Actual Rows': rows }));
+    expect(plan).toContainEqual(
+      expect.objectContaining({ 'Node Type': 'Index Scan', 'Index Name': index, 'Actual Rows': rows }),
+    );
     const types = plan.map((node) => node['Node Type']);
     expect(types).not.toContain('Seq Scan');
     expect(types).not.toContain('Sort');
     expect(plan.filter((node) => 'Filter' in node)).toEqual([]);
   }
 
-  it.each([0, ROWS / 2, ROWS - 100])('without status, the page after id %d is a primary-key range scan', async (after) => {
-    expectIndexRangeScan(await explain(...pageQuery({ after, limit: 20 })), 'pets_pkey', 21);
-  });
+  it.each([0, ROWS / 2, ROWS - 100])(
+    'without status, the page after id %d is a primary-key range scan',
+    async (after) => {
+      expectIndexRangeScan(await explain(...pageQuery({ after, limit: 20 })), 'pets_pkey', 21);
+    },
+  );
 
   it.each(
     Object.values(PetStatus).flatMap((status) => [0, ROWS / 2, ROWS - 1_000].map((after) => [status, after] as const)),

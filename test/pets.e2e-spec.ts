@@ -221,8 +221,7 @@ describe('pets (e2e)', () => {
       expect(one.text).toBe(expected);
     });
 
-    const NAME_RULE =
-      'name must be a string of 1 to 255 characters, not only whitespace, without control characters.';
+    const NAME_RULE = 'name must be a string of 1 to 255 characters, not only whitespace, without control characters.';
     const CATEGORY_RULE = 'categoryId must be an integer from 1 to 9007199254740991.';
 
     describe('rejects with 400 and writes nothing', () => {
@@ -301,12 +300,14 @@ describe('pets (e2e)', () => {
         );
       });
 
-      it.each([['an array', '[{"name":"Rex","categoryId":1}]'], ['a string', '"Rex"'], ['a number', '5'], ['null', 'null']])(
-        'a body that is %s',
-        async (_case, body) => {
-          expectValidationError(await create(body), 'The request body must be a JSON object.');
-        },
-      );
+      it.each([
+        ['an array', '[{"name":"Rex","categoryId":1}]'],
+        ['a string', '"Rex"'],
+        ['a number', '5'],
+        ['null', 'null'],
+      ])('a body that is %s', async (_case, body) => {
+        expectValidationError(await create(body), 'The request body must be a JSON object.');
+      });
     });
   });
 
@@ -324,18 +325,21 @@ describe('pets (e2e)', () => {
       expect(response.headers.get('link')).toBe(DEPRECATION_HEADERS.link);
     });
 
-    it.each([['8'], ['9007199254740991']])('answers the unknown id %s with 404 and the deprecation headers', async (id) => {
-      await seed([{ id: 7 }]);
+    it.each([['8'], ['9007199254740991']])(
+      'answers the unknown id %s with 404 and the deprecation headers',
+      async (id) => {
+        await seed([{ id: 7 }]);
 
-      const response = await get(`/v1/pets/${id}`);
+        const response = await get(`/v1/pets/${id}`);
 
-      expect(response.status).toBe(404);
-      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
-      expect(response.body).toEqual({ code: 'not_found', message: `No animal has id ${id}.`, status: 404 });
-      expect(response.headers.get('deprecation')).toBe(DEPRECATION_HEADERS.deprecation);
-      expect(response.headers.get('sunset')).toBe(DEPRECATION_HEADERS.sunset);
-      expect(response.headers.get('link')).toBe(DEPRECATION_HEADERS.link);
-    });
+        expect(response.status).toBe(404);
+        expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+        expect(response.body).toEqual({ code: 'not_found', message: `No animal has id ${id}.`, status: 404 });
+        expect(response.headers.get('deprecation')).toBe(DEPRECATION_HEADERS.deprecation);
+        expect(response.headers.get('sunset')).toBe(DEPRECATION_HEADERS.sunset);
+        expect(response.headers.get('link')).toBe(DEPRECATION_HEADERS.link);
+      },
+    );
 
     it.each([
       ['a word', 'abc'],

@@ -11,7 +11,11 @@ describe('response serialisation', () => {
   afterAll(() => t.close());
 
   it('answers create, get and list with the stored animal, byte for byte', async () => {
-    const created = await request<Pet>(t.origin, '/v1/pets', jsonBody({ name: 'Fé "Ω"', categoryId: 9007199254740991, status: 'sold' }));
+    const created = await request<Pet>(
+      t.origin,
+      '/v1/pets',
+      jsonBody({ name: 'Fé "Ω"', categoryId: 9007199254740991, status: 'sold' }),
+    );
     expect(created.status).toBe(201);
     const expected = { id: created.body.id, name: 'Fé "Ω"', categoryId: 9007199254740991, status: 'sold' };
     expect(created.text).toBe(JSON.stringify(expected));

@@ -5,7 +5,6 @@ import type { ApiKeyIdentity } from './api-key-identity.js';
 import { ApiKeyStore } from './api-key-store.js';
 import { REALM } from '../http/http.constants.js';
 
-
 @Injectable()
 export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   constructor(private readonly keys: ApiKeyStore) {

@@ -11,9 +11,7 @@ Commands:
 `;
 
 export type ApiKeyCommand =
-  | { command: 'create'; name: string }
-  | { command: 'list' }
-  | { command: 'revoke'; reference: string };
+  { command: 'create'; name: string } | { command: 'list' } | { command: 'revoke'; reference: string };
 
 /** Where a command writes: `out` for results (the new key alone), `err` for everything said to the operator. */
 export interface CommandOutput {
@@ -41,14 +39,30 @@ const when = (date: Date | null) => (date ? date.toISOString().replace(/\.\d{3}Z
 function table(keys: readonly ApiKeySummary[]): string[] {
   const rows = [
     ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'],
-    ...keys.map((key) => [key.id, key.name, key.prefix, when(key.createdAt), when(key.lastUsedAt), when(key.revokedAt)]),
+    ...keys.map((key) => [
+      key.id,
+      key.name,
+      key.prefix,
+      when(key.createdAt),
+      when(key.lastUsedAt),
+      when(key.revokedAt),
+    ]),
   ];
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd());
+  return rows.map((row) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column]))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 /** Runs one command against the repository; resolves to the process exit code. */
-export async function runCommand(command: ApiKeyCommand, keys: ApiKeysRepository, output: CommandOutput): Promise<number> {
+export async function runCommand(
+  command: ApiKeyCommand,
+  keys: ApiKeysRepository,
+  output: CommandOutput,
+): Promise<number> {
   switch (command.command) {
     case 'create': {
       const key = generateApiKey();
@@ -71,11 +85,15 @@ export async function runCommand(command: ApiKeyCommand, keys: ApiKeysRepository
         return 1;
       }
       if (found.length > 1) {
-        output.err(`Several keys share the prefix "${command.reference}" (ids ${found.map((key) => key.id).join(', ')}): revoke by id.`);
+        output.err(
+          `Several keys share the prefix "${command.reference}" (ids ${found.map((key) => key.id).join(', ')}): revoke by id.`,
+        );
         return 1;
       }
       const revoked = await keys.revoke(found[0].id);
-      output.out(`Revoked API key ${revoked.id} "${revoked.name}" (prefix ${revoked.prefix}) at ${when(revoked.revokedAt)}.`);
+      output.out(
+        `Revoked API key ${revoked.id} "${revoked.name}" (prefix ${revoked.prefix}) at ${when(revoked.revokedAt)}.`,
+      );
       return 0;
     }
   }

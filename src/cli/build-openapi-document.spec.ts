@@ -33,7 +33,9 @@ describe('OpenAPI document', () => {
 
   it('has version 1.0.0 and servers ending in /v1, with paths relative to them', () => {
     expect(document.info.version).toBe('1.0.0');
-    expect(document.servers!.every((server) => (server as { 'x-internal'?: boolean })['x-internal'] === false)).toBe(true);
+    expect(document.servers!.every((server) => (server as { 'x-internal'?: boolean })['x-internal'] === false)).toBe(
+      true,
+    );
     expect(document.servers!.map((server) => server.url)).toEqual([
       'https://api.example.com/v1',
       'https://staging-api.example.com/v1',
@@ -69,7 +71,9 @@ describe('OpenAPI document', () => {
   });
 
   it('names Pet, NewPet, PetStatus and Error, with PetStatus referenced rather than inlined', () => {
-    expect(Object.keys(document.components!.schemas!)).toEqual(expect.arrayContaining(['Pet', 'NewPet', 'PetStatus', 'Error']));
+    expect(Object.keys(document.components!.schemas!)).toEqual(
+      expect.arrayContaining(['Pet', 'NewPet', 'PetStatus', 'Error']),
+    );
     expect(schema('PetStatus')).toEqual({ type: 'string', enum: ['available', 'pending', 'sold'] });
     const statusRef = { $ref: '#/components/schemas/PetStatus' };
     expect(schema('Pet').properties!.status).toMatchObject({ allOf: [statusRef] });
@@ -78,7 +82,9 @@ describe('OpenAPI document', () => {
     expect(statusParameter).toEqual({ name: 'status', in: 'query', required: false, schema: statusRef });
     const enums: unknown[] = [];
     JSON.stringify(document, (key, value: unknown) => (key === 'enum' ? void enums.push(value) : value));
-    const multiValued = enums.filter((values) => (values as unknown[]).length > 1 && !JSON.stringify(values).includes('Bearer'));
+    const multiValued = enums.filter(
+      (values) => (values as unknown[]).length > 1 && !JSON.stringify(values).includes('Bearer'),
+    );
     expect(multiValued).toEqual([schema('PetStatus').enum, ERROR_CODES]);
   });
 
@@ -91,14 +97,23 @@ describe('OpenAPI document', () => {
     // is not refused for a reason it could not know.
     expect(schema('NewPet').properties!.name).toMatchObject({ pattern: NAME_PATTERN });
     expect((schema('NewPet').properties!.name as SchemaObject).description).toContain(NAME_UNICODE_RULE.description);
-    expect(schema('Pet').properties!.id).toMatchObject({ type: 'integer', format: 'int64', maximum: Number.MAX_SAFE_INTEGER });
+    expect(schema('Pet').properties!.id).toMatchObject({
+      type: 'integer',
+      format: 'int64',
+      maximum: Number.MAX_SAFE_INTEGER,
+    });
     // Every response carries every field (toPet), so none is optional for a client.
     expect(schema('Pet').required).toEqual(['id', 'name', 'categoryId', 'status']);
     expect(schema('NewPet').required).toEqual(['name', 'categoryId']);
     // The service refuses unknown properties (400 `property colour should not exist`), and says so.
     expect(schema('NewPet').additionalProperties).toBe(false);
     expect(operation('/pets/{petId}', 'get').parameters).toEqual([
-      expect.objectContaining({ name: 'petId', in: 'path', required: true, schema: expect.objectContaining({ type: 'integer', format: 'int64' }) }),
+      expect.objectContaining({
+        name: 'petId',
+        in: 'path',
+        required: true,
+        schema: expect.objectContaining({ type: 'integer', format: 'int64' }),
+      }),
     ]);
   });
 
@@ -113,9 +128,13 @@ describe('OpenAPI document', () => {
   });
 
   it('bounds the cursor by the length the codec issues, and the page by the largest limit', () => {
-    const cursor = operation('/pets', 'get').parameters!.find((p) => (p as ParameterObject).name === 'cursor') as ParameterObject;
+    const cursor = operation('/pets', 'get').parameters!.find(
+      (p) => (p as ParameterObject).name === 'cursor',
+    ) as ParameterObject;
     expect(cursor.schema).toMatchObject({ type: 'string', maxLength: CURSOR_LENGTH });
-    expect(response(operation('/pets', 'get'), 200).content!['application/json'].schema).toMatchObject({ maxItems: LIMIT_MAX });
+    expect(response(operation('/pets', 'get'), 200).content!['application/json'].schema).toMatchObject({
+      maxItems: LIMIT_MAX,
+    });
   });
 
   it('describes createPet and publishes the Idempotency-Key rule, which a lone space does not meet', () => {
@@ -137,7 +156,8 @@ describe('OpenAPI document', () => {
     for (const [status, declared] of Object.entries(operation(path, method).responses) as [string, ResponseObject][]) {
       const headers = declared.headers ?? {};
       const required = names.map((name) => (headers[name] as { required?: boolean } | undefined)?.required);
-      if (['401', '413', '415'].includes(status)) expect([status, required]).toEqual([status, [undefined, undefined, undefined]]);
+      if (['401', '413', '415'].includes(status))
+        expect([status, required]).toEqual([status, [undefined, undefined, undefined]]);
       else if (status === '429') expect([status, required]).toEqual([status, [true, true, true]]);
       else expect([status, required]).toEqual([status, [false, false, false]]);
     }

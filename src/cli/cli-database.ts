@@ -81,7 +81,11 @@ export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonl
   main().then(
     (code) => process.exit(code),
     (error: unknown) => {
-      terminal.err(error instanceof ConfigError ? `Invalid configuration: ${oneLine(error)}` : `${command.name} failed: ${oneLine(error)}`);
+      terminal.err(
+        error instanceof ConfigError
+          ? `Invalid configuration: ${oneLine(error)}`
+          : `${command.name} failed: ${oneLine(error)}`,
+      );
       process.exit(1);
     },
   );

@@ -98,7 +98,9 @@ export async function runMigrationCommand(
 
 async function appliedNames(dataSource: DataSource): Promise<string[]> {
   const table = dataSource.options.migrationsTableName ?? 'migrations';
-  const exists = await dataSource.query<{ exists: boolean }[]>('SELECT to_regclass($1) IS NOT NULL AS "exists"', [table]);
+  const exists = await dataSource.query<{ exists: boolean }[]>('SELECT to_regclass($1) IS NOT NULL AS "exists"', [
+    table,
+  ]);
   if (!exists[0].exists) return [];
   const rows: { name: string }[] = await dataSource.query(`SELECT name FROM "${table}" ORDER BY id`);
   return rows.map((row) => row.name);

@@ -28,22 +28,35 @@ interface RedoclyReport {
 /** Runs a linter's CLI with this Node; its JSON report is on stdout whatever the exit code. */
 function run(cli: string, args: string[], cwd: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [cli, ...args], { cwd, env: OFFLINE, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      if (stdout.trim().startsWith('{') || stdout.trim().startsWith('[')) return resolve(stdout);
-      reject(new Error(`${cli} ${args.join(' ')} printed no report (${error?.message ?? 'no error'}):\n${stderr}`));
-    });
+    execFile(
+      process.execPath,
+      [cli, ...args],
+      { cwd, env: OFFLINE, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (stdout.trim().startsWith('{') || stdout.trim().startsWith('[')) return resolve(stdout);
+        reject(new Error(`${cli} ${args.join(' ')} printed no report (${error?.message ?? 'no error'}):\n${stderr}`));
+      },
+    );
   });
 }
 
 /** Spectral with the committed ruleset (spectral:oas + OWASP, the rules that do not apply turned off). */
 async function spectral(directory: string): Promise<SpectralProblem[]> {
-  const out = await run(SPECTRAL, ['lint', 'openapi.json', '--ruleset', join(ROOT, '.spectral.yaml'), '-f', 'json', '--quiet'], directory);
+  const out = await run(
+    SPECTRAL,
+    ['lint', 'openapi.json', '--ruleset', join(ROOT, '.spectral.yaml'), '-f', 'json', '--quiet'],
+    directory,
+  );
   return JSON.parse(out) as SpectralProblem[];
 }
 
 /** Redocly's recommended rules, through the committed redocly.yaml. */
 async function redocly(directory: string): Promise<RedoclyReport> {
-  const out = await run(REDOCLY, ['lint', 'openapi.json', '--config', join(ROOT, 'redocly.yaml'), '--format=json'], directory);
+  const out = await run(
+    REDOCLY,
+    ['lint', 'openapi.json', '--config', join(ROOT, 'redocly.yaml'), '--format=json'],
+    directory,
+  );
   return JSON.parse(out) as RedoclyReport;
 }
 
@@ -93,7 +106,11 @@ describe('openapi.json under the linters client developers use', () => {
       });
       const codes = (await spectral(directory)).filter((p) => p.severity === ERROR).map((p) => p.code);
       expect(codes).toEqual(
-        expect.arrayContaining(['owasp:api4:2023-rate-limit', 'owasp:api4:2023-array-limit', 'owasp:api4:2023-string-limit']),
+        expect.arrayContaining([
+          'owasp:api4:2023-rate-limit',
+          'owasp:api4:2023-array-limit',
+          'owasp:api4:2023-string-limit',
+        ]),
       );
     });
 
@@ -103,13 +120,17 @@ describe('openapi.json under the linters client developers use', () => {
         body.content['application/json'].schema = { $ref: '#/components/schemas/Missing' };
       });
       const report = await redocly(directory);
-      expect(report.problems.filter((p) => p.severity === 'error').map((p) => p.ruleId)).toContain('no-unresolved-refs');
+      expect(report.problems.filter((p) => p.severity === 'error').map((p) => p.ruleId)).toContain(
+        'no-unresolved-refs',
+      );
     });
   });
 
   it('loads its rulesets from node_modules only, so it runs offline', async () => {
     const ruleset = await readFile(join(ROOT, '.spectral.yaml'), 'utf8');
-    expect(ruleset).toContain('  - spectral:oas\n  - ./node_modules/@stoplight/spectral-owasp-ruleset/dist/ruleset.mjs\n');
+    expect(ruleset).toContain(
+      '  - spectral:oas\n  - ./node_modules/@stoplight/spectral-owasp-ruleset/dist/ruleset.mjs\n',
+    );
     expect(ruleset).not.toMatch(/https?:\/\//);
     expect(await readFile(join(ROOT, 'redocly.yaml'), 'utf8')).toContain('  - recommended\n');
   });

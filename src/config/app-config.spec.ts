@@ -39,7 +39,15 @@ describe('loadConfig', () => {
 
   it('treats empty values as unset', () => {
     expect(
-      loadConfig({ HOST: '', PORT: '', DATABASE_URL: '', API_KEYS: '', LOG_LEVEL: '', MIGRATIONS_RUN: '', DATA_DIR: '' }),
+      loadConfig({
+        HOST: '',
+        PORT: '',
+        DATABASE_URL: '',
+        API_KEYS: '',
+        LOG_LEVEL: '',
+        MIGRATIONS_RUN: '',
+        DATA_DIR: '',
+      }),
     ).toEqual(loadConfig({}));
   });
 
@@ -82,7 +90,10 @@ describe('loadConfig', () => {
   });
 
   describe('PORT', () => {
-    it.each([['0', 0], ['65535', 65535]])('accepts %s', (raw, port) => {
+    it.each([
+      ['0', 0],
+      ['65535', 65535],
+    ])('accepts %s', (raw, port) => {
       expect(loadConfig({ PORT: raw }).port).toBe(port);
     });
 
@@ -154,10 +165,15 @@ describe('loadConfig', () => {
   describe('MIGRATIONS_RUN', () => {
     it('defaults to true in development and false in production, where the migrate step applies them', () => {
       expect(loadConfig({}).migrationsRun).toBe(true);
-      expect(loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: 'a-cursor-secret-of-at-least-32-chars' }).migrationsRun).toBe(false);
+      expect(
+        loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: 'a-cursor-secret-of-at-least-32-chars' }).migrationsRun,
+      ).toBe(false);
     });
 
-    it.each([['true', true], ['false', false]])('reads %s', (raw, expected) => {
+    it.each([
+      ['true', true],
+      ['false', false],
+    ])('reads %s', (raw, expected) => {
       expect(loadConfig({ MIGRATIONS_RUN: raw }).migrationsRun).toBe(expected);
     });
 
@@ -170,8 +186,14 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATA_DIR: 'var/data' }).dataDir).toBe(resolve('var/data'));
   });
 
-  it.each([['production', true], ['development', false], ['test', false]])('NODE_ENV=%s: production is %s', (raw, expected) => {
-    expect(loadConfig({ NODE_ENV: raw, CURSOR_SECRET: 'a-cursor-secret-of-at-least-32-chars' }).production).toBe(expected);
+  it.each([
+    ['production', true],
+    ['development', false],
+    ['test', false],
+  ])('NODE_ENV=%s: production is %s', (raw, expected) => {
+    expect(loadConfig({ NODE_ENV: raw, CURSOR_SECRET: 'a-cursor-secret-of-at-least-32-chars' }).production).toBe(
+      expected,
+    );
   });
 });
 
@@ -202,18 +224,24 @@ describe('loadConfig: documented server URLs', () => {
   });
 
   it('reads PUBLIC_BASE_URL and STAGING_BASE_URL, without a trailing slash', () => {
-    const config = loadConfig({ PUBLIC_BASE_URL: 'https://pets.example.org/v1/', STAGING_BASE_URL: 'http://10.0.0.5:8080/api/v1' });
+    const config = loadConfig({
+      PUBLIC_BASE_URL: 'https://pets.example.org/v1/',
+      STAGING_BASE_URL: 'http://10.0.0.5:8080/api/v1',
+    });
     expect(config.publicBaseUrl).toBe('https://pets.example.org/v1');
     expect(config.stagingBaseUrl).toBe('http://10.0.0.5:8080/api/v1');
   });
 
-  it.each(['pets.example.org/v1', 'https://pets.example.org', 'https://pets.example.org/v2', 'ftp://pets.example.org/v1', 'https://pets.example.org/v1?x=1'])(
-    'rejects PUBLIC_BASE_URL=%s naming the variable',
-    (value) => {
-      expect(() => loadConfig({ PUBLIC_BASE_URL: value })).toThrow(ConfigError);
-      expect(() => loadConfig({ PUBLIC_BASE_URL: value })).toThrow(/^PUBLIC_BASE_URL /);
-    },
-  );
+  it.each([
+    'pets.example.org/v1',
+    'https://pets.example.org',
+    'https://pets.example.org/v2',
+    'ftp://pets.example.org/v1',
+    'https://pets.example.org/v1?x=1',
+  ])('rejects PUBLIC_BASE_URL=%s naming the variable', (value) => {
+    expect(() => loadConfig({ PUBLIC_BASE_URL: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ PUBLIC_BASE_URL: value })).toThrow(/^PUBLIC_BASE_URL /);
+  });
 });
 describe('loadConfig: operations settings', () => {
   it('defaults to a 10 s shutdown grace period, no metrics token and the info log level', () => {
@@ -238,7 +266,11 @@ describe('loadConfig: operations settings', () => {
 });
 describe('loadConfig: rate limits and Redis', () => {
   it('defaults to 600 requests per key and 30 failed authentications per address a minute, in memory', () => {
-    expect(loadConfig({})).toMatchObject({ rateLimitPerMinute: 600, authFailureLimitPerMinute: 30, redisUrl: undefined });
+    expect(loadConfig({})).toMatchObject({
+      rateLimitPerMinute: 600,
+      authFailureLimitPerMinute: 30,
+      redisUrl: undefined,
+    });
   });
 
   it('reads the variables; RATE_LIMIT_PER_MINUTE=0 turns per-key limiting off', () => {
@@ -247,7 +279,11 @@ describe('loadConfig: rate limits and Redis', () => {
       AUTH_FAILURE_LIMIT_PER_MINUTE: '5',
       REDIS_URL: 'redis://cache:6379/2',
     });
-    expect(config).toMatchObject({ rateLimitPerMinute: 0, authFailureLimitPerMinute: 5, redisUrl: 'redis://cache:6379/2' });
+    expect(config).toMatchObject({
+      rateLimitPerMinute: 0,
+      authFailureLimitPerMinute: 5,
+      redisUrl: 'redis://cache:6379/2',
+    });
   });
 
   it.each([
@@ -265,13 +301,16 @@ describe('loadConfig: rate limits and Redis', () => {
     it('defaults to 5 s in production and 0 in development', () => {
       expect(loadConfig({}).shutdownDrainDelayMs).toBe(0);
       expect(
-        loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: 'a-cursor-secret-of-at-least-32-chars' }).shutdownDrainDelayMs,
+        loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: 'a-cursor-secret-of-at-least-32-chars' })
+          .shutdownDrainDelayMs,
       ).toBe(5_000);
       expect(loadConfig({ SHUTDOWN_DRAIN_DELAY_MS: '2500' }).shutdownDrainDelayMs).toBe(2_500);
     });
 
     it('rejects a value that is not a whole number of milliseconds, naming the variable', () => {
-      expect(configError({ SHUTDOWN_DRAIN_DELAY_MS: '2s' })).toBe('SHUTDOWN_DRAIN_DELAY_MS must be an integer from 0 to 600000, got "2s"');
+      expect(configError({ SHUTDOWN_DRAIN_DELAY_MS: '2s' })).toBe(
+        'SHUTDOWN_DRAIN_DELAY_MS must be an integer from 0 to 600000, got "2s"',
+      );
     });
   });
 
@@ -286,9 +325,12 @@ describe('loadConfig: rate limits and Redis', () => {
       ]);
     });
 
-    it.each([['true'], ['1'], ['10.0.0.0/33'], ['proxy.internal'], ['10.0.0.1/8/1']])('rejects %j, naming TRUST_PROXY', (raw) => {
-      expect(configError({ TRUST_PROXY: raw })).toMatch(/^TRUST_PROXY must list proxy addresses or CIDR ranges/);
-    });
+    it.each([['true'], ['1'], ['10.0.0.0/33'], ['proxy.internal'], ['10.0.0.1/8/1']])(
+      'rejects %j, naming TRUST_PROXY',
+      (raw) => {
+        expect(configError({ TRUST_PROXY: raw })).toMatch(/^TRUST_PROXY must list proxy addresses or CIDR ranges/);
+      },
+    );
   });
 });
 
@@ -302,7 +344,11 @@ describe('readConfig: .env through @nestjs/config', () => {
   // readConfig puts what .env adds into process.env (the CLIs and TypeORM read it there); this spec's variables only.
   const touched = ['PORT', 'LOG_LEVEL', 'SHUTDOWN_GRACE_MS'];
   const saved = Object.fromEntries(touched.map((name) => [name, process.env[name]]));
-  afterEach(() => touched.forEach((name) => (saved[name] === undefined ? delete process.env[name] : (process.env[name] = saved[name]))));
+  afterEach(() =>
+    touched.forEach((name) =>
+      saved[name] === undefined ? delete process.env[name] : (process.env[name] = saved[name]),
+    ),
+  );
   afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
   it('reads the variables of .env', async () => {

@@ -1,6 +1,12 @@
 import { ConfigModule as NestConfigModule, registerAs } from '@nestjs/config';
 import { resolve } from 'node:path';
-import { ConfigError, CURSOR_SECRET_MIN_LENGTH, LogLevel, MAX_LIMIT_PER_MINUTE, validateEnvironment } from './environment.js';
+import {
+  ConfigError,
+  CURSOR_SECRET_MIN_LENGTH,
+  LogLevel,
+  MAX_LIMIT_PER_MINUTE,
+  validateEnvironment,
+} from './environment.js';
 
 export { ConfigError, CURSOR_SECRET_MIN_LENGTH, MAX_LIMIT_PER_MINUTE };
 export type { LogLevel };

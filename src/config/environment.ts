@@ -32,9 +32,12 @@ const got = (args: ValidationArguments) => `got "${args.value}"`;
 
 /** A whole decimal number from `min` to `max`; anything else (` 80`, `1e3`, `80.5`) stays a string and is refused. */
 function IntegerFrom(min: number, max: number) {
-  const message = (args: ValidationArguments) => `${args.property} must be an integer from ${min} to ${max}, ${got(args)}`;
+  const message = (args: ValidationArguments) =>
+    `${args.property} must be an integer from ${min} to ${max}, ${got(args)}`;
   return applyDecorators(
-    Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value)),
+    Transform(({ value }: { value: unknown }) =>
+      typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value,
+    ),
     IsInt({ message }),
     Min(min, { message }),
     Max(max, { message }),
@@ -44,7 +47,9 @@ function IntegerFrom(min: number, max: number) {
 function FractionFrom0To1() {
   const message = (args: ValidationArguments) => `${args.property} must be a number from 0 to 1, ${got(args)}`;
   return applyDecorators(
-    Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^(0(\.\d+)?|1(\.0+)?)$/.test(value) ? Number(value) : value)),
+    Transform(({ value }: { value: unknown }) =>
+      typeof value === 'string' && /^(0(\.\d+)?|1(\.0+)?)$/.test(value) ? Number(value) : value,
+    ),
     IsNumber({}, { message }),
   );
 }
@@ -95,7 +100,13 @@ function BaseUrlEndingInV1(example: string) {
     validator: {
       validate: (value) => {
         const url = baseUrl(value);
-        return url !== null && ['http:', 'https:'].includes(url.protocol) && /\/v1\/?$/.test(url.pathname) && !url.search && !url.hash;
+        return (
+          url !== null &&
+          ['http:', 'https:'].includes(url.protocol) &&
+          /\/v1\/?$/.test(url.pathname) &&
+          !url.search &&
+          !url.hash
+        );
       },
       defaultMessage: (args) =>
         baseUrl(args!.value) === null
@@ -142,7 +153,9 @@ function isAddressOrRange(entry: string): boolean {
 /** Comma-separated proxy addresses, CIDR ranges or proxy-addr's names; the first invalid one is named. */
 function ProxyList() {
   const firstInvalid = (entries: unknown) =>
-    Array.isArray(entries) ? (entries as string[]).find((entry) => !PROXY_NAMES.includes(entry) && !isAddressOrRange(entry)) : '';
+    Array.isArray(entries)
+      ? (entries as string[]).find((entry) => !PROXY_NAMES.includes(entry) && !isAddressOrRange(entry))
+      : '';
   return applyDecorators(
     Transform(({ value }) =>
       String(value ?? '')
@@ -197,7 +210,9 @@ export class Environment {
   // so production refuses to start with a per-process secret.
   @ValidateIf((env: Environment) => env.NODE_ENV === 'production' || env.CURSOR_SECRET !== undefined)
   @IsDefined({ message: 'CURSOR_SECRET is required when NODE_ENV=production (the same value on every instance)' })
-  @MinLength(CURSOR_SECRET_MIN_LENGTH, { message: `CURSOR_SECRET must be at least ${CURSOR_SECRET_MIN_LENGTH} characters` })
+  @MinLength(CURSOR_SECRET_MIN_LENGTH, {
+    message: `CURSOR_SECRET must be at least ${CURSOR_SECRET_MIN_LENGTH} characters`,
+  })
   CURSOR_SECRET?: string;
 
   @BaseUrlEndingInV1('https://api.example.com/v1')

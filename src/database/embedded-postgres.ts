@@ -12,7 +12,6 @@ const USER = 'postgres';
 
 export { EmbeddedPostgresError };
 
-
 export interface EmbeddedDatabase {
   url: string;
   stop(): Promise<void>;

@@ -4,7 +4,9 @@ import { MIGRATIONS } from './migrations.js';
 
 describe('MIGRATIONS', () => {
   it('lists every file of src/database/migrations, in timestamp order', () => {
-    const files = readdirSync(new URL('./migrations', import.meta.url)).filter((file) => file.endsWith('.ts')).sort();
+    const files = readdirSync(new URL('./migrations', import.meta.url))
+      .filter((file) => file.endsWith('.ts'))
+      .sort();
     const timestamp = (file: string) => file.split('-')[0];
     expect(MIGRATIONS.map((migration) => new migration().name)).toEqual(
       files.map((file) => `${file.replace(/^\d+-/, '').replace(/\.ts$/, '')}${timestamp(file)}`),

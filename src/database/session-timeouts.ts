@@ -30,7 +30,10 @@ export const ADVISORY_LOCKS = {
 export async function applySessionTimeouts(dataSource: DataSource): Promise<void> {
   const wanted = Object.entries(SESSION_TIMEOUTS).map(([name, ms]) => `${name}=${ms}`);
   const alter = Object.entries(SESSION_TIMEOUTS)
-    .map(([name, ms]) => `EXECUTE format('ALTER ROLE %I IN DATABASE %I SET ${name} = ${ms}', current_user, current_database());`)
+    .map(
+      ([name, ms]) =>
+        `EXECUTE format('ALTER ROLE %I IN DATABASE %I SET ${name} = ${ms}', current_user, current_database());`,
+    )
     .join('\n    ');
   const set = Object.entries(SESSION_TIMEOUTS)
     .map(([name, ms]) => `SET ${name} = ${ms};`)

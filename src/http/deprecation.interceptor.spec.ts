@@ -3,11 +3,7 @@ import { CallHandler, ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { PinoLogger } from 'nestjs-pino';
 import { firstValueFrom, of } from 'rxjs';
-import {
-  DEPRECATION_POLICY,
-  DeprecationInterceptor,
-  deprecationHeaders,
-} from './deprecation.interceptor.js';
+import { DEPRECATION_POLICY, DeprecationInterceptor, deprecationHeaders } from './deprecation.interceptor.js';
 
 const KEY = 'raw-secret-key-0123456789';
 
@@ -70,12 +66,10 @@ describe('DeprecationInterceptor', () => {
   beforeEach(() => {
     warned = [];
     deprecatedCalls = [];
-    const metrics = { recordDeprecatedCall: (operation: string, keyId: string) => deprecatedCalls.push([operation, keyId]) };
-    interceptor = new DeprecationInterceptor(
-      new Reflector(),
-      metrics,
-      pinoInto(warned),
-    );
+    const metrics = {
+      recordDeprecatedCall: (operation: string, keyId: string) => deprecatedCalls.push([operation, keyId]),
+    };
+    interceptor = new DeprecationInterceptor(new Reflector(), metrics, pinoInto(warned));
   });
 
   it('sets the three headers and passes the handler’s result through', async () => {
@@ -115,7 +109,9 @@ describe('DeprecationInterceptor', () => {
       {
         context: 'Deprecation',
         fields: expect.objectContaining({ operation: 'getPet', keyId: 'env-1a2b3c4d' }),
-        message: expect.stringMatching(/^Deprecated operation getPet called by API key env-1a2b3c4d \(logged once per key every 10 minutes/),
+        message: expect.stringMatching(
+          /^Deprecated operation getPet called by API key env-1a2b3c4d \(logged once per key every 10 minutes/,
+        ),
       },
       {
         context: 'Deprecation',
@@ -130,7 +126,6 @@ describe('DeprecationInterceptor', () => {
       ['getPet', '7'],
     ]);
   });
-
 
   it('says "unknown" when no identity is attached', async () => {
     const { executionContext } = context(getPet);

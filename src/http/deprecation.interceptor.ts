@@ -53,7 +53,10 @@ export function deprecationHeaders(policy: DeprecationPolicy): Record<string, st
 @Injectable()
 export class DeprecationInterceptor implements NestInterceptor {
   private readonly logger: Pino;
-  private readonly logged = new LRUCache<string, true>({ max: DEPRECATION_LOG_MAX_KEYS, ttl: DEPRECATION_LOG_INTERVAL_MS });
+  private readonly logged = new LRUCache<string, true>({
+    max: DEPRECATION_LOG_MAX_KEYS,
+    ttl: DEPRECATION_LOG_INTERVAL_MS,
+  });
   private readonly operations = new WeakMap<object, { headers: Record<string, string>; operationId: string }>();
 
   constructor(

@@ -11,7 +11,6 @@ function firstMessages(errors: ValidationError[], parent = ''): string[] {
   });
 }
 
-
 /** Bodies are closed: an unknown property is a 400. The OpenAPI document says so with `additionalProperties`. */
 export const BODIES_REJECT_UNKNOWN_PROPERTIES = true;
 

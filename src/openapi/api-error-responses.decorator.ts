@@ -11,12 +11,17 @@ const WINDOW_SECONDS = RATE_LIMIT_WINDOW_MS / 1000;
 
 export type OperationErrorStatus = 400 | 404 | 409 | 413 | 415 | 422;
 
-
 const RETRY_AFTER: HeadersObject = {
   'Retry-After': {
     description: 'Seconds to wait before retrying.',
     required: true,
-    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: WINDOW_SECONDS, example: Number(RETRY_AFTER_SECONDS) },
+    schema: {
+      type: 'integer',
+      format: 'int32',
+      minimum: 0,
+      maximum: WINDOW_SECONDS,
+      example: Number(RETRY_AFTER_SECONDS),
+    },
   },
 };
 
@@ -65,7 +70,9 @@ const COMMON_ERRORS = {
         required: true,
         schema: {
           type: 'string',
-          enum: ['', ', error="invalid_token"', ', error="invalid_request"'].map((error) => `Bearer realm="${REALM}"${error}`),
+          enum: ['', ', error="invalid_token"', ', error="invalid_request"'].map(
+            (error) => `Bearer realm="${REALM}"${error}`,
+          ),
         },
       },
     } satisfies HeadersObject,

@@ -15,7 +15,7 @@ const DESCRIPTION = [
   'Every error response is an `Error` object (`code`, `message`, `status`) with media type `application/json`.',
   `A request whose line and headers together exceed ${maxHeaderSize / 1024} KiB is refused with 400 ` +
     `\`validation_failed\`; a body over ${BODY_LIMIT_BYTES / 1024} KiB with 413.`,
-  'Every response carries `X-Request-Id`: the client\'s own when it sent a usable one, else a new UUID.',
+  "Every response carries `X-Request-Id`: the client's own when it sent a usable one, else a new UUID.",
 ].join('\n');
 
 /**
@@ -56,7 +56,8 @@ function closeRequestBodies(document: OpenAPIObject): void {
       const body = operation?.requestBody as RequestBodyObject | undefined;
       for (const media of Object.values(body?.content ?? {})) {
         const ref = (media.schema as ReferenceObject | undefined)?.$ref;
-        const schema = (ref ? schemas[ref.replace('#/components/schemas/', '')] : media.schema) as SchemaObject | undefined;
+        const schema = (ref ? schemas[ref.replace('#/components/schemas/', '')] : media.schema) as
+          SchemaObject | undefined;
         if (schema?.type === 'object') schema.additionalProperties = false;
       }
     }

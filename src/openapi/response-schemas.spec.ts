@@ -9,13 +9,22 @@ const DOCUMENT = {
     '/things': {
       get: {
         responses: {
-          200: { description: '', content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Thing' } } } } },
+          200: {
+            description: '',
+            content: {
+              'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Thing' } } },
+            },
+          },
           400: { description: '', content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } } },
         },
       },
     },
     '/things/{thingId}': {
-      get: { responses: { 200: { description: '', content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } } } } },
+      get: {
+        responses: {
+          200: { description: '', content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } } },
+        },
+      },
     },
   },
   components: {
@@ -24,7 +33,11 @@ const DOCUMENT = {
       Thing: {
         type: 'object',
         required: ['id'],
-        properties: { id: { type: 'integer', format: 'int64' }, name: { type: 'string' }, kind: { allOf: [{ $ref: '#/components/schemas/Kind' }] } },
+        properties: {
+          id: { type: 'integer', format: 'int64' },
+          name: { type: 'string' },
+          kind: { allOf: [{ $ref: '#/components/schemas/Kind' }] },
+        },
       },
     },
   },

@@ -27,15 +27,17 @@ export function successResponseSchemas(document: OpenAPIObject, prefix: string):
   const schemas = new Map<string, Record<string, Schema>>();
   for (const [path, item] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(item)) {
-      const responses = (operation as { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> })
-        .responses;
+      const responses = (
+        operation as { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }
+      ).responses;
       if (!responses) continue;
       const byStatus: Record<string, Schema> = {};
       for (const [status, response] of Object.entries(responses)) {
         const schema = response.content?.['application/json']?.schema;
         if (/^2\d\d$/.test(status) && schema) byStatus[status] = inlineRefs(schema, document) as Schema;
       }
-      if (Object.keys(byStatus).length > 0) schemas.set(`${method.toUpperCase()} ${fastifyUrl(prefix, path)}`, byStatus);
+      if (Object.keys(byStatus).length > 0)
+        schemas.set(`${method.toUpperCase()} ${fastifyUrl(prefix, path)}`, byStatus);
     }
   }
   return schemas;
@@ -56,7 +58,8 @@ export function serializeResponsesWithDocumentSchemas(
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
       const response = schemas.get(`${method} ${route.url}`);
-      if (response) route.schema = { ...route.schema, response: { ...response, ...(route.schema?.response as object) } };
+      if (response)
+        route.schema = { ...route.schema, response: { ...response, ...(route.schema?.response as object) } };
     }
   });
 }

@@ -7,6 +7,8 @@ describe('nextPageLink', () => {
   });
 
   it('repeats the status filter', () => {
-    expect(nextPageLink('/v1/pets', 7, PetStatus.Sold, 'c')).toBe('</v1/pets?limit=7&status=sold&cursor=c>; rel="next"');
+    expect(nextPageLink('/v1/pets', 7, PetStatus.Sold, 'c')).toBe(
+      '</v1/pets?limit=7&status=sold&cursor=c>; rel="next"',
+    );
   });
 });

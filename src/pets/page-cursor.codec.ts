@@ -26,10 +26,9 @@ const STATUS_CODES: Record<PetStatus, number> = {
   [PetStatus.Sold]: 3,
 };
 /** Code 0 is "no status filter". */
-const STATUS_BY_CODE: readonly (PetStatus | undefined)[] = Object.entries(STATUS_CODES).reduce<(PetStatus | undefined)[]>(
-  (byCode, [status, code]) => Object.assign(byCode, { [code]: status as PetStatus }),
-  [undefined],
-);
+const STATUS_BY_CODE: readonly (PetStatus | undefined)[] = Object.entries(STATUS_CODES).reduce<
+  (PetStatus | undefined)[]
+>((byCode, [status, code]) => Object.assign(byCode, { [code]: status as PetStatus }), [undefined]);
 
 const UINT32 = 2 ** 32;
 /** Cursors remembered per status filter; past this many, that filter's memory starts over. */

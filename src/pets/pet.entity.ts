@@ -6,7 +6,11 @@ import { PET_STATUSES, PetStatus } from './pet-status.enum.js';
 @Index('pets_status_id_idx', ['status', 'id'])
 @Check('pets_status_check', `"status" IN (${PET_STATUSES.map((status) => `'${status}'`).join(', ')})`)
 export class PetEntity {
-  @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS', primaryKeyConstraintName: 'pets_pkey' })
+  @PrimaryGeneratedColumn('identity', {
+    type: 'bigint',
+    generatedIdentity: 'ALWAYS',
+    primaryKeyConstraintName: 'pets_pkey',
+  })
   id: string;
 
   @Column('text')

@@ -105,7 +105,8 @@ export class PetsController {
   })
   @ApiCreatedResponse({
     type: Pet,
-    description: 'The animal was added, with its assigned `id`; or, with a repeated Idempotency-Key, the first response.',
+    description:
+      'The animal was added, with its assigned `id`; or, with a repeated Idempotency-Key, the first response.',
     headers: {
       ...rateLimitHeaderDocs({ required: false }),
       'Idempotent-Replayed': {
@@ -152,7 +153,10 @@ export class PetsController {
   @ApiOkResponse({
     type: Pet,
     description: 'The requested animal.',
-    headers: { ...deprecationHeaderDocs(GET_PET_DEPRECATION, { required: true }), ...rateLimitHeaderDocs({ required: false }) },
+    headers: {
+      ...deprecationHeaderDocs(GET_PET_DEPRECATION, { required: true }),
+      ...rateLimitHeaderDocs({ required: false }),
+    },
   })
   @ApiErrorResponses(
     { 400: '`petId` is not an integer from 1 to 2^53-1.', 404: 'No animal has this id.' },

@@ -55,13 +55,15 @@ describe('Swagger UI at /docs in headless Chromium', () => {
     await page.goto(`${t.origin}/docs`);
     const animals = page.locator('.opblock-tag-section').filter({ has: page.locator('[data-tag="animals"]') });
     await animals.locator('.opblock').first().waitFor();
-    expect(await animals.locator('.opblock').evaluateAll((blocks: { id: string }[]) => blocks.map((block) => block.id))).toEqual([
-      'operations-animals-listPets',
-      'operations-animals-createPet',
-      'operations-animals-getPet',
-    ]);
-    await expect(page.locator('#operations-animals-getPet').getAttribute('class')).resolves.toContain('opblock-deprecated');
-    await expect(page.locator('#operations-animals-listPets').getAttribute('class')).resolves.not.toContain('opblock-deprecated');
+    expect(
+      await animals.locator('.opblock').evaluateAll((blocks: { id: string }[]) => blocks.map((block) => block.id)),
+    ).toEqual(['operations-animals-listPets', 'operations-animals-createPet', 'operations-animals-getPet']);
+    await expect(page.locator('#operations-animals-getPet').getAttribute('class')).resolves.toContain(
+      'opblock-deprecated',
+    );
+    await expect(page.locator('#operations-animals-listPets').getAttribute('class')).resolves.not.toContain(
+      'opblock-deprecated',
+    );
 
     await page.locator('.auth-wrapper button.authorize').click();
     await page.locator('.modal-ux input').fill(TEST_KEY);
@@ -77,7 +79,9 @@ describe('Swagger UI at /docs in headless Chromium', () => {
     const status = listPets.locator('.live-responses-table .response .response-col_status');
     await status.waitFor();
     expect((await status.innerText()).trim()).toBe('200');
-    await expect(listPets.locator('.live-responses-table .response .response-col_description').innerText()).resolves.toContain('Browser Rex');
+    await expect(
+      listPets.locator('.live-responses-table .response .response-col_description').innerText(),
+    ).resolves.toContain('Browser Rex');
 
     await mkdir(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'docs-ui.png'), fullPage: true });

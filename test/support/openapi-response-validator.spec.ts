@@ -5,11 +5,16 @@ import { OpenApiResponseValidator } from './openapi-response-validator.js';
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' };
 const pet = { id: 1, name: 'Rex', categoryId: 2, status: 'available' };
 const error = (status: number, code = 'not_found') => ({ code, message: 'Something.', status });
-const deprecation = { Deprecation: '@1795132800', Sunset: 'Thu, 05 Dec 2030 00:00:00 GMT', Link: '</v1/pets>; rel="successor-version"' };
+const deprecation = {
+  Deprecation: '@1795132800',
+  Sunset: 'Thu, 05 Dec 2030 00:00:00 GMT',
+  Link: '</v1/pets>; rel="successor-version"',
+};
 
 describe('OpenApiResponseValidator', () => {
   let validator: OpenApiResponseValidator;
-  const check = (method: string, path: string, status: number, body: unknown, headers: Record<string, string> = JSON_TYPE) =>
+  const check =
+    (method: string, path: string, status: number, body: unknown, headers: Record<string, string> = JSON_TYPE) =>
     () =>
       validator.validate(method, new URL(`http://127.0.0.1:1${path}`), {
         status,
@@ -18,7 +23,9 @@ describe('OpenApiResponseValidator', () => {
       });
 
   beforeAll(async () => {
-    const document = JSON.parse(await readFile(new URL('../../openapi.json', import.meta.url), 'utf8')) as OpenAPIObject;
+    const document = JSON.parse(
+      await readFile(new URL('../../openapi.json', import.meta.url), 'utf8'),
+    ) as OpenAPIObject;
     validator = new OpenApiResponseValidator(document);
   });
 
@@ -28,7 +35,9 @@ describe('OpenApiResponseValidator', () => {
     expect(check('GET', '/v1/pets/1', 200, pet, { ...JSON_TYPE, ...deprecation })).not.toThrow();
     expect(check('GET', '/v1/pets/1', 404, error(404))).not.toThrow();
     expect(check('HEAD', '/v1/pets', 200, '')).not.toThrow();
-    expect(check('GET', '/v1/pets', 503, error(503, 'service_unavailable'), { ...JSON_TYPE, 'retry-after': '5' })).not.toThrow();
+    expect(
+      check('GET', '/v1/pets', 503, error(503, 'service_unavailable'), { ...JSON_TYPE, 'retry-after': '5' }),
+    ).not.toThrow();
   });
 
   it('rejects a status the operation does not declare', () => {
@@ -39,7 +48,9 @@ describe('OpenApiResponseValidator', () => {
   it('rejects bodies that do not match the schema, including undocumented fields', () => {
     expect(check('GET', '/v1/pets', 200, [{ ...pet, id: '1' }])).toThrow(/\/0\/id must be integer/);
     expect(check('POST', '/v1/pets', 201, { ...pet, createdAt: 'now' })).toThrow(/must NOT have additional properties/);
-    expect(check('GET', '/v1/pets', 200, [{ ...pet, status: 'lost' }])).toThrow(/must be equal to one of the allowed values/);
+    expect(check('GET', '/v1/pets', 200, [{ ...pet, status: 'lost' }])).toThrow(
+      /must be equal to one of the allowed values/,
+    );
     expect(check('POST', '/v1/pets', 400, { code: 'oops', message: 'x', status: 400 })).toThrow(/\/code/);
     expect(check('POST', '/v1/pets', 400, error(422, 'validation_failed'))).toThrow(/status differs/);
   });
@@ -58,7 +69,9 @@ describe('OpenApiResponseValidator', () => {
     expect(check('PUT', '/v1/pets', 405, error(405, 'method_not_allowed'))).not.toThrow();
     expect(check('GET', '/nowhere', 404, error(404))).not.toThrow();
     expect(check('GET', '/v1/pets/', 404, error(404))).not.toThrow();
-    expect(check('GET', '/nowhere', 404, 'Not Found', { 'content-type': 'text/plain' })).toThrow(/not application\/json/);
+    expect(check('GET', '/nowhere', 404, 'Not Found', { 'content-type': 'text/plain' })).toThrow(
+      /not application\/json/,
+    );
     expect(check('PUT', '/v1/pets', 405, { message: 'no' })).toThrow(/must have required property 'code'/);
   });
 
@@ -72,28 +85,54 @@ describe('OpenApiResponseValidator', () => {
   // Finding 4 of the OpenAPI strictness issue: the service sent X-RateLimit-* everywhere, the document nowhere.
   it('rejects a header the response carries but the document does not declare for it', () => {
     expect(check('GET', '/v1/pets', 200, [pet], { ...JSON_TYPE, ...rateLimit })).not.toThrow();
-    expect(check('GET', '/v1/pets', 401, error(401, 'unauthorized'), { ...JSON_TYPE, 'www-authenticate': 'Bearer realm="animal-store"', ...rateLimit })).toThrow(
+    expect(
+      check('GET', '/v1/pets', 401, error(401, 'unauthorized'), {
+        ...JSON_TYPE,
+        'www-authenticate': 'Bearer realm="animal-store"',
+        ...rateLimit,
+      }),
+    ).toThrow(
       /header\(s\) sent but not declared for this response: x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset/,
     );
-    expect(check('GET', '/v1/pets', 200, [pet], { ...JSON_TYPE, 'x-powered-by': 'Nest' })).toThrow(/not declared.*x-powered-by/);
-    expect(check('GET', '/v1/pets', 200, [pet], { ...JSON_TYPE, 'x-request-id': 'abc', 'x-content-type-options': 'nosniff' })).not.toThrow();
+    expect(check('GET', '/v1/pets', 200, [pet], { ...JSON_TYPE, 'x-powered-by': 'Nest' })).toThrow(
+      /not declared.*x-powered-by/,
+    );
+    expect(
+      check('GET', '/v1/pets', 200, [pet], {
+        ...JSON_TYPE,
+        'x-request-id': 'abc',
+        'x-content-type-options': 'nosniff',
+      }),
+    ).not.toThrow();
   });
 
   it('rejects a declared header whose value breaks its schema', () => {
-    expect(check('GET', '/v1/pets', 200, [pet], { ...JSON_TYPE, ...rateLimit, 'x-ratelimit-reset': '61' })).toThrow(/header X-RateLimit-Reset: "61" must be <= 60/);
-    expect(check('GET', '/v1/pets', 200, [pet], { ...JSON_TYPE, ...rateLimit, 'x-ratelimit-limit': 'lots' })).toThrow(/X-RateLimit-Limit/);
+    expect(check('GET', '/v1/pets', 200, [pet], { ...JSON_TYPE, ...rateLimit, 'x-ratelimit-reset': '61' })).toThrow(
+      /header X-RateLimit-Reset: "61" must be <= 60/,
+    );
+    expect(check('GET', '/v1/pets', 200, [pet], { ...JSON_TYPE, ...rateLimit, 'x-ratelimit-limit': 'lots' })).toThrow(
+      /X-RateLimit-Limit/,
+    );
   });
 
   // Finding 2: every response carried `status`, the document called it optional.
   it('refuses a document that calls a response field optional', async () => {
-    const document = JSON.parse(await readFile(new URL('../../openapi.json', import.meta.url), 'utf8')) as OpenAPIObject;
+    const document = JSON.parse(
+      await readFile(new URL('../../openapi.json', import.meta.url), 'utf8'),
+    ) as OpenAPIObject;
     (document.components!.schemas!.Pet as { required: string[] }).required = ['id', 'name', 'categoryId'];
     expect(() => new OpenApiResponseValidator(document)).toThrow(/optional that every response carries: Pet\.status$/);
   });
 
   describe('with the request: a refusal for a reason the document does not state', () => {
     const refused = error(400, 'validation_failed');
-    const send = (target: OpenApiResponseValidator, path: string, init: { body?: unknown; headers?: Record<string, string> }, method = 'POST') =>
+    const send =
+      (
+        target: OpenApiResponseValidator,
+        path: string,
+        init: { body?: unknown; headers?: Record<string, string> },
+        method = 'POST',
+      ) =>
       () =>
         target.validate(
           method,
@@ -107,7 +146,9 @@ describe('OpenApiResponseValidator', () => {
 
     // Finding 1: the document left NewPet open, the service answered 400 `property colour should not exist.`
     it('fails when the document accepts the body', async () => {
-      const document = JSON.parse(await readFile(new URL('../../openapi.json', import.meta.url), 'utf8')) as OpenAPIObject;
+      const document = JSON.parse(
+        await readFile(new URL('../../openapi.json', import.meta.url), 'utf8'),
+      ) as OpenAPIObject;
       delete (document.components!.schemas!.NewPet as { additionalProperties?: boolean }).additionalProperties;
       const open = new OpenApiResponseValidator(document);
       const body = { name: 'Rex', categoryId: 1, colour: 'brown' };
@@ -119,7 +160,9 @@ describe('OpenApiResponseValidator', () => {
       expect(send(validator, '/v1/pets', { body: { name: 'Rex' } })).not.toThrow();
       expect(send(validator, '/v1/pets', { body: { name: 'Rex\ud83d', categoryId: 1 } })).not.toThrow();
       expect(send(validator, '/v1/pets', { body: { name: '\u00a0', categoryId: 1 } })).not.toThrow();
-      expect(send(validator, '/v1/pets', { body: { name: 'Rex', categoryId: 1 }, headers: { 'idempotency-key': 'é' } })).not.toThrow();
+      expect(
+        send(validator, '/v1/pets', { body: { name: 'Rex', categoryId: 1 }, headers: { 'idempotency-key': 'é' } }),
+      ).not.toThrow();
       expect(send(validator, '/v1/pets?limit=0', {}, 'GET')).not.toThrow();
       expect(send(validator, '/v1/pets?limit=1e2', {}, 'GET')).not.toThrow();
       expect(send(validator, '/v1/pets?limit=5&limit=6', {}, 'GET')).not.toThrow();
@@ -128,7 +171,12 @@ describe('OpenApiResponseValidator', () => {
 
     it('fails on a refusal of what the document accepts, in parameters, headers and body', () => {
       expect(send(validator, '/v1/pets', { body: { name: 'Rex 🐶', categoryId: 1 } })).toThrow(/document accepts/);
-      expect(send(validator, '/v1/pets', { body: { name: 'Rex', categoryId: 1 }, headers: { 'idempotency-key': 'order 42' } })).toThrow(/document accepts/);
+      expect(
+        send(validator, '/v1/pets', {
+          body: { name: 'Rex', categoryId: 1 },
+          headers: { 'idempotency-key': 'order 42' },
+        }),
+      ).toThrow(/document accepts/);
       expect(send(validator, '/v1/pets?limit=100&status=sold', {}, 'GET')).toThrow(/document accepts/);
       expect(send(validator, '/v1/pets/9007199254740991', {}, 'GET')).toThrow(/document accepts/);
     });

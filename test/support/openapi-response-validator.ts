@@ -1,6 +1,13 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
-import type { OpenAPIObject, OperationObject, ParameterObject, RequestBodyObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
+import type {
+  OpenAPIObject,
+  OperationObject,
+  ParameterObject,
+  RequestBodyObject,
+  ResponseObject,
+  SchemaObject,
+} from '@nestjs/swagger';
 import { REQUEST_ID_HEADER } from '../../src/http/request-id.js';
 import { setSecurityHeaders } from '../../src/http/security-headers.js';
 import { addStatedRuleKeyword, headBeyondStatedLimit, markStatedRules } from './stated-rules.js';
@@ -13,7 +20,10 @@ const DOCUMENT_ID = 'openapi.json';
 /** The headers helmet sets on an API response, read from one run of the service's onRequest hook. */
 function apiSecurityHeaderNames(): string[] {
   const names = new Set<string>();
-  const raw = { setHeader: (name: string) => names.add(name.toLowerCase()), removeHeader: (name: string) => names.delete(name.toLowerCase()) };
+  const raw = {
+    setHeader: (name: string) => names.add(name.toLowerCase()),
+    removeHeader: (name: string) => names.delete(name.toLowerCase()),
+  };
   setSecurityHeaders({ url: '/v1/pets', raw: {} } as never, { raw } as never, (error) => {
     if (error) throw error;
   });
@@ -135,7 +145,9 @@ function optionalResponseFields(document: OpenAPIObject): string[] {
       if (!(schema.required ?? []).includes(name)) found.push(`${where}.${name}`);
       visit(property, `${where}.${name}`);
     }
-    [schema.items, ...(schema.allOf ?? []), ...(schema.oneOf ?? []), ...(schema.anyOf ?? [])].forEach((sub) => visit(sub, where));
+    [schema.items, ...(schema.allOf ?? []), ...(schema.oneOf ?? []), ...(schema.anyOf ?? [])].forEach((sub) =>
+      visit(sub, where),
+    );
   };
   for (const item of Object.values(document.paths)) {
     for (const method of OPERATION_METHODS) {
@@ -166,7 +178,9 @@ export class OpenApiResponseValidator {
   constructor(private readonly document: OpenAPIObject) {
     const optional = optionalResponseFields(document);
     if (optional.length > 0) {
-      throw new Error(`The document calls response fields optional that every response carries: ${optional.join(', ')}`);
+      throw new Error(
+        `The document calls response fields optional that every response carries: ${optional.join(', ')}`,
+      );
     }
     this.ajv = closedDocumentAjv(document);
     this.requestAjv = publishedDocumentAjv(document);
@@ -198,7 +212,12 @@ export class OpenApiResponseValidator {
     }
   }
 
-  private problem(verb: string, url: URL, response: ResponseToValidate, request?: RequestToValidate): string | undefined {
+  private problem(
+    verb: string,
+    url: URL,
+    response: ResponseToValidate,
+    request?: RequestToValidate,
+  ): string | undefined {
     const pathname = url.pathname;
     const found = this.findOperation(verb, pathname);
     if (!found) {
@@ -223,7 +242,9 @@ export class OpenApiResponseValidator {
       .map(([name]) => name);
     if (missing.length > 0) return `required header(s) missing: ${missing.join(', ')}`;
     const declaredNames = new Set(Object.keys(declared.headers ?? {}).map((name) => name.toLowerCase()));
-    const undeclared = [...response.headers.keys()].filter((name) => !declaredNames.has(name) && !HEADERS_OF_EVERY_RESPONSE.has(name));
+    const undeclared = [...response.headers.keys()].filter(
+      (name) => !declaredNames.has(name) && !HEADERS_OF_EVERY_RESPONSE.has(name),
+    );
     if (undeclared.length > 0) return `header(s) sent but not declared for this response: ${undeclared.join(', ')}`;
     for (const name of Object.keys(declared.headers ?? {})) {
       const value = response.headers.get(name);
@@ -236,7 +257,8 @@ export class OpenApiResponseValidator {
     }
     if (request && response.status === 400 && CONTRACT_REFUSALS.has(this.errorCode(response.text))) {
       const refusal = this.requestRefusal(template, method, operation, url, request);
-      if (refusal === undefined) return 'the document accepts this request, yet the service refused it for a reason the document does not state';
+      if (refusal === undefined)
+        return 'the document accepts this request, yet the service refused it for a reason the document does not state';
     }
 
     if (!declared.content) return response.text === '' ? undefined : 'a body was sent where none is declared';
@@ -261,7 +283,7 @@ export class OpenApiResponseValidator {
     const validate = this.validatorFor(schemaRef);
     if (!validate(body)) return `the body does not match ${schemaRef}: ${describeErrors(validate.errors)}`;
     if (response.status >= 400 && (body as { status?: unknown }).status !== response.status) {
-      return 'the Error body\'s status differs from the HTTP status';
+      return "the Error body's status differs from the HTTP status";
     }
     return undefined;
   }
@@ -317,21 +339,30 @@ export class OpenApiResponseValidator {
     if (!/^application\/json\s*(;\s*charset=utf-8\s*)?$/i.test(contentType)) return `content-type is "${contentType}"`;
     let parsed: unknown;
     try {
-      const text = typeof request.body === 'string' ? request.body : new TextDecoder('utf-8', { fatal: true }).decode(request.body);
+      const text =
+        typeof request.body === 'string'
+          ? request.body
+          : new TextDecoder('utf-8', { fatal: true }).decode(request.body);
       parsed = JSON.parse(text);
     } catch {
       return 'the body is not JSON in UTF-8';
     }
-    const validate = this.requestValidatorFor(pointer('paths', template, method, 'requestBody', 'content', 'application/json', 'schema'));
+    const validate = this.requestValidatorFor(
+      pointer('paths', template, method, 'requestBody', 'content', 'application/json', 'schema'),
+    );
     return validate(parsed) ? undefined : `the body: ${describeErrors(validate.errors)}`;
   }
 
   /** A header, path or query value as its schema's type reads it. */
   private parameterValue(schemaRef: string, text: string): unknown {
-    const path = schemaRef.slice(`${DOCUMENT_ID}#/`.length).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-    let schema = path.reduce<unknown>((node, segment) => (node as Record<string, unknown> | undefined)?.[segment], this.document) as
-      | (SchemaObject & { $ref?: string })
-      | undefined;
+    const path = schemaRef
+      .slice(`${DOCUMENT_ID}#/`.length)
+      .split('/')
+      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    let schema = path.reduce<unknown>(
+      (node, segment) => (node as Record<string, unknown> | undefined)?.[segment],
+      this.document,
+    ) as (SchemaObject & { $ref?: string }) | undefined;
     if (schema?.$ref) schema = this.document.components!.schemas![schema.$ref.replace('#/components/schemas/', '')];
     return schema?.type === 'integer' && CANONICAL_INTEGER.test(text) ? Number(text) : text;
   }

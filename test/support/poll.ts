@@ -17,7 +17,9 @@ export async function pollUntil<T>(
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
-  throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${describeError(lastError)}` : ''}`);
+  throw new Error(
+    `Timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${describeError(lastError)}` : ''}`,
+  );
 }
 
 const describeError = (error: unknown): string => (error instanceof Error ? error.toString() : JSON.stringify(error));

@@ -69,12 +69,17 @@ export function describeRateLimitStorage(name: string, open: OpenStorage): void 
 
     it('counts concurrent hits exactly once each', async () => {
       const id = key();
-      const records = await Promise.all(Array.from({ length: 50 }, () => storage.increment(id, MINUTE, 20, 0, 'api-key')));
+      const records = await Promise.all(
+        Array.from({ length: 50 }, () => storage.increment(id, MINUTE, 20, 0, 'api-key')),
+      );
       expect(records.filter((record) => !record.isBlocked)).toHaveLength(20);
       // Each hit let through is counted once (refused ones may or may not add to the count: both storages refuse them).
-      expect(records.filter((record) => !record.isBlocked).map((record) => record.totalHits).sort((a, b) => a - b)).toEqual(
-        Array.from({ length: 20 }, (_, i) => i + 1),
-      );
+      expect(
+        records
+          .filter((record) => !record.isBlocked)
+          .map((record) => record.totalHits)
+          .sort((a, b) => a - b),
+      ).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     });
   });
 }

@@ -37,7 +37,9 @@ export async function startRedisServer(): Promise<RedisServer> {
   );
   const spawned = new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve);
-    child.once('error', (error) => reject(new Error(`redis-server could not start (apt-get install -y redis-server): ${error.message}`)));
+    child.once('error', (error) =>
+      reject(new Error(`redis-server could not start (apt-get install -y redis-server): ${error.message}`)),
+    );
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await spawned;

@@ -23,7 +23,8 @@ export function markStatedRules(document: OpenAPIObject): OpenAPIObject {
       .split('/')
       .slice(1)
       .reduce<unknown>(
-        (node, segment) => (node as Record<string, unknown> | undefined)?.[segment.replace(/~1/g, '/').replace(/~0/g, '~')],
+        (node, segment) =>
+          (node as Record<string, unknown> | undefined)?.[segment.replace(/~1/g, '/').replace(/~0/g, '~')],
         copy,
       ) as Record<string, unknown> | undefined;
     if (!schema) throw new Error(`The document has no schema at ${pointer}, where a rule in words was expected`);
@@ -34,7 +35,11 @@ export function markStatedRules(document: OpenAPIObject): OpenAPIObject {
 
 /** Teaches an Ajv the STATED_RULE keyword. */
 export function addStatedRuleKeyword(ajv: Ajv): void {
-  ajv.addKeyword({ keyword: STATED_RULE, schemaType: 'string', validate: (pointer: string, data: unknown) => STATED_RULES[pointer](data) });
+  ajv.addKeyword({
+    keyword: STATED_RULE,
+    schemaType: 'string',
+    validate: (pointer: string, data: unknown) => STATED_RULES[pointer](data),
+  });
 }
 
 /** What fetch adds to the request line and headers a test sets (host, connection, user-agent, accept...), at most. */

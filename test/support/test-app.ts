@@ -80,7 +80,11 @@ export interface ApiResponse<T = unknown> {
  * one the document does not describe fails the test, and so does a refusal of
  * a request the document accepts, for a reason it does not state.
  */
-export async function request<T = unknown>(origin: string, path: string, init: RequestInit = {}): Promise<ApiResponse<T>> {
+export async function request<T = unknown>(
+  origin: string,
+  path: string,
+  init: RequestInit = {},
+): Promise<ApiResponse<T>> {
   const url = new URL(`${origin}${path}`);
   const response = await fetch(url, init);
   const text = await response.text();
@@ -93,7 +97,12 @@ export async function request<T = unknown>(origin: string, path: string, init: R
     { headers: new Headers(init.headers), body },
   );
   const json = response.headers.get('content-type')?.startsWith('application/json');
-  return { status: response.status, headers: response.headers, body: (json && text ? JSON.parse(text) : text) as T, text };
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: (json && text ? JSON.parse(text) : text) as T,
+    text,
+  };
 }
 
 export const auth = (key = TEST_KEY) => ({ authorization: `Bearer ${key}` });

@@ -18,10 +18,14 @@ describe('docker-compose.yml', () => {
 
 describe('docker-compose.fleet.yml (several API replicas behind HAProxy)', () => {
   it('is valid for docker-compose', async () => {
-    const { stdout, stderr } = await promisify(execFile)('docker-compose', ['-f', 'docker-compose.fleet.yml', 'config', '-q'], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '' },
-    });
+    const { stdout, stderr } = await promisify(execFile)(
+      'docker-compose',
+      ['-f', 'docker-compose.fleet.yml', 'config', '-q'],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '' },
+      },
+    );
     expect(stdout + stderr).toBe('');
   });
 

@@ -39,7 +39,8 @@ type Name = (typeof NAMES)[number];
 const LOAD_RATE = 50;
 const LOAD_COUNT = 2_000; // 40 s at 50 requests/s
 
-const report = (title: string, figures: unknown) => process.stdout.write(`fleet: ${title}: ${JSON.stringify(figures)}\n`);
+const report = (title: string, figures: unknown) =>
+  process.stdout.write(`fleet: ${title}: ${JSON.stringify(figures)}\n`);
 
 let postgres: PostgresCluster;
 let bouncer: PgBouncer;
@@ -110,7 +111,10 @@ beforeAll(async () => {
   redis = await startRedisServer();
 
   const migrated = await migrate(postgres.url(DATABASE, APP_ROLE));
-  expect(migrated).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Applied CreatePets\d+, CreateIdempotencyKeys\d+, CreateApiKeys\d+ on /) });
+  expect(migrated).toMatchObject({
+    code: 0,
+    stdout: expect.stringMatching(/^Applied CreatePets\d+, CreateIdempotencyKeys\d+, CreateApiKeys\d+ on /),
+  });
 
   bouncer = await startPgBouncer(postgres, [APP_ROLE, 'postgres'], 20);
   for (const name of NAMES) ports[name] = await freePort();
@@ -135,11 +139,16 @@ describe('a fleet through PgBouncer in transaction mode', () => {
     const client = new pg.Client({ connectionString: bouncer.url(DATABASE, APP_ROLE) });
     await client.connect();
     try {
-      const shown = async (setting: string) => (await client.query<Record<string, string>>(`SHOW ${setting}`)).rows[0][setting];
+      const shown = async (setting: string) =>
+        (await client.query<Record<string, string>>(`SHOW ${setting}`)).rows[0][setting];
       expect(await shown('statement_timeout')).toBe(`${SESSION_TIMEOUTS.statement_timeout / 1000}s`);
-      expect(await shown('idle_in_transaction_session_timeout')).toBe(`${SESSION_TIMEOUTS.idle_in_transaction_session_timeout / 1000}s`);
+      expect(await shown('idle_in_transaction_session_timeout')).toBe(
+        `${SESSION_TIMEOUTS.idle_in_transaction_session_timeout / 1000}s`,
+      );
       const started = Date.now();
-      const slow = await client.query(`SELECT pg_sleep(${SESSION_TIMEOUTS.statement_timeout / 1000 + 3})`).catch((e: unknown) => e);
+      const slow = await client
+        .query(`SELECT pg_sleep(${SESSION_TIMEOUTS.statement_timeout / 1000 + 3})`)
+        .catch((e: unknown) => e);
       const elapsed = Date.now() - started;
       report('slow statement through PgBouncer', { code: (slow as { code?: string }).code, cancelledAfterMs: elapsed });
       expect(slow).toMatchObject({ code: '57014' });
@@ -153,7 +162,10 @@ describe('a fleet through PgBouncer in transaction mode', () => {
   it('runs concurrent migration runners safely: one applies, the others wait and find nothing', async () => {
     await admin.query(`CREATE DATABASE migrate_race OWNER ${APP_ROLE}`);
     const runners = await Promise.all(Array.from({ length: 4 }, () => migrate(bouncer.url('migrate_race', APP_ROLE))));
-    report('4 migration runners at once through PgBouncer', runners.map((r) => `exit ${r.code}: ${r.stdout.trim() || r.stderr.trim()}`));
+    report(
+      '4 migration runners at once through PgBouncer',
+      runners.map((r) => `exit ${r.code}: ${r.stdout.trim() || r.stderr.trim()}`),
+    );
     expect(runners.map((r) => r.code)).toEqual([0, 0, 0, 0]);
     expect(runners.filter((r) => /^Applied CreatePets/.test(r.stdout))).toHaveLength(1);
     expect(runners.filter((r) => /^No pending migrations on /.test(r.stdout))).toHaveLength(3);
@@ -177,7 +189,11 @@ describe('guarantees across instances', () => {
     const second = await fetch(new URL(next, `${instances.b.origin}/v1/pets`), { headers: bearer() });
     const [firstPet] = (await first.json()) as { id: number }[];
     const secondPage = (await second.json()) as { id: number }[];
-    report('cursor from a used on b', { status: second.status, firstPageId: firstPet.id, nextPageId: secondPage[0]?.id });
+    report('cursor from a used on b', {
+      status: second.status,
+      firstPageId: firstPet.id,
+      nextPageId: secondPage[0]?.id,
+    });
     expect(second.status).toBe(200);
     expect(secondPage[0].id).toBeGreaterThan(firstPet.id);
   });
@@ -219,13 +235,17 @@ describe('guarantees across instances', () => {
     const refusedAfter = await Promise.all(
       NAMES.map(async (name) => {
         await pollUntil(
-          async () => (await fetch(`${instances[name].origin}/v1/pets?limit=1`, { headers: bearer(key) })).status === 401,
+          async () =>
+            (await fetch(`${instances[name].origin}/v1/pets?limit=1`, { headers: bearer(key) })).status === 401,
           { timeoutMs: KEY_CACHE_TTL_MS + 5_000, intervalMs: 50, what: `instance ${name} to refuse the revoked key` },
         );
         return Date.now() - revokedAt;
       }),
     );
-    report('revoked key refused after (ms, from the CLI exit)', Object.fromEntries(NAMES.map((n, i) => [n, refusedAfter[i]])));
+    report(
+      'revoked key refused after (ms, from the CLI exit)',
+      Object.fromEntries(NAMES.map((n, i) => [n, refusedAfter[i]])),
+    );
     // Documented: within KEY_CACHE_TTL_MS of the revocation (the CLI's own exit comes after it).
     for (const elapsed of refusedAfter) expect(elapsed).toBeLessThanOrEqual(KEY_CACHE_TTL_MS);
   }, 60_000);
@@ -239,7 +259,9 @@ describe('guarantees across instances', () => {
     const first = await fetch(`${instances.a.origin}/v1/pets`, init);
     const again = await fetch(`${instances.c.origin}/v1/pets`, init);
     const [firstBody, againBody] = [await first.json(), await again.json()];
-    const count = Number((await sql.query<{ count: string }>("SELECT count(*) FROM pets WHERE name = 'fleet-idempotent'")).rows[0].count);
+    const count = Number(
+      (await sql.query<{ count: string }>("SELECT count(*) FROM pets WHERE name = 'fleet-idempotent'")).rows[0].count,
+    );
     report('Idempotency-Key create on a, repeated on c', {
       first: first.status,
       repeated: again.status,
@@ -331,7 +353,10 @@ async function rollingRestartUnderLoad(frontend: 'retrying' | 'strict') {
       .map((o) => `${o.operation} ${o.status ?? o.error} at ${o.sentAt - loadStarted} ms`),
     restarts,
   };
-  report(`rolling restart through the ${frontend} frontend (LB retries ${frontend === 'retrying' ? 'on' : 'off'})`, figures);
+  report(
+    `rolling restart through the ${frontend} frontend (LB retries ${frontend === 'retrying' ? 'on' : 'off'})`,
+    figures,
+  );
   return { outcomes, figures, acknowledged, stored };
 }
 
@@ -367,34 +392,47 @@ describe('kill -9 of one instance under the same load', () => {
   it.each([
     ['retrying', 'b'],
     ['strict', 'c'],
-  ] as const)('through the %s frontend: measures failures and how fast the balancer routes around; no acknowledged write is lost', async (frontend, victim) => {
-    const prefix = `kill9-${frontend}`;
-    const load = startLoad({ origin: balancer.origins[frontend], key: KEY, prefix, ratePerSecond: LOAD_RATE, count: LOAD_RATE * 20 });
-    await new Promise((wake) => setTimeout(wake, 5_000));
-    const killedAt = Date.now();
-    instances[victim].kill('SIGKILL');
-    await instances[victim].exited;
-    await balancerSees(victim, 'DOWN');
-    const markedDownAfterMs = Date.now() - killedAt;
-    const outcomes = await load.done;
-    await startInstance(victim);
-    await balancerSees(victim, 'UP');
-    const stored = await storedCreates(prefix);
-    const acknowledged = outcomes.filter((o) => o.operation === 'create' && o.status === 201).map((o) => o.name!);
-    const failed = outcomes.filter((o) => o.status === undefined || o.status < 200 || o.status > 299);
-    const figures = {
-      ...summarise(outcomes),
-      markedDownAfterMs,
-      lastFailureAfterMs: failed.length ? Math.max(...failed.map((o) => o.answeredAt)) - killedAt : null,
-      failures: failed.map((o) => `${o.operation} ${o.status ?? o.error}`),
-      rowsStored: stored.size,
-      duplicatedRows: [...stored.values()].filter((count) => count > 1).length,
-      acknowledgedMissing: acknowledged.filter((name) => !stored.has(name)).length,
-    };
-    report(`kill -9 of ${victim} through the ${frontend} frontend (LB retries ${frontend === 'retrying' ? 'on' : 'off'})`, figures);
-    expect(figures.acknowledgedMissing).toBe(0);
-    expect(figures.duplicatedRows).toBe(0);
-  }, 120_000);
+  ] as const)(
+    'through the %s frontend: measures failures and how fast the balancer routes around; no acknowledged write is lost',
+    async (frontend, victim) => {
+      const prefix = `kill9-${frontend}`;
+      const load = startLoad({
+        origin: balancer.origins[frontend],
+        key: KEY,
+        prefix,
+        ratePerSecond: LOAD_RATE,
+        count: LOAD_RATE * 20,
+      });
+      await new Promise((wake) => setTimeout(wake, 5_000));
+      const killedAt = Date.now();
+      instances[victim].kill('SIGKILL');
+      await instances[victim].exited;
+      await balancerSees(victim, 'DOWN');
+      const markedDownAfterMs = Date.now() - killedAt;
+      const outcomes = await load.done;
+      await startInstance(victim);
+      await balancerSees(victim, 'UP');
+      const stored = await storedCreates(prefix);
+      const acknowledged = outcomes.filter((o) => o.operation === 'create' && o.status === 201).map((o) => o.name!);
+      const failed = outcomes.filter((o) => o.status === undefined || o.status < 200 || o.status > 299);
+      const figures = {
+        ...summarise(outcomes),
+        markedDownAfterMs,
+        lastFailureAfterMs: failed.length ? Math.max(...failed.map((o) => o.answeredAt)) - killedAt : null,
+        failures: failed.map((o) => `${o.operation} ${o.status ?? o.error}`),
+        rowsStored: stored.size,
+        duplicatedRows: [...stored.values()].filter((count) => count > 1).length,
+        acknowledgedMissing: acknowledged.filter((name) => !stored.has(name)).length,
+      };
+      report(
+        `kill -9 of ${victim} through the ${frontend} frontend (LB retries ${frontend === 'retrying' ? 'on' : 'off'})`,
+        figures,
+      );
+      expect(figures.acknowledgedMissing).toBe(0);
+      expect(figures.duplicatedRows).toBe(0);
+    },
+    120_000,
+  );
 });
 
 describe('the logs of every instance started', () => {
@@ -410,7 +448,11 @@ describe('the logs of every instance started', () => {
         }
       }),
     ]);
-    report('log lines checked', { processes: everyProcess.length, lines: everyProcess.reduce((n, s) => n + s.lines.length, 0), problems: problems.length });
+    report('log lines checked', {
+      processes: everyProcess.length,
+      lines: everyProcess.reduce((n, s) => n + s.lines.length, 0),
+      problems: problems.length,
+    });
     expect(problems).toEqual([]);
   });
 });

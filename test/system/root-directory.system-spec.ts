@@ -7,7 +7,18 @@ import { freePort } from '../support/database-server.js';
 
 const root = process.getuid?.() === 0;
 // The project files a clone holds, hard-linked (a copy of node_modules would take minutes).
-const CLONED = ['node_modules', 'dist', 'src', 'test', 'package.json', 'package-lock.json', 'jest.config.js', 'tsconfig.json', 'tsconfig.build.json', 'nest-cli.json'];
+const CLONED = [
+  'node_modules',
+  'dist',
+  'src',
+  'test',
+  'package.json',
+  'package-lock.json',
+  'jest.config.js',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'nest-cli.json',
+];
 
 /**
  * A clone in a directory only its owner can enter, like /root on Debian and in most images. As root, PostgreSQL
@@ -38,7 +49,9 @@ describe('a clone in a directory only its owner can enter', () => {
     if (root) {
       expect(finished.code).toBe(1);
       expect(finished.stderr.split('\n').filter(Boolean)).toEqual([
-        expect.stringMatching(/^PostgreSQL runs as the "postgres" user when started by root, and that user cannot enter \/root .*set DATABASE_URL/),
+        expect.stringMatching(
+          /^PostgreSQL runs as the "postgres" user when started by root, and that user cannot enter \/root .*set DATABASE_URL/,
+        ),
       ]);
       expect(`${finished.stdout}${finished.stderr}`).not.toMatch(/EACCES|\n\s+at /);
     } else {
@@ -49,13 +62,21 @@ describe('a clone in a directory only its owner can enter', () => {
   }, 90_000);
 
   it(`npm test ${root ? 'stops with one line naming the cause and the fix' : 'runs'}`, async () => {
-    const finished = await run('npm', ['test', '--', 'src/config/app-config.spec.ts'], { ...process.env, CI: 'true' }, 180_000, {
-      cwd: clone,
-    });
+    const finished = await run(
+      'npm',
+      ['test', '--', 'src/config/app-config.spec.ts'],
+      { ...process.env, CI: 'true' },
+      180_000,
+      {
+        cwd: clone,
+      },
+    );
     const output = `${finished.stdout}\n${finished.stderr}`;
     if (root) {
       expect(finished.code).toBe(1);
-      expect(output).toMatch(/^The tests' embedded PostgreSQL did not start \(.*\)\. As root .*set TEST_DATABASE_URL\.$/m);
+      expect(output).toMatch(
+        /^The tests' embedded PostgreSQL did not start \(.*\)\. As root .*set TEST_DATABASE_URL\.$/m,
+      );
       expect(output).not.toMatch(/\n\s+at /);
     } else {
       expect(finished.code).toBe(0);

@@ -41,7 +41,9 @@ export class ApiKeysRepository {
   /** The identity of the active (not revoked) key with this digest; served by `api_keys_digest_key`. */
   async findActiveByDigest(digest: string): Promise<ApiKeyIdentity | undefined> {
     const rows = await this.keys
-      .query<ApiKeyIdentity[]>('SELECT id::text AS id, name FROM api_keys WHERE digest = $1 AND revoked_at IS NULL', [digest])
+      .query<ApiKeyIdentity[]>('SELECT id::text AS id, name FROM api_keys WHERE digest = $1 AND revoked_at IS NULL', [
+        digest,
+      ])
       .catch(redactParameters);
     return rows[0];
   }

@@ -39,7 +39,13 @@ export class AuthFailureLimiter {
 
   /** Counts one failed authentication; throws the 429 when that exceeds the budget. */
   async recordFailure(address: string): Promise<void> {
-    const record = await this.storage.increment(address, RATE_LIMIT_WINDOW_MS, this.limit, RATE_LIMIT_WINDOW_MS, AUTH_FAILURE_THROTTLER);
+    const record = await this.storage.increment(
+      address,
+      RATE_LIMIT_WINDOW_MS,
+      this.limit,
+      RATE_LIMIT_WINDOW_MS,
+      AUTH_FAILURE_THROTTLER,
+    );
     if (record.isBlocked) {
       this.blocked.set(address, Date.now() + record.timeToBlockExpire * 1000);
       throw rateLimitedError(this.limit, record.timeToBlockExpire, 'failed authentications');

@@ -40,7 +40,12 @@ export class MemoryRateLimitStorage implements ThrottlerStorage {
     window.hits += 1;
     const windowLeft = seconds(window.endsAt - now);
     if (window.hits <= limit) {
-      return Promise.resolve({ totalHits: window.hits, timeToExpire: windowLeft, isBlocked: false, timeToBlockExpire: 0 });
+      return Promise.resolve({
+        totalHits: window.hits,
+        timeToExpire: windowLeft,
+        isBlocked: false,
+        timeToBlockExpire: 0,
+      });
     }
     if (blockDuration > 0) {
       const hits = window.hits;
@@ -50,7 +55,12 @@ export class MemoryRateLimitStorage implements ThrottlerStorage {
       const left = seconds(blockDuration);
       return Promise.resolve({ totalHits: hits, timeToExpire: left, isBlocked: true, timeToBlockExpire: left });
     }
-    return Promise.resolve({ totalHits: window.hits, timeToExpire: windowLeft, isBlocked: true, timeToBlockExpire: windowLeft });
+    return Promise.resolve({
+      totalHits: window.hits,
+      timeToExpire: windowLeft,
+      isBlocked: true,
+      timeToBlockExpire: windowLeft,
+    });
   }
 
   /** Drops finished windows now and then, so addresses seen once do not stay in memory. */

@@ -16,7 +16,9 @@ const REDIS_STORAGE = Symbol('redis-rate-limit-storage');
       inject: [APP_CONFIG],
       // Loaded only when used, so that instances without Redis do not load ioredis at start-up.
       useFactory: async (config: AppConfig) =>
-        config.redisUrl ? new (await import('./redis-rate-limit-storage.js')).RedisRateLimitStorage(config.redisUrl) : null,
+        config.redisUrl
+          ? new (await import('./redis-rate-limit-storage.js')).RedisRateLimitStorage(config.redisUrl)
+          : null,
     },
   ],
   exports: [REDIS_STORAGE],
@@ -34,7 +36,9 @@ class RedisStorageModule {}
       imports: [RedisStorageModule],
       inject: [APP_CONFIG, REDIS_STORAGE],
       useFactory: (config: AppConfig, redis: ThrottlerStorage | null): ThrottlerModuleOptions => ({
-        throttlers: [{ name: 'default', ttl: RATE_LIMIT_WINDOW_MS, limit: config.rateLimitPerMinute, blockDuration: 0 }],
+        throttlers: [
+          { name: 'default', ttl: RATE_LIMIT_WINDOW_MS, limit: config.rateLimitPerMinute, blockDuration: 0 },
+        ],
         skipIf: () => config.rateLimitPerMinute === 0,
         storage: redis ?? new MemoryRateLimitStorage(),
       }),

@@ -38,7 +38,13 @@ return {hits, windowLeft, 1, windowLeft}
 type IncrementReply = [hits: number, windowLeftMs: number, blocked: 0 | 1, blockLeftMs: number];
 
 interface ThrottleCommands {
-  throttleIncrement(hits: string, block: string, ttl: number, limit: number, blockDuration: number): Promise<IncrementReply>;
+  throttleIncrement(
+    hits: string,
+    block: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+  ): Promise<IncrementReply>;
 }
 
 const REPORT_FAILURE_EVERY_MS = 10_000;
@@ -70,7 +76,13 @@ export class RedisRateLimitStorage implements ThrottlerStorage, OnModuleInit, On
     this.redis.disconnect();
   }
 
-  async increment(key: string, ttl: number, limit: number, blockDuration: number, name: string): Promise<RateLimitRecord> {
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+    name: string,
+  ): Promise<RateLimitRecord> {
     // The hash tag keeps both keys in one slot of a Redis Cluster.
     const base = `throttle:${name}:{${key}}`;
     try {

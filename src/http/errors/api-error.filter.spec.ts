@@ -180,7 +180,9 @@ describe('ApiErrorFilter', () => {
     it('does not log a 503 thrown on purpose by code that reports it itself (readiness, on every probe)', () => {
       const { send } = setUp();
 
-      const result = send(new ApiError(503, ErrorCode.ServiceUnavailable, 'The service is temporarily unavailable; retry later.'));
+      const result = send(
+        new ApiError(503, ErrorCode.ServiceUnavailable, 'The service is temporarily unavailable; retry later.'),
+      );
 
       expect(result.status).toBe(503);
       expect(logged).not.toHaveBeenCalled();

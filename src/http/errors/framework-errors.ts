@@ -39,7 +39,8 @@ const CLIENT_ERROR_MESSAGES: Record<string, string> = {
 export function handleClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   if (socket.writable) {
-    const message = CLIENT_ERROR_MESSAGES[error.code ?? ''] ?? 'The request is not valid HTTP/1.1 (malformed line or header).';
+    const message =
+      CLIENT_ERROR_MESSAGES[error.code ?? ''] ?? 'The request is not valid HTTP/1.1 (malformed line or header).';
     const body = JSON.stringify(new ApiError(400, ErrorCode.ValidationFailed, message).toBody());
     socket.write(
       'HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n' +

@@ -34,13 +34,55 @@ describe('toApiError', () => {
 
   describe('Fastify errors, wrapped by the adapter or raw (framework errors)', () => {
     it.each([
-      ['FST_ERR_CTP_INVALID_JSON_BODY', new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), 400, 'invalid_json', 'The request body is not valid JSON.'],
-      ['FST_ERR_CTP_EMPTY_JSON_BODY', new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), 400, 'invalid_json', 'The request body is empty.'],
-      ['FST_ERR_CTP_INVALID_CONTENT_LENGTH', new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH(), 400, 'invalid_json', 'The request body does not match its Content-Length.'],
-      ['FST_ERR_CTP_BODY_TOO_LARGE', new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), 413, 'payload_too_large', 'The request body is larger than 16 KiB.'],
-      ['FST_ERR_CTP_INVALID_MEDIA_TYPE', new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(), 415, 'unsupported_media_type', 'The request body must be application/json.'],
-      ['FST_ERR_BAD_URL', new errorCodes.FST_ERR_BAD_URL('/v1/pets/%E0%A4%A'), 400, 'validation_failed', 'The request URL is malformed.'],
-      ['FST_ERR_MAX_PARAM_LENGTH', new errorCodes.FST_ERR_MAX_PARAM_LENGTH('/v1/pets/1111'), 400, 'validation_failed', 'A path parameter is longer than allowed.'],
+      [
+        'FST_ERR_CTP_INVALID_JSON_BODY',
+        new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(),
+        400,
+        'invalid_json',
+        'The request body is not valid JSON.',
+      ],
+      [
+        'FST_ERR_CTP_EMPTY_JSON_BODY',
+        new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(),
+        400,
+        'invalid_json',
+        'The request body is empty.',
+      ],
+      [
+        'FST_ERR_CTP_INVALID_CONTENT_LENGTH',
+        new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH(),
+        400,
+        'invalid_json',
+        'The request body does not match its Content-Length.',
+      ],
+      [
+        'FST_ERR_CTP_BODY_TOO_LARGE',
+        new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(),
+        413,
+        'payload_too_large',
+        'The request body is larger than 16 KiB.',
+      ],
+      [
+        'FST_ERR_CTP_INVALID_MEDIA_TYPE',
+        new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(),
+        415,
+        'unsupported_media_type',
+        'The request body must be application/json.',
+      ],
+      [
+        'FST_ERR_BAD_URL',
+        new errorCodes.FST_ERR_BAD_URL('/v1/pets/%E0%A4%A'),
+        400,
+        'validation_failed',
+        'The request URL is malformed.',
+      ],
+      [
+        'FST_ERR_MAX_PARAM_LENGTH',
+        new errorCodes.FST_ERR_MAX_PARAM_LENGTH('/v1/pets/1111'),
+        400,
+        'validation_failed',
+        'A path parameter is longer than allowed.',
+      ],
     ])('maps %s', (_code, fastifyError, status, code, message) => {
       const expected = { code, message, status };
 

@@ -27,7 +27,6 @@ const fastifyErrors: Record<string, () => ApiError> = {
     new ApiError(400, ErrorCode.ValidationFailed, 'A path parameter is longer than allowed.'),
 };
 
-
 /**
  * node-postgres and PostgreSQL signal "the database is not there right now"
  * in several ways: socket errors, pool timeouts, class 08 (connection

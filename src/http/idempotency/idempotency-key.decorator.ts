@@ -29,5 +29,7 @@ export function parseIdempotencyKey(value: unknown): string | undefined {
 
 /** The optional `Idempotency-Key` request header, validated. */
 export const IdempotencyKey = createParamDecorator((_data: unknown, context: ExecutionContext) =>
-  parseIdempotencyKey(context.switchToHttp().getRequest<FastifyRequest>().headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()]),
+  parseIdempotencyKey(
+    context.switchToHttp().getRequest<FastifyRequest>().headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()],
+  ),
 );

@@ -22,7 +22,8 @@ export class IdempotencyPurgeService implements OnApplicationBootstrap, OnApplic
   async purge(): Promise<void> {
     try {
       const deleted = await this.keys.purgeExpired();
-      if (deleted > 0) this.logger.log(`Deleted ${deleted} idempotency keys older than ${IDEMPOTENCY_RETENTION_HOURS} h`);
+      if (deleted > 0)
+        this.logger.log(`Deleted ${deleted} idempotency keys older than ${IDEMPOTENCY_RETENTION_HOURS} h`);
     } catch (error) {
       this.logger.warn(`Idempotency key purge failed: ${(error as Error).message}`);
     }

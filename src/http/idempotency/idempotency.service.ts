@@ -17,9 +17,14 @@ export interface IdempotentOutcome<T> {
 }
 
 const keyInUse = () =>
-  new ApiError(409, ErrorCode.IdempotencyKeyInUse, 'A request with this Idempotency-Key is still in progress; retry later.', {
-    'Retry-After': '1',
-  });
+  new ApiError(
+    409,
+    ErrorCode.IdempotencyKeyInUse,
+    'A request with this Idempotency-Key is still in progress; retry later.',
+    {
+      'Retry-After': '1',
+    },
+  );
 
 /**
  * Runs a create at most once per (API key, Idempotency-Key), as

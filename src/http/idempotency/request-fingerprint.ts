@@ -12,5 +12,7 @@ function canonical(value: unknown): unknown {
 
 /** SHA-256 of the body as canonical JSON (keys sorted), so key order and spacing do not count as a change. */
 export function requestFingerprint(body: unknown): string {
-  return createHash('sha256').update(JSON.stringify(canonical(body))).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(body)))
+    .digest('hex');
 }

@@ -6,9 +6,15 @@ describe('ReadinessLog', () => {
   let lines: string[];
   beforeEach(() => {
     lines = [];
-    jest.spyOn(Logger.prototype, 'log').mockImplementation((message: unknown) => void lines.push(`log ${String(message)}`));
-    jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => void lines.push(`warn ${String(message)}`));
-    jest.spyOn(Logger.prototype, 'error').mockImplementation((message: unknown) => void lines.push(`error ${String(message)}`));
+    jest
+      .spyOn(Logger.prototype, 'log')
+      .mockImplementation((message: unknown) => void lines.push(`log ${String(message)}`));
+    jest
+      .spyOn(Logger.prototype, 'warn')
+      .mockImplementation((message: unknown) => void lines.push(`warn ${String(message)}`));
+    jest
+      .spyOn(Logger.prototype, 'error')
+      .mockImplementation((message: unknown) => void lines.push(`error ${String(message)}`));
   });
   afterEach(() => jest.restoreAllMocks());
 
@@ -31,7 +37,10 @@ describe('ReadinessLog', () => {
 
   it('names each failing check with its message', () => {
     expect(
-      notReadyReason({ database: { status: 'down', message: 'connect ECONNREFUSED 127.0.0.1:5433' }, shutdown: { status: 'down' } }),
+      notReadyReason({
+        database: { status: 'down', message: 'connect ECONNREFUSED 127.0.0.1:5433' },
+        shutdown: { status: 'down' },
+      }),
     ).toBe('database: connect ECONNREFUSED 127.0.0.1:5433; shutdown: down');
   });
 });

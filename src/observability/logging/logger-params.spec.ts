@@ -1,7 +1,11 @@
 import type { Options } from 'pino-http';
 import { LOG_BUFFER_MAX_BYTES, loggerParams } from './logger-params.js';
 
-const base = { logLevel: 'info' as const, apiKeys: ['configured-key-0123456789'], metricsToken: 'metrics-token-0123456789' };
+const base = {
+  logLevel: 'info' as const,
+  apiKeys: ['configured-key-0123456789'],
+  metricsToken: 'metrics-token-0123456789',
+};
 
 describe('loggerParams', () => {
   it('writes plain JSON lines at LOG_LEVEL in production, through a bounded asynchronous buffer', () => {

@@ -40,7 +40,12 @@ describe('isPetName', () => {
   // with control characters or only whitespace and had them refused. Then it published a pattern that only meant
   // the rule with the `u` flag, so generators without it wrote it wrongly (lone surrogates became U+FFFD).
   it('publishes its rule: the documented schema plus the rule stated in words agree with it on every case', () => {
-    const documented = new Ajv().compile({ type: 'string', minLength: 1, maxLength: NAME_MAX_LENGTH, pattern: NAME_PATTERN });
+    const documented = new Ajv().compile({
+      type: 'string',
+      minLength: 1,
+      maxLength: NAME_MAX_LENGTH,
+      pattern: NAME_PATTERN,
+    });
 
     for (const [, value] of [...ACCEPTED, ...REJECTED]) {
       expect([value, documented(value) && NAME_UNICODE_RULE.test(value)]).toEqual([value, isPetName(value)]);
@@ -54,9 +59,20 @@ describe('isPetName', () => {
     const withoutU = new RegExp(NAME_PATTERN);
     const unicodeAjv = new Ajv().compile({ type: 'string', pattern: NAME_PATTERN });
     const legacyAjv = new Ajv({ unicodeRegExp: false }).compile({ type: 'string', pattern: NAME_PATTERN });
-    for (const [, value] of [...ACCEPTED, ...REJECTED, ['an emoji name', 'Rex🐶'], ['U+FFFD', '\ufffd'], ['a lone surrogate after a letter', 'a\ud800']]) {
+    for (const [, value] of [
+      ...ACCEPTED,
+      ...REJECTED,
+      ['an emoji name', 'Rex🐶'],
+      ['U+FFFD', '\ufffd'],
+      ['a lone surrogate after a letter', 'a\ud800'],
+    ]) {
       const expected = withU.test(value);
-      expect([value, withoutU.test(value), unicodeAjv(value), legacyAjv(value)]).toEqual([value, expected, expected, expected]);
+      expect([value, withoutU.test(value), unicodeAjv(value), legacyAjv(value)]).toEqual([
+        value,
+        expected,
+        expected,
+        expected,
+      ]);
     }
   });
 

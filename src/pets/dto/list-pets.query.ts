@@ -17,7 +17,14 @@ const toDecimalInteger = ({ value }: { value: unknown }) =>
 
 /** Query of `listPets`; unknown parameters are ignored. */
 export class ListPetsQuery {
-  @ApiProperty({ type: 'integer', format: 'int32', minimum: 1, maximum: LIMIT_MAX, default: LIMIT_DEFAULT, required: false })
+  @ApiProperty({
+    type: 'integer',
+    format: 'int32',
+    minimum: 1,
+    maximum: LIMIT_MAX,
+    default: LIMIT_DEFAULT,
+    required: false,
+  })
   @IsOptional()
   @Transform(toDecimalInteger)
   @IsInt(LIMIT_RANGE)

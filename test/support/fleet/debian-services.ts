@@ -80,7 +80,11 @@ async function workDirectory(name: string): Promise<string> {
 
 function postgresBin(): string {
   const root = '/usr/lib/postgresql';
-  const versions = existsSync(root) ? readdirSync(root).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a)) : [];
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => /^\d+$/.test(v))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
   const found = versions.map((v) => join(root, v, 'bin')).find((bin) => existsSync(join(bin, 'postgres')));
   if (!found) throw new Error('No Debian PostgreSQL server under /usr/lib/postgresql: apt-get install -y postgresql');
   return found;
@@ -96,15 +100,35 @@ export async function startPostgres(): Promise<PostgresCluster> {
   const dir = await workDirectory('pg');
   const bin = postgresBin();
   const data = join(dir, 'data');
-  const init = await runOnce(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'], {
-    unprivileged: true,
-  });
+  const init = await runOnce(
+    join(bin, 'initdb'),
+    ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'],
+    {
+      unprivileged: true,
+    },
+  );
   if (init.code !== 0) throw new Error(`initdb failed: ${init.output}`);
   const port = await freePort();
   const server = daemon(
     join(bin, 'postgres'),
-    ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off',
-      '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200'],
+    [
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-k',
+      dir,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+      '-c',
+      'max_connections=200',
+    ],
     { unprivileged: true },
   );
   const url = (database = 'postgres', user = 'postgres') => `postgres://${user}@127.0.0.1:${port}/${database}`;
@@ -260,11 +284,15 @@ export async function startHaproxy(servers: Record<string, number>, settings: Ba
     const [px, sv, status] = ['pxname', 'svname', 'status'].map((name) => columns.indexOf(name));
     const result: Record<'retrying' | 'strict', Record<string, string>> = { retrying: {}, strict: {} };
     for (const row of rows.map((line) => line.split(','))) {
-      if ((row[px] === 'retrying' || row[px] === 'strict') && row[sv] in servers) result[row[px]][row[sv]] = row[status];
+      if ((row[px] === 'retrying' || row[px] === 'strict') && row[sv] in servers)
+        result[row[px]][row[sv]] = row[status];
     }
     return result;
   };
-  await pollUntil(() => states().then(() => true), { timeoutMs: 10_000, what: `HAProxy to start (${haproxy.output()})` });
+  await pollUntil(() => states().then(() => true), {
+    timeoutMs: 10_000,
+    what: `HAProxy to start (${haproxy.output()})`,
+  });
   return {
     ...haproxy,
     origins: { retrying: `http://127.0.0.1:${retrying}`, strict: `http://127.0.0.1:${strict}` },

@@ -75,7 +75,14 @@ export function startLoad(options: LoadOptions): Load {
       const body = await response.text();
       if (operation === 'create' && response.status === 201) createdIds.push((JSON.parse(body) as { id: number }).id);
       const failed = response.status < 200 || response.status > 299;
-      outcomes.push({ operation, status: response.status, name, sentAt, answeredAt: Date.now(), ...(failed && { body: body.slice(0, 80) }) });
+      outcomes.push({
+        operation,
+        status: response.status,
+        name,
+        sentAt,
+        answeredAt: Date.now(),
+        ...(failed && { body: body.slice(0, 80) }),
+      });
     } catch (error) {
       outcomes.push({ operation, error: failureCode(error), name, sentAt, answeredAt: Date.now() });
     }

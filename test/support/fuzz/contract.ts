@@ -169,7 +169,8 @@ export class Contract {
     if (schema.minimum !== undefined) breaks.push({ constraint: 'minimum', value: schema.minimum - 1 });
     if (schema.maximum !== undefined) breaks.push({ constraint: 'maximum', value: schema.maximum + 1 });
     if (schema.minLength) breaks.push({ constraint: 'minLength', value: 'x'.repeat(schema.minLength - 1) });
-    if (schema.maxLength !== undefined) breaks.push({ constraint: 'maxLength', value: 'x'.repeat(schema.maxLength + 1) });
+    if (schema.maxLength !== undefined)
+      breaks.push({ constraint: 'maxLength', value: 'x'.repeat(schema.maxLength + 1) });
     return breaks;
   }
 

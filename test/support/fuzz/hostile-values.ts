@@ -58,7 +58,14 @@ export const HOSTILE_NUMBER_LITERALS: readonly string[] = [
 ];
 
 /** Other JSON values in place of a field's value. */
-export const HOSTILE_JSON_VALUES: readonly string[] = ['null', 'true', '[]', '{}', '["Rex"]', '{"__proto__":{"admin":true}}'];
+export const HOSTILE_JSON_VALUES: readonly string[] = [
+  'null',
+  'true',
+  '[]',
+  '{}',
+  '["Rex"]',
+  '{"__proto__":{"admin":true}}',
+];
 
 /** Extra members that must not pollute prototypes or slip past the closed body. */
 export const HOSTILE_MEMBERS: readonly string[] = [

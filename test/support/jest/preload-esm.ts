@@ -2,4 +2,7 @@
 import * as common from '@nestjs/common';
 import * as core from '@nestjs/core';
 
-(globalThis as { __preloadedEsm?: Record<string, unknown> }).__preloadedEsm = { '@nestjs/common': common, '@nestjs/core': core };
+(globalThis as { __preloadedEsm?: Record<string, unknown> }).__preloadedEsm = {
+  '@nestjs/common': common,
+  '@nestjs/core': core,
+};
