@@ -6,24 +6,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import { request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
+import { clientScenarioTsconfig } from './support/client-scenario-tsconfig.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SCENARIO = join(ROOT, 'test', 'generated-client', 'pets-scenario.ts');
 
-const tsconfig = {
-  compilerOptions: {
-    module: 'nodenext',
-    moduleResolution: 'nodenext',
-    target: 'ES2023',
-    lib: ['ES2024', 'DOM'],
-    types: [],
-    strict: true,
-    skipLibCheck: true,
-    rootDir: '.',
-    outDir: 'out',
-  },
-  files: ['pets-scenario.ts', 'animal-store-api.d.ts'],
-};
+const tsconfig = clientScenarioTsconfig(['pets-scenario.ts', 'animal-store-api.d.ts']);
 
 /** A failed `execFile`, which carries what the child printed. */
 type RunError = { stdout: string; stderr: string };

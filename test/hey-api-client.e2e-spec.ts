@@ -8,6 +8,7 @@ import { NAME_UNICODE_RULE } from '../src/pets/dto/is-pet-name.decorator.js';
 import { HOSTILE_STRINGS } from './support/fuzz/hostile-values.js';
 import type { OpenAPIObject, SchemaObject } from '@nestjs/swagger';
 import { jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
+import { clientScenarioTsconfig } from './support/client-scenario-tsconfig.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SCENARIO = join(ROOT, 'test', 'hey-api-client', 'pets-scenario.ts');
@@ -25,20 +26,7 @@ await createClient({
 });
 `;
 
-const tsconfig = {
-  compilerOptions: {
-    module: 'nodenext',
-    moduleResolution: 'nodenext',
-    target: 'ES2023',
-    lib: ['ES2024', 'DOM'],
-    types: [],
-    strict: true,
-    skipLibCheck: true,
-    rootDir: '.',
-    outDir: 'out',
-  },
-  files: ['pets-scenario.ts'],
-};
+const tsconfig = clientScenarioTsconfig(['pets-scenario.ts']);
 
 /** A failed `execFile`, which carries what the child printed. */
 type RunError = { stdout: string; stderr: string };
