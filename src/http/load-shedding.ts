@@ -19,11 +19,12 @@ export function registerLoadShedding(fastify: FastifyInstance, limits: LoadShedd
   const overloaded = serviceUnavailable();
   if (limits.maxInFlight > 0) {
     let inFlight = 0;
+    const release = () => inFlight--;
     fastify.addHook('onRequest', (_request, reply, done) => {
       if (inFlight >= limits.maxInFlight) return sendApiError(reply, overloaded);
       inFlight++;
       // `close` fires once per response: sent, failed or abandoned by the client.
-      reply.raw.once('close', () => inFlight--);
+      reply.raw.on('close', release);
       done();
     });
   }

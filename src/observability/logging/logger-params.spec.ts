@@ -1,5 +1,5 @@
 import type { Options } from 'pino-http';
-import { LOG_BUFFER_MAX_BYTES, loggerParams } from './logger-params.js';
+import { LOG_BUFFER_MAX_BYTES, LOG_WRITE_MIN_BYTES, loggerParams } from './logger-params.js';
 
 const base = {
   logLevel: 'info' as const,
@@ -8,12 +8,20 @@ const base = {
 };
 
 describe('loggerParams', () => {
-  it('writes plain JSON lines at LOG_LEVEL in production, through a bounded asynchronous buffer', () => {
+  it('writes plain JSON lines at LOG_LEVEL in production, in batches, through a bounded asynchronous buffer', () => {
     const { pinoHttp } = loggerParams({ ...base, production: true, logLevel: 'warn' });
     expect(Array.isArray(pinoHttp)).toBe(true);
-    const [options, stream] = pinoHttp as [Options, { fd: number; sync: boolean; maxLength: number }];
+    const [options, stream] = pinoHttp as [
+      Options,
+      { fd: number; sync: boolean; minLength: number; maxLength: number },
+    ];
     expect(options).toMatchObject({ level: 'warn', autoLogging: false, quietReqLogger: true });
-    expect(stream).toMatchObject({ fd: 1, sync: false, maxLength: LOG_BUFFER_MAX_BYTES });
+    expect(stream).toMatchObject({
+      fd: 1,
+      sync: false,
+      minLength: LOG_WRITE_MIN_BYTES,
+      maxLength: LOG_BUFFER_MAX_BYTES,
+    });
   });
 
   it('writes through pino-pretty outside production', () => {

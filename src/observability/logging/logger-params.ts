@@ -16,6 +16,14 @@ const require = createRequire(import.meta.url);
 export const LOG_BUFFER_MAX_BYTES = 4 * 1024 * 1024;
 
 /**
+ * Lines are written to stdout in batches of at least this size (about a dozen request lines), so that a busy
+ * instance makes one write per batch instead of one per request; a quiet one is flushed every
+ * LOG_FLUSH_INTERVAL_MS, and pino flushes what is left when the process exits.
+ */
+export const LOG_WRITE_MIN_BYTES = 4096;
+export const LOG_FLUSH_INTERVAL_MS = 1000;
+
+/**
  * nestjs-pino's settings: JSON lines in production, pretty lines otherwise,
  * at LOG_LEVEL. The one line per request is written by RequestLogHook, which
  * knows the route and the caller; the other lines written while serving a
@@ -38,7 +46,14 @@ export function loggerParams(config: Pick<AppConfig, 'logLevel' | 'production' |
   const forRoutes: Params['forRoutes'] = [];
   if (config.logLevel === 'silent') return { pinoHttp: options, forRoutes };
   if (config.production) {
-    return { pinoHttp: [options, destination({ dest: 1, sync: false, maxLength: LOG_BUFFER_MAX_BYTES })], forRoutes };
+    const stdout = destination({
+      dest: 1,
+      sync: false,
+      minLength: LOG_WRITE_MIN_BYTES,
+      maxLength: LOG_BUFFER_MAX_BYTES,
+    });
+    setInterval(() => stdout.flush(), LOG_FLUSH_INTERVAL_MS).unref();
+    return { pinoHttp: [options, stdout], forRoutes };
   }
   const pretty = require('pino-pretty') as typeof import('pino-pretty');
   return { pinoHttp: [options, pretty({ colorize: process.stdout.isTTY, sync: true })], forRoutes };
