@@ -1,8 +1,9 @@
 /**
- * `npm run bench [-- --quick] [-- --floor]`: the built service beside the straightforward NestJS + TypeORM app
- * (bench/straightforward-app.ts) and a bare Fastify + pg server (bench/ceiling.ts) on one PostgreSQL, taking turns
- * on every route in every round, plus the list latency at 10,000 vs 1,000,000 rows and start-up times; then the
- * targets, pass or fail. With `--floor`, bench/nest-floor.ts takes its turn too. See docs/performance.md.
+ * `npm run bench [-- --quick] [-- --floor] [-- --lean]`: the built service beside the straightforward NestJS +
+ * TypeORM app (bench/straightforward-app.ts) and a bare Fastify + pg server (bench/ceiling.ts) on one PostgreSQL,
+ * taking turns on every route in every round, plus the list latency at 10,000 vs 1,000,000 rows and start-up
+ * times; then the targets, pass or fail. With `--floor`, bench/nest-floor.ts takes its turn too; with `--lean`,
+ * the same build with the features configuration can turn off turned off (LEAN_ENV). See docs/performance.md.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -38,6 +39,7 @@ import {
 
 const quick = process.argv.includes('--quick');
 const withFloor = process.argv.includes('--floor');
+const withLean = process.argv.includes('--lean');
 const settings = {
   mode: quick ? 'quick' : 'full',
   rounds: 3,
@@ -73,6 +75,18 @@ const startBenchService = (databaseUrl: string, key: string, logDir: string) =>
     env: { API_KEYS: '', RATE_LIMIT_PER_MINUTE: '1000000' },
     logFile: join(logDir, 'service.log'),
   });
+
+/**
+ * The service with request log lines, rate limits and load shedding off: what those features cost, measured in
+ * the same rounds. Metrics, security headers, the deprecation interceptor and the guard stay on (no setting
+ * turns them off).
+ */
+const LEAN_ENV = {
+  LOG_LEVEL: 'warn',
+  RATE_LIMIT_PER_MINUTE: '0',
+  LOAD_SHEDDING_MAX_IN_FLIGHT: '0',
+  LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS: '0',
+};
 
 /** The yardsticks, in the order they take their turns after the service, and the script each runs. */
 const YARDSTICKS = { straightforward: 'straightforward-app', ceiling: 'ceiling', floor: 'nest-floor' } as const;
@@ -193,6 +207,15 @@ async function main(): Promise<number> {
       servers[name] = await startYardstick(name, database.url, key, logDir);
       running.push(servers[name]);
     }
+    if (withLean) {
+      servers.lean = await startService({
+        databaseUrl: database.url,
+        apiKey: key,
+        env: { API_KEYS: '', ...LEAN_ENV },
+        logFile: join(logDir, 'lean.log'),
+      });
+      running.push(servers.lean);
+    }
     const names = Object.keys(servers) as ServerName[];
     const routes = benchRoutes(settings.seededAnimals);
     await checkAnswers(Object.fromEntries(names.map((name) => [name, servers[name]!.origin])), routes, key);
@@ -244,6 +267,10 @@ async function main(): Promise<number> {
       `The service against the straightforward app:\n\n${ratioTable('service', 'straightforward', headline)}\n`,
     );
     console.log(`${targetTable(targetRows)}\n`);
+    if (servers.lean) {
+      const features = ratios(summaries, 'service', 'lean');
+      console.log(`What the features LEAN_ENV turns off cost:\n\n${ratioTable('service', 'lean', features)}\n`);
+    }
     console.log(`peak RSS: ${names.map((name) => `${name} ${rss.get(name)!.toFixed(0)} MiB`).join(', ')}\n`);
     console.log(`Every server:\n\n${resultsTable(summaries)}`);
     for (const { name, rows } of againstCeiling) console.log(`\n${ratioTable(name, 'ceiling', rows)}`);

@@ -2,9 +2,10 @@ import { LoadResult, median, Route } from './load.js';
 
 /**
  * The service and the yardsticks: the straightforward NestJS + TypeORM app the targets are set against, the bare
- * Fastify + pg ceiling, and (with `--floor`) the Nest parts the service must use.
+ * Fastify + pg ceiling, (with `--floor`) the Nest parts the service must use, and (with `--lean`) the service with
+ * its optional features off.
  */
-export type ServerName = 'service' | 'straightforward' | 'ceiling' | 'floor';
+export type ServerName = 'service' | 'straightforward' | 'ceiling' | 'floor' | 'lean';
 
 export interface RouteSummary {
   route: string;
