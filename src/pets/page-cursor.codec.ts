@@ -1,5 +1,6 @@
 // Hand-written: the cursor's byte layout is this API's own format (signed with node:crypto's HMAC).
 import { createHmac, createSecretKey, KeyObject, timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { MAX_ID, MIN_ID } from './pet-id.js';
 import { PetStatus } from './pet-status.enum.js';
 
@@ -31,7 +32,7 @@ const STATUS_BY_CODE: readonly (PetStatus | undefined)[] = Object.entries(STATUS
 >((byCode, [status, code]) => Object.assign(byCode, { [code]: status as PetStatus }), [undefined]);
 
 const UINT32 = 2 ** 32;
-/** Cursors remembered per status filter; past this many, that filter's memory starts over. */
+/** Cursors remembered per status filter; past this many, the least recently used is forgotten. */
 const ISSUED_PER_FILTER = 1_024;
 
 /**
@@ -44,9 +45,9 @@ export class PageCursorCodec {
   /**
    * Issued cursors by status code, then by last id. Encoding is a pure function of the two, and the same
    * pages (the first of each filter above all) are listed over and over: signing was the largest cost of a
-   * list request after the query itself (README, "Performance").
+   * list request after the query itself (docs/performance.md).
    */
-  private readonly issued = STATUS_BY_CODE.map(() => new Map<number, string>());
+  private readonly issued = STATUS_BY_CODE.map(() => new LRUCache<number, string>({ max: ISSUED_PER_FILTER }));
 
   constructor(secret: string | Buffer) {
     this.key = createSecretKey(typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret);
@@ -58,7 +59,6 @@ export class PageCursorCodec {
     let cursor = issued.get(after);
     if (cursor === undefined) {
       cursor = this.sign(statusCode, after);
-      if (issued.size >= ISSUED_PER_FILTER) issued.clear();
       issued.set(after, cursor);
     }
     return cursor;

@@ -11,7 +11,7 @@ const require = createRequire(import.meta.url);
 /**
  * Lines waiting to be written are held up to this size, then new ones are dropped. Under overload the event
  * loop turns slowly and pino's asynchronous stdout writes one 16 KiB chunk per turn, less than the per-request
- * lines it is given: unbounded, that queue grew by about 1 MiB a second of overload (README, "Resilience").
+ * lines it is given: unbounded, that queue grew by about 1 MiB a second of overload (docs/operating.md, "Resilience").
  */
 export const LOG_BUFFER_MAX_BYTES = 4 * 1024 * 1024;
 
@@ -42,7 +42,7 @@ export function loggerParams(config: Pick<AppConfig, 'logLevel' | 'production' |
   };
   // No per-request middleware: nestjs-pino's would give every request a pino-http child logger inside an
   // AsyncLocalStorage context, whose promise hooks then tax every promise of the request. Profiling showed
-  // the pair at about 9% of the busy time of each route (README, "Performance").
+  // the pair at about 9% of the busy time of each route (docs/performance.md).
   const forRoutes: Params['forRoutes'] = [];
   if (config.logLevel === 'silent') return { pinoHttp: options, forRoutes };
   if (config.production) {
