@@ -2,11 +2,11 @@ import { Logger } from '@nestjs/common';
 import { relative } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { createApp } from './app.setup.js';
-import { API_PREFIX, DOCS_PATH } from './http/http.constants.js';
+import { API_PREFIX, DOCS_PATH } from './edge/http.constants.js';
 import { ConfigError, readConfig } from './config/app-config.js';
 import { EmbeddedPostgresError } from './database/embedded-postgres-error.js';
 import { developmentApiKey, developmentKeyFile } from './auth/development-key.js';
-import { stopGracefullyOnSignals } from './http/graceful-shutdown.js';
+import { stopGracefullyOnSignals } from './edge/graceful-shutdown.js';
 
 // Under load most request data dies young but some is promoted, and V8 lets the old generation grow up to
 // 4x its live size before a full collection: peak RSS went from about 145 MiB at start to 280 MiB. At most

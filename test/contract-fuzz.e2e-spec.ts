@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { expect, jest } from '@jest/globals';
 import fc from 'fast-check';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import type { ErrorBody } from '../src/http/errors/api-error.js';
+import type { ErrorBody } from '../src/edge/errors/api-error.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
 import { Contract } from './support/fuzz/contract.js';
 import { fuzzSettings } from './support/fuzz/fuzz-settings.js';

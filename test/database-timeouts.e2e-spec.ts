@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source-options.js';
 import { runMigrations } from '../src/database/run-migrations.js';
 import { applySessionTimeouts, SESSION_TIMEOUTS } from '../src/database/session-timeouts.js';
-import { isDatabaseUnavailable } from '../src/http/errors/to-api-error.js';
+import { isDatabaseUnavailable } from '../src/edge/errors/to-api-error.js';
 import { startTcpProxy, TcpProxy } from './support/tcp-proxy.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
 

@@ -1,7 +1,7 @@
 import { startEmbeddedServer } from './support/database-server.js';
 import { pollUntil } from './support/poll.js';
 import { auth, request, startTestApp, TestApp } from './support/test-app.js';
-import { ShutdownState } from '../src/http/shutdown-state.js';
+import { ShutdownState } from '../src/edge/shutdown-state.js';
 import { readdirSync } from 'node:fs';
 
 const MIGRATION_FILES = readdirSync('src/database/migrations').filter((file) => file.endsWith('.ts'));

@@ -1,7 +1,7 @@
 import { expect } from '@jest/globals';
 import { connect } from 'node:net';
-import { IdempotencyPurgeService } from '../src/http/idempotency/idempotency-purge.service.js';
-import type { ErrorBody } from '../src/http/errors/api-error.js';
+import { IdempotencyPurgeService } from '../src/pets/idempotency/idempotency-purge.service.js';
+import type { ErrorBody } from '../src/edge/errors/api-error.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
 import { jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
 

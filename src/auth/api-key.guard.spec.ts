@@ -1,6 +1,6 @@
 import { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { ApiError } from '../http/errors/api-error.js';
+import { ApiError } from '../edge/errors/api-error.js';
 import type { AuthFailureLimiter } from './rate-limit/auth-failure-limiter.js';
 import { ApiKeyIdentity } from './api-key-identity.js';
 import { ApiKeyStore } from './api-key-store.js';

@@ -1,11 +1,11 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
-import { ApiError } from '../http/errors/api-error.js';
-import { ErrorCode } from '../http/errors/error-code.js';
+import { ApiError } from '../edge/errors/api-error.js';
+import { ErrorCode } from '../edge/errors/error-code.js';
 import { AuthFailureLimiter } from './rate-limit/auth-failure-limiter.js';
 import type { ApiKeyIdentity, AuthenticatedRequest } from './api-key-identity.js';
-import { REALM } from '../http/http.constants.js';
+import { REALM } from '../edge/http.constants.js';
 import { IS_PUBLIC } from './public.decorator.js';
 
 /**

@@ -3,7 +3,7 @@ import { PassportStrategy } from '@nestjs/passport';
 import { Strategy } from 'passport-http-bearer';
 import type { ApiKeyIdentity } from './api-key-identity.js';
 import { ApiKeyStore } from './api-key-store.js';
-import { REALM } from '../http/http.constants.js';
+import { REALM } from '../edge/http.constants.js';
 
 @Injectable()
 export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {

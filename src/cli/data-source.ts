@@ -3,7 +3,7 @@ import { readConfig } from '../config/app-config.js';
 import { embeddedDatabaseUrl, EmbeddedPostgresError, runningPort } from '../database/embedded-postgres.js';
 import { dataSourceOptions } from '../database/data-source-options.js';
 import { ApiKeyEntity } from '../auth/api-keys/api-key.entity.js';
-import { IdempotencyKeyEntity } from '../http/idempotency/idempotency-key.entity.js';
+import { IdempotencyKeyEntity } from '../pets/idempotency/idempotency-key.entity.js';
 import { PetEntity } from '../pets/pet.entity.js';
 
 /**

@@ -1,9 +1,9 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, type HeadersObject } from '@nestjs/swagger';
-import { ErrorBodyDto } from '../http/errors/error-body.dto.js';
-import { CODE_BY_STATUS } from '../http/errors/error-code.js';
-import { REALM } from '../http/http.constants.js';
-import { RETRY_AFTER_SECONDS } from '../http/errors/to-api-error.js';
+import { ErrorBodyDto } from '../edge/errors/error-body.dto.js';
+import { CODE_BY_STATUS } from '../edge/errors/error-code.js';
+import { REALM } from '../edge/http.constants.js';
+import { RETRY_AFTER_SECONDS } from '../edge/errors/to-api-error.js';
 import { MAX_LIMIT_PER_MINUTE } from '../config/app-config.js';
 import { RATE_LIMIT_HEADERS, RATE_LIMIT_WINDOW_MS } from '../auth/rate-limit/rate-limited.error.js';
 

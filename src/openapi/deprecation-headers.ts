@@ -1,5 +1,5 @@
 import type { HeadersObject } from '@nestjs/swagger';
-import { DeprecationPolicy, deprecationHeaders } from '../http/deprecation.interceptor.js';
+import { DeprecationPolicy, deprecationHeaders } from '../deprecation/deprecation.interceptor.js';
 
 /** The `Deprecation`, `Sunset` and `Link` headers a deprecated operation sends, with the policy's values as examples. */
 export function deprecationHeaderDocs(policy: DeprecationPolicy, { required }: { required: boolean }): HeadersObject {

@@ -2,9 +2,9 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { ReferenceObject, RequestBodyObject, SchemaObject } from '@nestjs/swagger';
 import { maxHeaderSize } from 'node:http';
-import { API_PREFIX, BODY_LIMIT_BYTES } from '../http/http.constants.js';
+import { API_PREFIX, BODY_LIMIT_BYTES } from '../edge/http.constants.js';
 import type { AppConfig } from '../config/app-config.js';
-import { BODIES_REJECT_UNKNOWN_PROPERTIES } from '../http/request-validation.pipe.js';
+import { BODIES_REJECT_UNKNOWN_PROPERTIES } from '../edge/request-validation.pipe.js';
 
 export const BEARER_SCHEME = 'bearer';
 

@@ -1,7 +1,7 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { DOCS_PATH } from '../http/http.constants.js';
+import { DOCS_PATH } from '../edge/http.constants.js';
 
 /**
  * Swagger UI at /docs, the document at /docs-json and /docs-yaml, outside the

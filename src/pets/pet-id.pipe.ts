@@ -1,6 +1,6 @@
 import { Injectable, PipeTransform } from '@nestjs/common';
-import { ApiError } from '../http/errors/api-error.js';
-import { ErrorCode } from '../http/errors/error-code.js';
+import { ApiError } from '../edge/errors/api-error.js';
+import { ErrorCode } from '../edge/errors/error-code.js';
 import { MAX_ID, parseId } from './pet-id.js';
 
 @Injectable()

@@ -14,14 +14,14 @@ import type { ApiKeyIdentity } from '../auth/api-key-identity.js';
 import { CurrentApiKey } from '../auth/current-api-key.decorator.js';
 import { ApiErrorResponses, rateLimitHeaderDocs } from '../openapi/api-error-responses.decorator.js';
 import { deprecationHeaderDocs } from '../openapi/deprecation-headers.js';
-import { Deprecated } from '../http/deprecated.decorator.js';
-import { BODY_LIMIT_BYTES } from '../http/http.constants.js';
+import { Deprecated } from '../deprecation/deprecated.decorator.js';
+import { BODY_LIMIT_BYTES } from '../edge/http.constants.js';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENCY_KEY_MAX_LENGTH,
   IDEMPOTENCY_KEY_PATTERN,
   IdempotencyKey,
-} from '../http/idempotency/idempotency-key.decorator.js';
+} from './idempotency/idempotency-key.decorator.js';
 import { NewPet } from './dto/create-pet.dto.js';
 import { LIMIT_MAX, ListPetsQuery } from './dto/list-pets.query.js';
 import { Pet } from './dto/pet.dto.js';

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { PageCursorCodec } from './page-cursor.codec.js';
-import { IdempotencyModule } from '../http/idempotency/idempotency.module.js';
+import { IdempotencyModule } from './idempotency/idempotency.module.js';
 import { PetEntity } from './pet.entity.js';
 import { PetsController } from './pets.controller.js';
 import { PetsRepository } from './pets.repository.js';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { QueryBuilder, Repository, SelectQueryBuilder } from 'typeorm';
-import type { IdempotencyScope } from '../http/idempotency/idempotency-keys.repository.js';
-import { IdempotencyService, IdempotentOutcome } from '../http/idempotency/idempotency.service.js';
+import type { IdempotencyScope } from './idempotency/idempotency-keys.repository.js';
+import { IdempotencyService, IdempotentOutcome } from './idempotency/idempotency.service.js';
 import { Pet } from './dto/pet.dto.js';
 import { PetEntity } from './pet.entity.js';
 import { EXPOSED_COLUMNS, PetRow, toPet } from './pet.mapper.js';

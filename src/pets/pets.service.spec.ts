@@ -1,5 +1,5 @@
-import { ApiError } from '../http/errors/api-error.js';
-import { ErrorCode } from '../http/errors/error-code.js';
+import { ApiError } from '../edge/errors/api-error.js';
+import { ErrorCode } from '../edge/errors/error-code.js';
 import type { Pet } from './dto/pet.dto.js';
 import { PetStatus } from './pet-status.enum.js';
 import { PageCursorCodec } from './page-cursor.codec.js';

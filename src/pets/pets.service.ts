@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { ApiError } from '../http/errors/api-error.js';
-import { ErrorCode } from '../http/errors/error-code.js';
-import type { IdempotencyScope } from '../http/idempotency/idempotency-keys.repository.js';
-import type { IdempotentOutcome } from '../http/idempotency/idempotency.service.js';
-import { requestFingerprint } from '../http/idempotency/request-fingerprint.js';
+import { ApiError } from '../edge/errors/api-error.js';
+import { ErrorCode } from '../edge/errors/error-code.js';
+import type { IdempotencyScope } from './idempotency/idempotency-keys.repository.js';
+import type { IdempotentOutcome } from './idempotency/idempotency.service.js';
+import { requestFingerprint } from './idempotency/request-fingerprint.js';
 import { NewPet } from './dto/create-pet.dto.js';
 import { ListPetsQuery } from './dto/list-pets.query.js';
 import { Pet } from './dto/pet.dto.js';

@@ -8,8 +8,8 @@ import type {
   ResponseObject,
   SchemaObject,
 } from '@nestjs/swagger';
-import { REQUEST_ID_HEADER } from '../../src/http/request-id.js';
-import { setSecurityHeaders } from '../../src/http/security-headers.js';
+import { REQUEST_ID_HEADER } from '../../src/edge/request-id.js';
+import { setSecurityHeaders } from '../../src/edge/security-headers.js';
 import { addStatedRuleKeyword, headBeyondStatedLimit, markStatedRules } from './stated-rules.js';
 
 // ajv-formats is CommonJS: the plugin is the module itself, typed as its `default`.

@@ -1,5 +1,5 @@
-import { ApiError } from '../../http/errors/api-error.js';
-import { ErrorCode } from '../../http/errors/error-code.js';
+import { ApiError } from '../../edge/errors/api-error.js';
+import { ErrorCode } from '../../edge/errors/error-code.js';
 
 /** Both budgets, per API key and per address, count requests per minute; no Retry-After is longer. */
 export const RATE_LIMIT_WINDOW_MS = 60_000;

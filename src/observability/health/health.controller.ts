@@ -8,8 +8,8 @@ import {
   TypeOrmHealthIndicator,
 } from '@nestjs/terminus';
 import { Public } from '../../auth/public.decorator.js';
-import { serviceUnavailable } from '../../http/errors/to-api-error.js';
-import { ShutdownState } from '../../http/shutdown-state.js';
+import { serviceUnavailable } from '../../edge/errors/to-api-error.js';
+import { ShutdownState } from '../../edge/shutdown-state.js';
 import { OPERATIONS_ROUTES } from '../operations-routes.js';
 import { MigrationsHealthIndicator } from './migrations.health.js';
 import { notReadyReason, ReadinessLog } from './readiness-log.js';

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
-import { ShutdownState } from '../../http/shutdown-state.js';
+import { ShutdownState } from '../../edge/shutdown-state.js';
 import { HealthController } from './health.controller.js';
 import { MigrationsHealthIndicator } from './migrations.health.js';
 import { ReadinessLog } from './readiness-log.js';

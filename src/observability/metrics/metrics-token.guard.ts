@@ -4,8 +4,8 @@ import { timingSafeEqual } from 'node:crypto';
 import { keyDigest } from '../../auth/key-digest.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
-import { ApiError } from '../../http/errors/api-error.js';
-import { ErrorCode } from '../../http/errors/error-code.js';
+import { ApiError } from '../../edge/errors/api-error.js';
+import { ErrorCode } from '../../edge/errors/error-code.js';
 
 /** `/metrics` answers only to `Authorization: Bearer <METRICS_TOKEN>` when that token is configured. */
 @Injectable()

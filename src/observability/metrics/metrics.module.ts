@@ -1,5 +1,5 @@
 import { Global, Module } from '@nestjs/common';
-import { DeprecatedCallCounter } from '../../http/deprecation.interceptor.js';
+import { DeprecatedCallCounter } from '../../deprecation/deprecation.interceptor.js';
 import { MetricsController } from './metrics.controller.js';
 import { MetricsTokenGuard } from './metrics-token.guard.js';
 import { MetricsService } from './metrics.service.js';

@@ -1,8 +1,8 @@
 import { ArgumentMetadata } from '@nestjs/common';
 import { NewPet } from './create-pet.dto.js';
 import { ListPetsQuery } from './list-pets.query.js';
-import { ApiError } from '../../http/errors/api-error.js';
-import { RequestValidationPipe } from '../../http/request-validation.pipe.js';
+import { ApiError } from '../../edge/errors/api-error.js';
+import { RequestValidationPipe } from '../../edge/request-validation.pipe.js';
 
 const body: ArgumentMetadata = { type: 'body', metatype: NewPet };
 const query: ArgumentMetadata = { type: 'query', metatype: ListPetsQuery };

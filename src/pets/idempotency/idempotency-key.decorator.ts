@@ -1,7 +1,7 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../errors/api-error.js';
-import { ErrorCode } from '../errors/error-code.js';
+import { ApiError } from '../../edge/errors/api-error.js';
+import { ErrorCode } from '../../edge/errors/error-code.js';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;

@@ -1,5 +1,5 @@
 import { expect } from '@jest/globals';
-import { ApiError } from '../errors/api-error.js';
+import { ApiError } from '../../edge/errors/api-error.js';
 import { IDEMPOTENCY_KEY_PATTERN, parseIdempotencyKey } from './idempotency-key.decorator.js';
 
 describe('parseIdempotencyKey', () => {

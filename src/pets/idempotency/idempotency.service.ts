@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { ApiError } from '../errors/api-error.js';
-import { ErrorCode } from '../errors/error-code.js';
+import { ApiError } from '../../edge/errors/api-error.js';
+import { ErrorCode } from '../../edge/errors/error-code.js';
 import { IdempotencyKeysRepository, IdempotencyScope, StoredResponse } from './idempotency-keys.repository.js';
 
 /** How long a request waits for a concurrent request holding the same key before it gets a 409. */
