@@ -21,10 +21,12 @@ RUN npm run build && find dist \( -name '*.map' -o -name '.tsbuildinfo*' \) -del
 FROM ${NODE_IMAGE} AS production-dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
+# Optional dependencies are left out: the embedded PostgreSQL's binaries (an instance with DATABASE_URL never loads
+# them), and packages only dev dependencies need (which `npm ls --omit=dev` would call extraneous).
 RUN --mount=type=secret,id=npm-ca,required=false \
     --mount=type=cache,target=/root/.npm,sharing=locked \
     if [ -s /run/secrets/npm-ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm-ca; fi \
-    && npm ci --omit=dev --no-audit --no-fund \
+    && npm ci --omit=dev --omit=optional --no-audit --no-fund \
     && find node_modules -name '*.map' -delete
 
 FROM ${NODE_IMAGE}

@@ -118,7 +118,7 @@ describe('docker-compose.fleet.yml', () => {
 
   it('runs the replicas behind HAProxy, which health-checks readiness and retries only safe requests', () => {
     expect(Object.keys(fleet).sort()).toEqual(['api', 'db', 'lb', 'migrate', 'redis', 'secrets']);
-    const { api, lb, migrate } = fleet;
+    const { api, lb } = fleet;
     // The same database, secrets and image as docker-compose.yml: every replica reads the same generated secrets.
     for (const name of ['secrets', 'db', 'migrate'] as const) {
       expect({ name, ...fleet[name], networks: undefined, depends_on: undefined }).toEqual({

@@ -44,8 +44,8 @@ export default async function globalSetup(): Promise<void> {
       '.',
     ],
     { cwd: ROOT, env, maxBuffer: 1 << 24, timeout: 900_000 },
-  ).catch((error: { stderr?: string }) => {
-    throw new Error(`docker build failed:\n${error.stderr ?? String(error)}`);
+  ).catch((error: Error & { stderr?: string }) => {
+    throw new Error(`docker build failed:\n${error.stderr ?? error.message}`);
   });
   process.stdout.write(`\ntest:docker: stand-ins and animal-store:local built in ${Date.now() - started} ms\n`);
 }

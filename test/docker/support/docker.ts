@@ -31,7 +31,7 @@ export function run(
   return new Promise((resolve) => {
     execFile(file, args, { env, cwd, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      resolve({ code, stdout, stderr: stderr + (error && code === -1 ? String(error) : '') });
+      resolve({ code, stdout, stderr: stderr + (error && code === -1 ? error.message : '') });
     });
   });
 }
