@@ -3,12 +3,12 @@ import { DataSource, DataSourceOptions } from 'typeorm';
 import { AppConfig, ConfigError, readConfig } from '../config/app-config.js';
 import { dataSourceOptions } from '../database/data-source-options.js';
 import type { CommandOutput } from './apikey-commands.js';
+import { loadEmbeddedPostgres } from '../database/load-embedded-postgres.js';
 
 /** DATABASE_URL, or the embedded cluster under DATA_DIR: the running one, else started for this command. */
 export async function openCliDatabase(config: AppConfig): Promise<{ url: string; close(): Promise<void> }> {
   if (config.databaseUrl) return { url: config.databaseUrl, close: () => Promise.resolve() };
-  // Loaded only when needed: with DATABASE_URL (the image), the embedded PostgreSQL need not even be installed.
-  const { openEmbeddedDatabase } = await import('../database/embedded-postgres.js');
+  const { openEmbeddedDatabase } = await loadEmbeddedPostgres();
   return openEmbeddedDatabase({ dataDir: config.dataDir, port: config.embeddedPostgresPort });
 }
 

@@ -28,7 +28,7 @@ load() { # name, then autocannon's arguments
   local sampler=$!
   node_modules/.bin/autocannon --connections 50 --duration "$seconds" --json -H "Authorization=Bearer $KEY" "$@" \
     2>/dev/null | node -e 'let s="";process.stdin.on("data",(c)=>(s+=c)).on("end",()=>{const r=JSON.parse(s);
-      process.stdout.write(`${r.requests.total} requests, ${r.non2xx} non-2xx, `)})'
+      process.stdout.write(`${r.requests.total} requests (${r["4xx"]} 4xx, ${r["5xx"]} 5xx), `)})'
   kill "$sampler"
   wait "$sampler" 2>/dev/null || true
   peak=$(sort -h "$samples" | tail -n 1)
