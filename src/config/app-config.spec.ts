@@ -353,22 +353,22 @@ describe('readConfig: .env through @nestjs/config', () => {
 
   it('reads the variables of .env', async () => {
     touched.forEach((name) => delete process.env[name]);
-    const config = await readConfig(envFile('reads.env', ['# a comment', 'PORT=8123', 'SHUTDOWN_GRACE_MS=2500']));
+    const config = await readConfig('service', envFile('reads.env', ['# a comment', 'PORT=8123', 'SHUTDOWN_GRACE_MS=2500']));
     expect(config).toMatchObject({ port: 8123, shutdownGraceMs: 2_500 });
   });
 
   it('lets the real environment win over .env', async () => {
     touched.forEach((name) => delete process.env[name]);
     process.env.LOG_LEVEL = 'warn';
-    const config = await readConfig(envFile('wins.env', ['PORT=8124', 'LOG_LEVEL=debug']));
+    const config = await readConfig('service', envFile('wins.env', ['PORT=8124', 'LOG_LEVEL=debug']));
     expect(config).toMatchObject({ port: 8124, logLevel: 'warn' });
   });
 
   it('refuses a bad value in .env as it refuses a bad exported one, naming the variable', async () => {
     touched.forEach((name) => delete process.env[name]);
-    const refusal = readConfig(envFile('bad.env', ['PORT=99999']));
+    const refusal = readConfig('service', envFile('bad.env', ['PORT=99999']));
     await expect(refusal).rejects.toThrow(ConfigError);
-    await expect(readConfig(envFile('bad.env', ['PORT=99999']))).rejects.toThrow(
+    await expect(readConfig('service', envFile('bad.env', ['PORT=99999']))).rejects.toThrow(
       'PORT must be an integer from 0 to 65535, got "99999"',
     );
     expect(process.env.PORT).toBeUndefined();
@@ -376,6 +376,6 @@ describe('readConfig: .env through @nestjs/config', () => {
 
   it('works without a .env file', async () => {
     touched.forEach((name) => delete process.env[name]);
-    await expect(readConfig(join(directory, 'missing.env'))).resolves.toMatchObject({ port: 3000 });
+    await expect(readConfig('service', join(directory, 'missing.env'))).resolves.toMatchObject({ port: 3000 });
   });
 });
