@@ -57,8 +57,9 @@ export interface DatabaseCommand<C> {
 }
 
 /**
- * The frame every database command shares: usage on bad arguments (exit 2), the database part of the
- * configuration read as the service reads it (so DATABASE_URL alone is enough), the database found or started, and one line, never a stack, when something fails (exit 1).
+ * The frame every database command shares: usage on bad arguments (exit 2), the database part of the configuration
+ * read as the service reads it (DATABASE_URL alone is enough, in production too), the database found or started,
+ * and one line, never a stack, when something fails (exit 1).
  */
 export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonly string[]): void {
   const main = async (): Promise<number> => {

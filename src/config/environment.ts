@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { applyDecorators } from '@nestjs/common';
-import { plainToInstance, Transform } from 'class-transformer';
+import { ClassConstructor, plainToInstance, Transform } from 'class-transformer';
 import {
   IsBoolean,
   IsDefined,
@@ -266,6 +266,7 @@ export class Environment extends DatabaseEnvironment {
 /** The parts an entry point can validate: the service all of it, the commands that open the database their part. */
 export const ENVIRONMENT_PARTS = { database: DatabaseEnvironment, service: Environment } as const;
 export type EnvironmentPart = keyof typeof ENVIRONMENT_PARTS;
+type PartOf<P extends EnvironmentPart> = InstanceType<(typeof ENVIRONMENT_PARTS)[P]>;
 
 /**
  * Validates `raw` against one part of the schema (the `validate` function of `ConfigModule.forRoot`): the typed
@@ -275,15 +276,13 @@ export type EnvironmentPart = keyof typeof ENVIRONMENT_PARTS;
 export function validateEnvironment<P extends EnvironmentPart = 'service'>(
   raw: Record<string, unknown>,
   part: P = 'service' as P,
-): InstanceType<(typeof ENVIRONMENT_PARTS)[P]> {
+): PartOf<P> {
   const set = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== undefined && value !== ''));
   const published = set.NODE_ENV === 'production' ? publishedSecretProblem(set) : null;
   if (published) throw new ConfigError(published);
-  const environment = plainToInstance<InstanceType<(typeof ENVIRONMENT_PARTS)[P]>, object>(
-    ENVIRONMENT_PARTS[part] as new () => InstanceType<(typeof ENVIRONMENT_PARTS)[P]>,
-    set,
-    { exposeDefaultValues: true },
-  );
+  const environment = plainToInstance(ENVIRONMENT_PARTS[part] as ClassConstructor<PartOf<P>>, set, {
+    exposeDefaultValues: true,
+  });
   const [error] = validateSync(environment, { stopAtFirstError: true });
   if (error) throw new ConfigError(Object.values(error.constraints ?? {})[0] ?? `${error.property} is invalid`);
   return environment;
