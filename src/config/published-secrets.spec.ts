@@ -16,8 +16,8 @@ const PUBLISHED_FILES = [
 ];
 
 /**
- * Every value a published file gives a secret variable: `NAME=value` (commented or not), `NAME: value` in YAML,
- * and the default of `${NAME:-value}` wherever it appears. API_KEYS lists are split.
+ * Every value a published file gives a secret variable: `NAME=value` (commented or not), `NAME: value` in YAML, and
+ * the default of `${NAME:-value}` wherever it appears (other `$…` expansions are no examples). API_KEYS is split.
  */
 function exampleValues(): { file: string; name: string; value: string }[] {
   const found: { file: string; name: string; value: string }[] = [];
@@ -26,7 +26,7 @@ function exampleValues(): { file: string; name: string; value: string }[] {
     for (const name of NAMES) {
       const assigned = [...text.matchAll(new RegExp(`^[\\s#-]*${name}\\s*[:=][ \\t]*(.*)$`, 'gm'))].map((m) => m[1]);
       const defaults = [...text.matchAll(new RegExp(`\\$\\{${name}:?-([^}]*)\\}`, 'g'))].map((m) => m[1]);
-      const values = [...assigned.filter((value) => !value.startsWith('${')), ...defaults]
+      const values = [...assigned.filter((value) => !value.startsWith('$')), ...defaults]
         .map((value) => value.trim().replace(/^(['"])(.*)\1$/, '$2'))
         .flatMap((value) => (name === 'API_KEYS' ? value.split(',') : [value]))
         .map((value) => value.trim())
