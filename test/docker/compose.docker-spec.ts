@@ -68,6 +68,8 @@ describe('docker-compose.yml, as the README runs it', () => {
       expect({ command: step.command, code }).toEqual({ command: step.command, code: 0 });
       expectAsPrinted(step, stdout);
     }
+    // No METRICS_TOKEN set: production does not serve /metrics on the API's port.
+    expect((await fetch(`${project.origin}/metrics`)).status).toBe(404);
   });
 
   it('runs the API as a non-root user that cannot write its own code; the health check follows the database', async () => {
