@@ -46,8 +46,11 @@ async function startContainer(): Promise<DatabaseServer> {
       .withDatabase('postgres')
       .withCommand(['postgres', ...THROWAWAY_CLUSTER_FLAGS, '-c', 'max_connections=300'])
       .start();
+    // The tests name the server 127.0.0.1 wherever it runs on this machine, as for the embedded one.
+    const adminUrl = new URL(container.getConnectionUri());
+    if (adminUrl.hostname === 'localhost') adminUrl.hostname = '127.0.0.1';
     return {
-      adminUrl: container.getConnectionUri(),
+      adminUrl: adminUrl.toString(),
       description: `Testcontainers, ${TEST_POSTGRES_IMAGE} (TEST_DATABASE=testcontainers)`,
       stop: async () => void (await container.stop()),
     };
