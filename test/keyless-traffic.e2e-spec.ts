@@ -37,7 +37,8 @@ beforeAll(() => ensureBuilt(), 300_000);
 
 /**
  * Clients without a key must not take the service away from those with one: the built service as a child process
- * (production mode, default limits: in-flight 256, event-loop delay 1 s), against a real database.
+ * (production mode, default limits: in-flight 256, event-loop delay 1 s, 30 failed authentications a minute),
+ * against a real database. Prints what it measured.
  */
 describe('keyless traffic does not starve probes or keyed requests', () => {
   let database: TestDatabase;
@@ -117,4 +118,19 @@ describe('keyless traffic does not starve probes or keyed requests', () => {
     expect(statuses.every((status) => status === 200)).toBe(true);
     expect(result.non2xx).toBe(0);
   }, 60_000);
+
+  it('after 31 wrong keys from an address (budget 30), wrong keys get 429 and a valid key from it 200', async () => {
+    const wrong = (i: number) => ({ authorization: `Bearer pet_${String(i).padStart(32, 'x')}` });
+    const statuses: number[] = [];
+    for (let i = 0; i < 31; i += 1) statuses.push((await timed(service.origin, '/v1/pets', wrong(i))).status);
+    const another = await timed(service.origin, '/v1/pets', wrong(99));
+    const valid = await timed(service.origin, '/v1/pets', keyed);
+    console.log(
+      `31 wrong keys: ${statuses.filter((status) => status === 401).length} x 401, then ` +
+        `${statuses.slice(30).join(', ')}; a 32nd wrong key ${another.status}; a valid key ${valid.status} in ${valid.ms} ms`,
+    );
+    expect(statuses).toEqual([...Array<number>(30).fill(401), 429]);
+    expect(another.status).toBe(429);
+    expect(valid.status).toBe(200);
+  });
 });
