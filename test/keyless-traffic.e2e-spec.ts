@@ -37,8 +37,8 @@ beforeAll(() => ensureBuilt(), 300_000);
 
 /**
  * Clients without a key must not take the service away from those with one: the built service as a child process
- * (production mode, default limits: in-flight 256, event-loop delay 1 s, 30 failed authentications a minute),
- * against a real database. Prints what it measured.
+ * (production mode, default limits: in-flight 256, 30 failed authentications a minute), against a real database.
+ * Prints what it measured.
  */
 describe('keyless traffic does not starve probes or keyed requests', () => {
   let database: TestDatabase;
@@ -55,6 +55,10 @@ describe('keyless traffic does not starve probes or keyed requests', () => {
       API_KEYS: KEY,
       LOG_LEVEL: 'warn',
       SHUTDOWN_DRAIN_DELAY_MS: '0',
+      // As in every e2e spec (test/support/test-app.ts): the event loop's delay measures how busy the shared test
+      // machine is (a full parallel run starves this process for seconds), not the service. The in-flight bound,
+      // what keyless traffic used to exhaust, stays at its default.
+      LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS: '0',
     });
   }, 300_000);
 
