@@ -34,6 +34,7 @@ describe('loadConfig', () => {
       loadShedding: { maxInFlight: 256, maxEventLoopDelayMs: 1000, maxEventLoopUtilization: 0 },
       rateLimitPerMinute: 600,
       authFailureLimitPerMinute: 30,
+      edgeLimits: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, maxConnections: 4096 },
     });
   });
 
@@ -86,6 +87,7 @@ describe('loadConfig', () => {
       loadShedding: { maxInFlight: 256, maxEventLoopDelayMs: 1000, maxEventLoopUtilization: 0 },
       rateLimitPerMinute: 600,
       authFailureLimitPerMinute: 30,
+      edgeLimits: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, maxConnections: 4096 },
     });
   });
 
