@@ -6,6 +6,9 @@ import { API_RESPONSE_HEADERS } from '../src/edge/security-headers.js';
 import { MAX_BODY_DEPTH } from '../src/edge/json-body-parser.js';
 import { exchange, rawRequest, RawResponse } from './support/raw-http.js';
 import { pollUntil } from './support/poll.js';
+import { ensureBuilt } from './support/built-service.js';
+import { ServiceProcess, startService } from './support/service-process.js';
+import { createTestDatabase, TestDatabase } from './support/test-database.js';
 import { ApiResponse, auth, jsonBody, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -79,6 +82,26 @@ describe('the hardened edge (e2e)', () => {
       expect((atLimit.body as { message: string }).message).toBe('property x should not exist.');
 
       expectEdgeError(await post(nestedIn('x', MAX_BODY_DEPTH + 1)), 400, 'invalid_json');
+    });
+  });
+
+  describe('client aborts', () => {
+    it('never counts a client that hangs up mid-body as a 5xx', async () => {
+      const aborted = async () => {
+        await exchange(t.origin, (socket) => {
+          socket.write(
+            rawRequest('POST', '/v1/pets', [HOST, BEARER, JSON_TYPE, ['Content-Length', '100']]) + '{"name":',
+          );
+          setTimeout(() => socket.destroy(), 50);
+        });
+      };
+      for (let abort = 0; abort < 5; abort += 1) await aborted();
+      // A request after them is counted, so the aborted ones had their chance to be.
+      expect((await request(t.origin, '/v1/pets', jsonBody({ name: '' }))).status).toBe(400);
+
+      const metrics = await request(t.origin, '/metrics');
+      expect(metrics.text).toMatch(/^http_requests_total\{method="POST",route="\/v1\/pets",status="400"\} /m);
+      expect(metrics.text).not.toMatch(/^http_requests_total\{[^}]*status="5\d\d"\} /m);
     });
   });
 
@@ -323,5 +346,82 @@ describe('the connection cap (e2e)', () => {
     await pollUntil(async () => (await openConnections()) < MAX_CONNECTIONS, { what: 'a connection to close' });
     const served = await exchange(t.origin, rawRequest('GET', '/v1/pets', [HOST, BEARER]));
     expect(served!.status).toBe(200);
+  });
+});
+
+/** The production build as it ships (JSON log lines on stdout): what the log says about hostile requests. */
+describe('the production build under hostile requests (e2e)', () => {
+  const KEY = 'edge-production-key-0123456789';
+  let database: TestDatabase;
+  let service: ServiceProcess;
+  const lines = () => service.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    database = await createTestDatabase();
+    service = await startService({
+      NODE_ENV: 'production',
+      MIGRATIONS_RUN: 'true',
+      CURSOR_SECRET: 'edge-production-cursor-secret-0123456789',
+      DATABASE_URL: database.url,
+      API_KEYS: KEY,
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_PER_MINUTE: '0',
+    });
+  }, 300_000);
+  afterAll(async () => {
+    service?.kill('SIGKILL');
+    await database?.drop();
+  });
+
+  it('logs 100 clients hanging up mid-body at info with their request ids: no ERROR line, no stack', async () => {
+    const ABORTS = 100;
+    const ids = Array.from({ length: ABORTS }, (_, n) => `abort-${n}`);
+    for (const id of ids) {
+      await exchange(service.origin, (socket) => {
+        socket.write(
+          rawRequest('POST', '/v1/pets', [
+            ['Host', 'a'],
+            ['Authorization', `Bearer ${KEY}`],
+            JSON_TYPE,
+            ['Content-Length', '100'],
+            ['X-Request-Id', id],
+          ]) + '{"name":',
+        );
+        setTimeout(() => socket.destroy(), 20);
+      });
+    }
+
+    const abandoned = await pollUntil(
+      () => {
+        const found = lines().filter((line) => String(line.msg).startsWith('request abandoned'));
+        return found.length === ABORTS ? found : undefined;
+      },
+      { what: `${ABORTS} abandoned requests in the log` },
+    );
+    expect(abandoned.map((line) => line.reqId).sort()).toEqual([...ids].sort());
+    expect(abandoned.every((line) => line.level === 30 && line.status === 499 && !('err' in line))).toBe(true);
+    const errors = lines().filter((line) => Number(line.level) >= 50);
+    console.log(`ERROR lines after ${ABORTS} client aborts: ${errors.length}`);
+    expect(errors).toEqual([]);
+  });
+
+  it('answers the deepest body that fits the body limit with 400, with no ERROR line', async () => {
+    // 8,190 levels of arrays, inside the outer object: 16 KiB.
+    const depth = (16 * 1024 - '{"name":"B","categoryId":1,"x":}'.length) / 2 + 1;
+    const body = nestedIn('x', depth);
+    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(16 * 1024);
+    const started = performance.now();
+    const response = await fetch(`${service.origin}/v1/pets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body,
+    });
+    const elapsedMs = performance.now() - started;
+    console.log(`a body nested ${depth} deep (${Buffer.byteLength(body)} bytes): ${response.status} in ${elapsedMs.toFixed(1)} ms`);
+
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { code: string }).code).toBe('invalid_json');
+    expect(lines().filter((line) => Number(line.level) >= 50)).toEqual([]);
   });
 });

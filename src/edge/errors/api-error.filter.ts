@@ -12,8 +12,8 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as 
 export const WWW_AUTHENTICATE = `Bearer realm="${REALM}"`;
 
 /**
- * The status recorded (request line, metrics) for a request whose client closed the connection before its body
- * had arrived: nginx's "client closed request". Nothing is sent, since nobody is there to read it.
+ * The status logged for a request whose client closed the connection before its body had arrived: nginx's
+ * "client closed request". Nothing is sent (nobody is there to read it), so no response is counted either.
  */
 export const CLIENT_CLOSED_REQUEST = 499;
 
@@ -32,10 +32,15 @@ export class ApiErrorFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     // The connection went away while the body was being read (the client hung up, or the service closed it with
-    // a 408): not a fault of the service, so no 5xx, no stack. The request line records it, with its request id.
+    // a 408): not a fault of the service, so no 5xx, no stack, and no answer, since no one would read it.
     if (!request.raw.complete && request.raw.destroyed) {
       const status = timedOut(request.raw.socket) ? 408 : CLIENT_CLOSED_REQUEST;
-      this.adapterHost.httpAdapter.reply(reply, undefined, status);
+      this.logger.log(
+        { reqId: request.id, method: request.method, route: request.routeOptions?.url ?? null, status },
+        status === 408
+          ? 'request closed: its body did not arrive within the request time limit'
+          : 'request abandoned: the client closed the connection before sending the whole body',
+      );
       return;
     }
     const error = this.routeAwareError(toApiError(exception), exception, request);
