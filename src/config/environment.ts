@@ -258,7 +258,6 @@ export class Environment {
   @IntegerFrom(1000, 600_000)
   HEADERS_TIMEOUT_MS = 10_000;
 
-  @IntegerFrom(1000, 600_000)
   @ValidateBy({
     name: 'notBelowHeadersTimeout',
     validator: {
@@ -266,6 +265,7 @@ export class Environment {
       defaultMessage: (args) => `REQUEST_TIMEOUT_MS must be at least HEADERS_TIMEOUT_MS, ${got(args!)}`,
     },
   })
+  @IntegerFrom(1000, 600_000)
   REQUEST_TIMEOUT_MS = 30_000;
 
   @IntegerFrom(1000, 3_600_000)
