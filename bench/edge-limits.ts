@@ -42,6 +42,7 @@ function watch(socket: Socket, started: number): Promise<{ received: string; clo
 async function main(): Promise<void> {
   const database = await startBenchDatabase();
   const apiKey = randomBytes(24).toString('hex');
+  const auth = { authorization: `Bearer ${apiKey}` };
   const server = await startService({ databaseUrl: database.url, apiKey });
   const { origin } = server;
   const port = Number(new URL(origin).port);
@@ -101,7 +102,7 @@ async function main(): Promise<void> {
     next.write(`GET /v1/pets HTTP/1.1\r\n${head}\r\n`);
     const nextSaw = await Promise.race([
       nextEnd,
-      new Promise<undefined>((resolve) => setTimeout(resolve, 5_000)),
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 5_000)),
     ]);
     console.log(
       `slow sockets held: ${stillOpen} of ${cap} opened; the next client: ` +
