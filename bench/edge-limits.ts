@@ -98,7 +98,9 @@ async function main(): Promise<void> {
     }
     await new Promise((resolve) => setTimeout(resolve, 500));
     const stillOpen = held.filter((socket) => !socket.destroyed).length;
-    const shedWith503 = held.filter((socket) => socket.read()?.toString('latin1').startsWith('HTTP/1.1 503')).length;
+    const shedWith503 = held.filter((socket) =>
+      (socket.read() as Buffer | null)?.toString('latin1').startsWith('HTTP/1.1 503'),
+    ).length;
     const nextStarted = performance.now();
     const next = await open(port);
     const nextEnd = watch(next, nextStarted);

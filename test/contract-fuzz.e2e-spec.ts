@@ -358,7 +358,10 @@ describe('contract fuzzing (e2e)', () => {
         const levels = Array.from({ length: depth - 1 }, (_, level) =>
           kinds === 'arrays' || (kinds === 'mixed' && level % 2 === 0) ? ['[', ']'] : ['{"k":', '}'],
         );
-        const inner = `${levels.map(([open]) => open).join('')}1${levels.map(([, close]) => close).reverse().join('')}`;
+        const inner = `${levels.map(([open]) => open).join('')}1${levels
+          .map(([, close]) => close)
+          .reverse()
+          .join('')}`;
         const others = Object.entries({ name: 'Deep', categoryId: 1 }).filter(([name]) => name !== field);
         return `{${[...others.map(([n, v]) => `${JSON.stringify(n)}:${JSON.stringify(v)}`), `"${field}":${inner}`].join(',')}}`;
       };
@@ -534,7 +537,7 @@ describe('contract fuzzing (e2e)', () => {
             if (!response) throw new Error(`${what}: no answer`);
             // The response as the document describes it; the request is one the document cannot express.
             validator.validate(operation.method, new URL(`${t.origin}${path}`), response);
-            expectError(response as unknown as ApiResponse, 400, what);
+            expectError(response, 400, what);
             expect((response.body as ErrorBody).message).toBe(
               `The request carries more than one ${header} header; send it once.`,
             );

@@ -163,7 +163,10 @@ describe('the hardened edge (e2e)', () => {
     it('still serves one of each, in any letter case', async () => {
       const response = await exchange(
         t.origin,
-        rawRequest('GET', '/v1/pets', [['HOST', 'a.test'], ['AUTHORIZATION', `Bearer ${TEST_KEY}`]]),
+        rawRequest('GET', '/v1/pets', [
+          ['HOST', 'a.test'],
+          ['AUTHORIZATION', `Bearer ${TEST_KEY}`],
+        ]),
       );
       expect(response!.status).toBe(200);
     });
@@ -310,7 +313,6 @@ describe('time limits and the connection cap (e2e)', () => {
     expect(closedAfter).toBeGreaterThanOrEqual(LIMITS.keepAliveTimeoutMs - 100);
     expect(closedAfter).toBeLessThan(LIMITS.keepAliveTimeoutMs + 2_000);
   });
-
 });
 
 describe('the connection cap (e2e)', () => {
@@ -418,7 +420,9 @@ describe('the production build under hostile requests (e2e)', () => {
       body,
     });
     const elapsedMs = performance.now() - started;
-    console.log(`a body nested ${depth} deep (${Buffer.byteLength(body)} bytes): ${response.status} in ${elapsedMs.toFixed(1)} ms`);
+    console.log(
+      `a body nested ${depth} deep (${Buffer.byteLength(body)} bytes): ${response.status} in ${elapsedMs.toFixed(1)} ms`,
+    );
 
     expect(response.status).toBe(400);
     expect(((await response.json()) as { code: string }).code).toBe('invalid_json');

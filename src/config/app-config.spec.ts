@@ -34,7 +34,12 @@ describe('loadConfig', () => {
       loadShedding: { maxInFlight: 256, maxEventLoopDelayMs: 1000, maxEventLoopUtilization: 0 },
       rateLimitPerMinute: 600,
       authFailureLimitPerMinute: 30,
-      edgeLimits: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, maxConnections: 4096 },
+      edgeLimits: {
+        headersTimeoutMs: 10_000,
+        requestTimeoutMs: 30_000,
+        keepAliveTimeoutMs: 72_000,
+        maxConnections: 4096,
+      },
     });
   });
 
@@ -87,7 +92,12 @@ describe('loadConfig', () => {
       loadShedding: { maxInFlight: 256, maxEventLoopDelayMs: 1000, maxEventLoopUtilization: 0 },
       rateLimitPerMinute: 600,
       authFailureLimitPerMinute: 30,
-      edgeLimits: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, maxConnections: 4096 },
+      edgeLimits: {
+        headersTimeoutMs: 10_000,
+        requestTimeoutMs: 30_000,
+        keepAliveTimeoutMs: 72_000,
+        maxConnections: 4096,
+      },
     });
   });
 
@@ -193,7 +203,12 @@ describe('loadConfig', () => {
           KEEP_ALIVE_TIMEOUT_MS: '650000',
           MAX_CONNECTIONS: '10000',
         }).edgeLimits,
-      ).toEqual({ headersTimeoutMs: 5000, requestTimeoutMs: 20_000, keepAliveTimeoutMs: 650_000, maxConnections: 10_000 });
+      ).toEqual({
+        headersTimeoutMs: 5000,
+        requestTimeoutMs: 20_000,
+        keepAliveTimeoutMs: 650_000,
+        maxConnections: 10_000,
+      });
     });
 
     it('refuses a request time limit shorter than the header time limit', () => {

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import type { ServerOptions } from 'node:http';
+import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { EdgeLimitsConfig } from '../config/app-config.js';
 import { ApiError } from './errors/api-error.js';
@@ -55,7 +55,9 @@ const CONNECT_REFUSED = new ApiError(
 export function applyConnectionLimits(fastify: FastifyInstance, limits: EdgeLimitsConfig): void {
   const server = fastify.server;
   server.maxConnections = limits.maxConnections;
-  server.on('checkExpectation', fastify.routing);
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
+    fastify.routing(request, response),
+  );
   server.on('connect', (_request: unknown, socket: Duplex) => {
     socket.on('error', () => undefined);
     socket.end(rawErrorResponse(CONNECT_REFUSED));

@@ -34,7 +34,8 @@ export function nestedDeeperThan(body: Buffer, limit: number): boolean {
   for (let i = 0; i < body.length; i++) {
     const byte = body[i];
     if (inString) {
-      if (byte === 0x5c) i++; // a backslash escapes the next byte
+      if (byte === 0x5c)
+        i++; // a backslash escapes the next byte
       else if (byte === 0x22) inString = false;
     } else if (byte === 0x22) inString = true;
     else if (byte === 0x7b || byte === 0x5b) {

@@ -18,8 +18,7 @@ const addFormats = ajvFormats.default;
 const DOCUMENT_ID = 'openapi.json';
 
 /** The security headers every API response carries; Cache-Control is declared on each response instead. */
-const apiSecurityHeaderNames = () =>
-  API_RESPONSE_HEADERS.map(([name]) => name).filter((name) => name !== NO_STORE[0]);
+const apiSecurityHeaderNames = () => API_RESPONSE_HEADERS.map(([name]) => name).filter((name) => name !== NO_STORE[0]);
 const OPERATION_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 export interface ResponseToValidate {
