@@ -16,7 +16,7 @@ export const OPENAPI_FILE = fileURLToPath(new URL('../../openapi.json', import.m
  */
 export async function buildOpenApiDocument(): Promise<OpenAPIObject> {
   const config = { ...loadConfig({}), databaseUrl: 'postgres://unused@127.0.0.1/unused' };
-  const app = await NestFactory.create(AppModule.forRoot(config), createFastifyAdapter(), {
+  const app = await NestFactory.create(AppModule.forRoot(config), createFastifyAdapter(config), {
     preview: true,
     logger: false,
   });
