@@ -5,6 +5,7 @@ COPY package.json package-lock.json ./
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY src ./src
+COPY migrations ./migrations
 RUN npm run build
 
 FROM node:24-slim AS production-dependencies
@@ -26,4 +27,4 @@ EXPOSE 3000
 # node:24-slim has no curl; Node's fetch probes readiness (database reachable, migrations applied).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + process.env.PORT + '/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "dist/main.js"]
+CMD ["node", "dist/src/main.js"]

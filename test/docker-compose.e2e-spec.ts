@@ -128,11 +128,11 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/^RUN npm run build$/m);
   });
 
-  it('runs node dist/main.js in production as a non-root user, with a readiness health check', () => {
+  it('runs node dist/src/main.js in production as a non-root user, with a readiness health check', () => {
     const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
     expect(runtime).toMatch(/^ENV NODE_ENV=production/m);
     expect(runtime).toMatch(/^USER node$/m);
-    expect(runtime).toMatch(/^CMD \["node", "dist\/main.js"\]$/m);
+    expect(runtime).toMatch(/^CMD \["node", "dist\/src\/main.js"\]$/m);
     expect(runtime).toMatch(/^HEALTHCHECK [\s\S]*\/health\/ready/m);
   });
 
