@@ -12,6 +12,11 @@ describe('MIGRATIONS', () => {
     );
   });
 
+  it('each say what reverting them drops, which migration:revert shows before it reverts', () => {
+    const silent = MIGRATIONS.map((migration) => new migration()).filter((migration) => !migration.revertDrops.trim());
+    expect(silent.map((migration) => `${migration.name}: fill in revertDrops`)).toEqual([]);
+  });
+
   it('are part of the compiled code the service and the CLIs share, not looked up on disk at run time', () => {
     expect(dataSourceOptions('postgres://u@127.0.0.1/db').migrations).toEqual(MIGRATIONS);
   });

@@ -1,20 +1,14 @@
 import { NestFactory } from '@nestjs/core';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { AppModule } from '../app.module.js';
 import { createFastifyAdapter } from '../app.setup.js';
 import { loadConfig } from '../config/app-config.js';
 import { createOpenApiDocument } from '../openapi/openapi-document.js';
+import { PACKAGE_ROOT } from './package-root.js';
 
-/** `openapi.json` at the repository root: beside the package.json above src/cli (tests) or dist/src/cli (the script). */
-export const OPENAPI_FILE = join(packageRoot(dirname(fileURLToPath(import.meta.url))), 'openapi.json');
-
-function packageRoot(directory: string): string {
-  if (existsSync(join(directory, 'package.json')) || directory === dirname(directory)) return directory;
-  return packageRoot(dirname(directory));
-}
+/** `openapi.json` at the repository root. */
+export const OPENAPI_FILE = join(PACKAGE_ROOT, 'openapi.json');
 
 /**
  * The document the code produces with the default configuration, without a
