@@ -249,7 +249,8 @@ describe('npm run migration:revert', () => {
     const confirmed = await node('cli/migrations.js', ['revert'], { DATABASE_URL: database.url }, { input: 'yes\n' });
     expect(confirmed.code).toBe(0);
     const [, at] =
-      new RegExp(`^Reverted ${last.name} on 127\\.0\\.0\\.1:\\d+/test_\\w+ at (\\S+)\\.\n$`).exec(confirmed.stdout) ?? [];
+      new RegExp(`^Reverted ${last.name} on 127\\.0\\.0\\.1:\\d+/test_\\w+ at (\\S+)\\.\n$`).exec(confirmed.stdout) ??
+      [];
     expect(Date.parse(at)).toBeGreaterThanOrEqual(before);
     expect(Date.parse(at)).toBeLessThanOrEqual(Date.now());
     // TypeORM's CLI said "It was executed on <the date in the migration's name>".

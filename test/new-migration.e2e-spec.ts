@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from 'pg';
