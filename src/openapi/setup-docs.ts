@@ -2,6 +2,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { DOCS_PATH } from '../edge/http.constants.js';
+import { THIS_SERVER } from './openapi-document.js';
 
 /**
  * Swagger UI at /docs, the document at /docs-json and /docs-yaml, outside the
@@ -10,10 +11,43 @@ import { DOCS_PATH } from '../edge/http.constants.js';
  * assets come from swagger-ui-dist through @fastify/static, never a CDN.
  */
 export function setupDocs(app: NestFastifyApplication, document: OpenAPIObject): void {
-  SwaggerModule.setup(DOCS_PATH, app, document, {
+  // Swagger UI resolves the relative server against the page's address, and /docs/ would send Try it out to
+  // /docs/v1: the page has one address. The redirect is relative, so it stays under a proxy's path prefix.
+  // Registered first: SwaggerModule skips its own /docs/ route when the path is taken.
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .get(`/${DOCS_PATH}/`, (request, reply) => {
+      const query = request.url.indexOf('?');
+      return reply.redirect(`../${DOCS_PATH}${query < 0 ? '' : request.url.slice(query)}`, 301);
+    });
+  // The document as committed in openapi.json: production first, the base URL generated clients default to.
+  SwaggerModule.setup(DOCS_PATH, app, document, { useGlobalPrefix: false, ui: false });
+  SwaggerModule.setup(DOCS_PATH, app, forTryingOut(document), {
     useGlobalPrefix: false,
+    raw: false,
     customSiteTitle: 'Animal store API',
-    // No validator badge: it would send the document to validator.swagger.io.
-    swaggerOptions: { validatorUrl: null, displayOperationId: true },
+    swaggerOptions: {
+      // No validator badge: it would send the document to validator.swagger.io.
+      validatorUrl: null,
+      displayOperationId: true,
+      // The key stays in the browser's local storage for this origin, across reloads, until Logout.
+      persistAuthorization: true,
+    },
   });
+}
+
+/**
+ * The UI's copy lists the instance serving it first, which Swagger UI selects by default: Try it out reaches the
+ * instance whose docs are open (local, staging or production), and production and staging stay a pick away.
+ */
+function forTryingOut(document: OpenAPIObject): OpenAPIObject {
+  const servers = document.servers ?? [];
+  return {
+    ...document,
+    servers: [
+      ...servers.filter((server) => server.url === THIS_SERVER),
+      ...servers.filter((s) => s.url !== THIS_SERVER),
+    ],
+  };
 }
