@@ -66,7 +66,7 @@ async function main(args: readonly string[]): Promise<number> {
     );
     return 0;
   }
-  const config = await readConfig();
+  const config = await readConfig('database');
   const body = await pendingChanges(config.databaseUrl);
   if (body.up.length === 0) {
     terminal.out(
