@@ -15,6 +15,7 @@ RUN --mount=type=secret,id=npm-ca,required=false \
 FROM dependencies AS build
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY src ./src
+COPY migrations ./migrations
 # Source maps and the incremental-build state serve development only.
 RUN npm run build && find dist \( -name '*.map' -o -name '.tsbuildinfo*' \) -delete
 
@@ -43,4 +44,4 @@ EXPOSE 3000
 # node:24-slim has no curl; Node's fetch probes readiness (database reachable, migrations applied).
 HEALTHCHECK --interval=5s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + process.env.PORT + '/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "dist/main.js"]
+CMD ["node", "dist/src/main.js"]

@@ -74,7 +74,7 @@ describe('docker-compose.yml', () => {
     expect(migrate.restart).toBe('no');
 
     expect(api.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' } });
-    expect(api.command).toEqual(['node', 'dist/main.js']);
+    expect(api.command).toEqual(['node', 'dist/src/main.js']);
     expect(api.ports).toEqual(['${PORT:-3000}:3000']);
     expect(api.restart).toBe('unless-stopped');
     expect(api.environment).toMatchObject({ HOST: '0.0.0.0', PORT: 3000, MIGRATIONS_RUN: 'false' });
@@ -174,11 +174,11 @@ describe('Dockerfile', () => {
     for (const install of installs) expect(install).toContain('--mount=type=secret,id=npm-ca,required=false');
   });
 
-  it('runs node dist/main.js in production as a non-root user, with a readiness health check', () => {
+  it('runs node dist/src/main.js in production as a non-root user, with a readiness health check', () => {
     const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
     expect(runtime).toMatch(/^ENV NODE_ENV=production/m);
     expect(runtime).toMatch(/^USER node$/m);
-    expect(runtime).toMatch(/^CMD \["node", "dist\/main.js"\]$/m);
+    expect(runtime).toMatch(/^CMD \["node", "dist\/src\/main.js"\]$/m);
     expect(runtime).toMatch(/^HEALTHCHECK [\s\S]*\/health\/ready/m);
   });
 

@@ -39,7 +39,7 @@ describe('OpenAPI document', () => {
     expect(document.servers!.map((server) => server.url)).toEqual([
       'https://api.example.com/v1',
       'https://staging-api.example.com/v1',
-      '/v1',
+      'v1',
     ]);
     expect(Object.keys(document.paths).sort()).toEqual(['/pets', '/pets/{petId}']);
   });

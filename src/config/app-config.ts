@@ -137,7 +137,7 @@ const LOADERS = { service: loadConfig, database: loadDatabaseConfig } satisfies 
 
 /**
  * Reads the part of the configuration an entry point uses, the way every entry point does (the service: `service`;
- * `apikey`, the migration commands and TypeORM's CLI: `database`): `ConfigModule.forRoot` loads `envFilePath`
+ * `apikey` and the migration commands: `database`): `ConfigModule.forRoot` loads `envFilePath`
  * (`.env` in the working directory) under the real environment, which wins, and refuses a bad value of that part
  * from either with a ConfigError naming the variable.
  */

@@ -10,6 +10,13 @@ import { MAX_BODY_DEPTH } from '../edge/json-body-parser.js';
 
 export const BEARER_SCHEME = 'bearer';
 
+/**
+ * The instance serving the document, as a URL relative to the page or document it is read from: `/docs` and
+ * `/docs-json` sit beside `/v1`, so `v1` resolves to this instance's API, also when a proxy mounts the service
+ * under a path prefix (`/api/docs` finds `/api/v1`). No header from the proxy needs to be trusted.
+ */
+export const THIS_SERVER = API_PREFIX;
+
 const DESCRIPTION = [
   "Manage a store's animals: list them (optionally by availability status), add one, fetch one by id.",
   '',
@@ -36,8 +43,7 @@ export function createOpenApiDocument(
     .setVersion('1.0.0')
     .addServer(config.publicBaseUrl, 'Production')
     .addServer(config.stagingBaseUrl, 'Staging')
-    // Relative: resolved against wherever this document is served from.
-    .addServer(`/${API_PREFIX}`, 'This server (local, staging or production: wherever this document is served from)')
+    .addServer(THIS_SERVER, 'This server (local, staging or production: wherever this document is served from)')
     .addTag('animals', "The store's animals.")
     .addBearerAuth(
       { type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'An API key, sent as the bearer token.' },

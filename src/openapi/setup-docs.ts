@@ -5,6 +5,7 @@ import type { onRequestHookHandler } from 'fastify';
 import { DOCS_PATH } from '../edge/http.constants.js';
 import { ApiError } from '../edge/errors/api-error.js';
 import { ErrorCode } from '../edge/errors/error-code.js';
+import { THIS_SERVER } from './openapi-document.js';
 
 /**
  * The files of swagger-ui-dist the page at /docs loads (its init script is generated, not a file). The rest of
@@ -41,10 +42,43 @@ export function setupDocs(app: NestFastifyApplication, document: OpenAPIObject):
       const own = route.onRequest === undefined ? [] : [route.onRequest].flat();
       route.onRequest = [onlyUiAssets, ...own];
     });
-  SwaggerModule.setup(DOCS_PATH, app, document, {
+  // Swagger UI resolves the relative server against the page's address, and /docs/ would send Try it out to
+  // /docs/v1: the page has one address. The redirect is relative, so it stays under a proxy's path prefix.
+  // Registered first: SwaggerModule skips its own /docs/ route when the path is taken.
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .get(`/${DOCS_PATH}/`, (request, reply) => {
+      const query = request.url.indexOf('?');
+      return reply.redirect(`../${DOCS_PATH}${query < 0 ? '' : request.url.slice(query)}`, 301);
+    });
+  // The document as committed in openapi.json: production first, the base URL generated clients default to.
+  SwaggerModule.setup(DOCS_PATH, app, document, { useGlobalPrefix: false, ui: false });
+  SwaggerModule.setup(DOCS_PATH, app, forTryingOut(document), {
     useGlobalPrefix: false,
+    raw: false,
     customSiteTitle: 'Animal store API',
-    // No validator badge: it would send the document to validator.swagger.io.
-    swaggerOptions: { validatorUrl: null, displayOperationId: true },
+    swaggerOptions: {
+      // No validator badge: it would send the document to validator.swagger.io.
+      validatorUrl: null,
+      displayOperationId: true,
+      // The key stays in the browser's local storage for this origin, across reloads, until Logout.
+      persistAuthorization: true,
+    },
   });
+}
+
+/**
+ * The UI's copy lists the instance serving it first, which Swagger UI selects by default: Try it out reaches the
+ * instance whose docs are open (local, staging or production), and production and staging stay a pick away.
+ */
+function forTryingOut(document: OpenAPIObject): OpenAPIObject {
+  const servers = document.servers ?? [];
+  return {
+    ...document,
+    servers: [
+      ...servers.filter((server) => server.url === THIS_SERVER),
+      ...servers.filter((s) => s.url !== THIS_SERVER),
+    ],
+  };
 }

@@ -148,7 +148,7 @@ export class PetsController {
   @ApiParam({
     name: 'petId',
     description: 'Id of the animal to retrieve.',
-    schema: { type: 'integer', format: 'int64', minimum: MIN_ID, maximum: MAX_ID },
+    schema: { type: 'integer', format: 'int64', minimum: MIN_ID, maximum: MAX_ID, example: 1 },
   })
   @ApiOkResponse({
     type: Pet,

@@ -75,7 +75,12 @@ describe('docker-compose.yml, as the README runs it', () => {
   it('runs the API as a non-root user that cannot write its own code; the health check follows the database', async () => {
     const api = await project.container('api');
     expect((await docker(['exec', api, 'id', '-u'])).trim()).not.toBe('0');
-    for (const target of ['/app/dist/main.js', '/app/package.json', '/app/node_modules/pg/package.json', '/app/new']) {
+    for (const target of [
+      '/app/dist/src/main.js',
+      '/app/package.json',
+      '/app/node_modules/pg/package.json',
+      '/app/new',
+    ]) {
       const write = await project.compose(['exec', '-T', 'api', 'sh', '-c', `echo x >> ${target}`]);
       expect({ target, refused: write.code !== 0 }).toEqual({ target, refused: true });
     }

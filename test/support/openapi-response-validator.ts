@@ -152,6 +152,16 @@ function optionalResponseFields(document: OpenAPIObject): string[] {
 }
 
 /**
+ * The path of the API on the instance serving `document`: its server relative to the document, which the
+ * service serves from its root (`/docs-json`), so `v1` is `/v1`.
+ */
+export function thisServerPath(document: OpenAPIObject): string {
+  const server = document.servers?.find((candidate) => !/^[a-z][a-z0-9+.-]*:/i.test(candidate.url));
+  if (!server) throw new Error('The OpenAPI document lists no server relative to the service itself.');
+  return new URL(server.url, 'http://service/docs-json').pathname.replace(/\/$/, '');
+}
+
+/**
  * Checks that a response is one the OpenAPI document describes: the operation
  * found by method and path template declares the status, its required headers
  * are present, and the body is JSON matching the declared schema. A request
@@ -175,9 +185,7 @@ export class OpenApiResponseValidator {
     this.ajv = closedDocumentAjv(document);
     this.requestAjv = publishedDocumentAjv(document);
 
-    const relativeServer = document.servers?.find((server) => server.url.startsWith('/'));
-    if (!relativeServer) throw new Error('The OpenAPI document lists no server relative to the service itself.');
-    this.basePath = relativeServer.url.replace(/\/$/, '');
+    this.basePath = thisServerPath(document);
     this.routes = Object.entries(document.paths).map(([template, item]) => ({
       template,
       pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
