@@ -3,12 +3,13 @@ import { resolve } from 'node:path';
 import {
   ConfigError,
   CURSOR_SECRET_MIN_LENGTH,
+  DATABASE_POOL_DEFAULTS,
   LogLevel,
   MAX_LIMIT_PER_MINUTE,
   validateEnvironment,
 } from './environment.js';
 
-export { ConfigError, CURSOR_SECRET_MIN_LENGTH, MAX_LIMIT_PER_MINUTE };
+export { ConfigError, CURSOR_SECRET_MIN_LENGTH, DATABASE_POOL_DEFAULTS, MAX_LIMIT_PER_MINUTE };
 export type { LogLevel };
 
 /** Thresholds past which requests are shed with 503; 0 turns one off. */
@@ -20,12 +21,20 @@ export interface LoadSheddingConfig {
   maxEventLoopUtilization: number;
 }
 
+/** The database pool of each instance (DATABASE_POOL_MAX, DATABASE_POOL_IDLE_TIMEOUT_MS). */
+export interface DatabasePoolConfig {
+  max: number;
+  /** 0: idle connections stay open. */
+  idleTimeoutMs: number;
+}
+
 /** Everything the service reads from its environment, validated and typed. */
 export interface AppConfig {
   host: string;
   port: number;
   /** Absent: the service starts an embedded PostgreSQL under `dataDir`. */
   databaseUrl?: string;
+  databasePool: DatabasePoolConfig;
   apiKeys: string[];
   logLevel: LogLevel;
   migrationsRun: boolean;
@@ -68,6 +77,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: e.HOST,
     port: e.PORT,
     databaseUrl: e.DATABASE_URL,
+    databasePool: { max: e.DATABASE_POOL_MAX, idleTimeoutMs: e.DATABASE_POOL_IDLE_TIMEOUT_MS },
     apiKeys: e.API_KEYS,
     logLevel: e.LOG_LEVEL,
     // In production the one-shot migrate step (compose `migrate`, the Kubernetes Job) applies them before a rollout.

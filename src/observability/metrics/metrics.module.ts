@@ -1,4 +1,5 @@
 import { Global, Module } from '@nestjs/common';
+import { DatabaseFaultCounter } from '../../database/database-fault-log.js';
 import { DeprecatedCallCounter } from '../../deprecation/deprecation.interceptor.js';
 import { MetricsController } from './metrics.controller.js';
 import { MetricsTokenGuard } from './metrics-token.guard.js';
@@ -8,7 +9,12 @@ import { MetricsService } from './metrics.service.js';
 @Global()
 @Module({
   controllers: [MetricsController],
-  providers: [MetricsService, MetricsTokenGuard, { provide: DeprecatedCallCounter, useExisting: MetricsService }],
-  exports: [MetricsService, DeprecatedCallCounter],
+  providers: [
+    MetricsService,
+    MetricsTokenGuard,
+    { provide: DeprecatedCallCounter, useExisting: MetricsService },
+    { provide: DatabaseFaultCounter, useExisting: MetricsService },
+  ],
+  exports: [MetricsService, DeprecatedCallCounter, DatabaseFaultCounter],
 })
 export class MetricsModule {}

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
+import type { DatabaseFaultCounter } from '../../database/database-fault-log.js';
 import { pgPool } from '../../database/pg-pool.js';
 
 const LATENCY_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -20,7 +21,7 @@ interface RouteSeries {
  * calls by key, the database pool, and the default process metrics.
  */
 @Injectable()
-export class MetricsService implements OnModuleInit {
+export class MetricsService implements OnModuleInit, DatabaseFaultCounter {
   readonly registry = new Registry();
 
   private readonly requests = new Counter({
@@ -42,6 +43,13 @@ export class MetricsService implements OnModuleInit {
     name: 'animal_store_deprecated_calls_total',
     help: 'Calls to deprecated operations, by operation and API key id: who still has to migrate.',
     labelNames: ['operation', 'key_id'],
+    registers: [this.registry],
+  });
+
+  private readonly databaseFaults = new Counter({
+    name: 'animal_store_database_faults_total',
+    help: 'Requests answered 503 for a fault of the database (src/database/database-faults.ts), by SQLSTATE class: 08 connection, 25 read-only, 40 conflict, 53 resources, 57 shutdown or timeout.',
+    labelNames: ['sqlstate_class'],
     registers: [this.registry],
   });
 
@@ -83,6 +91,10 @@ export class MetricsService implements OnModuleInit {
       series.duration.observe(reply.elapsedTime / 1000);
       done();
     });
+  }
+
+  recordDatabaseFault(sqlClass: string): void {
+    this.databaseFaults.labels({ sqlstate_class: sqlClass }).inc();
   }
 
   recordDeprecatedCall(operation: string, keyId: string): void {
