@@ -8,7 +8,11 @@ import { openEmbeddedDatabase } from '../database/embedded-postgres.js';
 /** DATABASE_URL, or the embedded cluster under DATA_DIR: the running one, else started for this command. */
 export async function openCliDatabase(config: AppConfig): Promise<{ url: string; close(): Promise<void> }> {
   if (config.databaseUrl) return { url: config.databaseUrl, close: () => Promise.resolve() };
-  return openEmbeddedDatabase({ dataDir: config.dataDir, port: config.embeddedPostgresPort });
+  return openEmbeddedDatabase({
+    dataDir: config.dataDir,
+    port: config.embeddedPostgresPort,
+    notice: (message) => terminal.err(message),
+  });
 }
 
 /** One line for the operator, whatever was thrown (node-postgres' AggregateError has an empty message). */

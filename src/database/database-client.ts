@@ -33,5 +33,4 @@ export class DatabaseClient extends pg.Client {
     };
     this.query = retryingQuery as pg.Client['query'];
   }
-
 }

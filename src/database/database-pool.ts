@@ -35,7 +35,7 @@ export class DatabasePool extends pg.Pool {
     const connected = this.connectWithin(Date.now() + (this.options.connectionTimeoutMillis || Infinity));
     if (!callback) return connected;
     connected.then(
-      (client) => callback(undefined, client, client.release),
+      (client) => callback(undefined, client, (release?: Error | boolean) => client.release(release)),
       (error: Error) => callback(error, undefined, () => undefined),
     );
   }
@@ -72,16 +72,22 @@ export class DatabasePool extends pg.Pool {
     const left = deadline - Date.now();
     if (!Number.isFinite(left)) return connecting;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        connecting.then((client) => client.release(), () => undefined);
-        reject(new Error('timeout exceeded when trying to connect'));
-      }, Math.max(0, left));
+      const timer = setTimeout(
+        () => {
+          connecting.then(
+            (client) => client.release(),
+            () => undefined,
+          );
+          reject(new Error('timeout exceeded when trying to connect'));
+        },
+        Math.max(0, left),
+      );
       connecting.then(
         (client) => {
           clearTimeout(timer);
           resolve(client);
         },
-        (error: unknown) => {
+        (error: Error) => {
           clearTimeout(timer);
           reject(error);
         },

@@ -174,7 +174,9 @@ describe('ApiErrorFilter', () => {
     it('hands a database fault to the fault log (once per kind, no stack) instead of logging it, and sends Retry-After', () => {
       const { send, faults } = setUp();
 
-      const result = send(Object.assign(new Error('cannot execute INSERT in a read-only transaction'), { code: '25006' }));
+      const result = send(
+        Object.assign(new Error('cannot execute INSERT in a read-only transaction'), { code: '25006' }),
+      );
 
       expect(result.status).toBe(503);
       expect(result.headers).toEqual({ 'Retry-After': '5' });
