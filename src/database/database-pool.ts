@@ -23,10 +23,35 @@ const sleep = (ms: number) => new Promise<void>((wake) => setTimeout(wake, ms));
 export class DatabasePool extends pg.Pool {
   private readonly configuredMax: number;
   private probeTimer: NodeJS.Timeout | undefined;
+  private refusedAt = -Infinity;
+  /** Connections established and not yet removed (the pool's total also counts those still connecting). */
+  private connected = 0;
 
   constructor(options: pg.PoolConfig = {}) {
     super(options);
     this.configuredMax = this.options.max;
+    this.on('connect', () => (this.connected += 1));
+    this.on('remove', () => (this.connected -= 1));
+    // The ceiling comes down as soon as a connection is refused, before the pool (which learns of it first) can
+    // open yet another connection for a request in its queue: the queue then waits for a connection it holds.
+    const lowerCeiling = (error: unknown) => {
+      if (isTooManyConnections(error)) this.holdCeiling();
+    };
+    // pg-pool creates its clients with `new this.Client(options)` and connects them with a callback.
+    const pool = this as unknown as { Client: new (options: pg.PoolConfig) => pg.Client };
+    const PooledClient = pool.Client;
+    pool.Client = function RefusalAwareClient(options: pg.PoolConfig) {
+      const client = new PooledClient(options);
+      const connect = client.connect.bind(client) as (callback: (error: Error | null) => void) => void;
+      Object.assign(client, {
+        connect: (callback: (error: Error | null) => void) =>
+          connect((error) => {
+            lowerCeiling(error);
+            callback(error);
+          }),
+      });
+      return client;
+    } as unknown as new (options: pg.PoolConfig) => pg.Client;
   }
 
   override connect(): Promise<pg.PoolClient>;
@@ -47,17 +72,24 @@ export class DatabasePool extends pg.Pool {
       try {
         return await attempt;
       } catch (error) {
-        if (!isTooManyConnections(error) || Date.now() >= deadline || this.ending) throw error;
-        this.holdCeiling();
-        if (this.totalCount === 0) await sleep(Math.min(RETRY_CONNECT_AFTER_MS, deadline - Date.now()));
+        if (!isTooManyConnections(error)) throw error;
+        process.stderr.write();
+        if (Date.now() >= deadline || this.ending) throw error;
+        if (this.connected === 0) await sleep(Math.min(RETRY_CONNECT_AFTER_MS, deadline - Date.now()));
         attempt = this.withDeadline(super.connect(), deadline);
       }
     }
   }
 
-  /** No more connections than the pool holds now (at least one), until the next probe. */
+  /** Whether the server refused this pool a connection for lack of slots within the last `ms`. */
+  refusedForSlotsWithin(ms: number): boolean {
+    return Date.now() - this.refusedAt < ms;
+  }
+
+  /** No more connections than the pool has established (at least one), until the next probe. */
   private holdCeiling(): void {
-    this.options.max = Math.max(1, this.totalCount);
+    this.refusedAt = Date.now();
+    this.options.max = Math.max(1, this.connected);
     clearTimeout(this.probeTimer);
     this.probeTimer = setTimeout(() => {
       this.options.max = this.configuredMax;
