@@ -73,7 +73,6 @@ export class DatabasePool extends pg.Pool {
         return await attempt;
       } catch (error) {
         if (!isTooManyConnections(error)) throw error;
-        process.stderr.write();
         if (Date.now() >= deadline || this.ending) throw error;
         if (this.connected === 0) await sleep(Math.min(RETRY_CONNECT_AFTER_MS, deadline - Date.now()));
         attempt = this.withDeadline(super.connect(), deadline);
