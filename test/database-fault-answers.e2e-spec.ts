@@ -398,6 +398,9 @@ describe('serialization failures and deadlocks', () => {
     await database?.drop();
   });
 
+  // Each case counts its own attempts, whatever the previous one left.
+  beforeEach(() => dataSource.query('ALTER SEQUENCE attempts RESTART'));
+
   const attempts = async () => {
     const [row] = await dataSource.query<{ last_value: string; is_called: boolean }[]>(
       'SELECT last_value, is_called FROM attempts',
