@@ -79,6 +79,7 @@ async function terminateServiceSessions(sql: Client): Promise<void> {
 
 describe('a read-only database (a demoted primary after a failover, a maintenance switch)', () => {
   const CURSOR_SECRET = 'fault-answers-cursor-secret-0123456789';
+  const METRICS_TOKEN = 'fault-answers-metrics-token-0123456789';
   let database: TestDatabase;
   let sql: Client;
   let service: ServiceProcess;
@@ -94,6 +95,7 @@ describe('a read-only database (a demoted primary after a failover, a maintenanc
       API_KEYS: TEST_KEY,
       NODE_ENV: 'production',
       CURSOR_SECRET,
+      METRICS_TOKEN,
       MIGRATIONS_RUN: 'true',
       RATE_LIMIT_PER_MINUTE: '0',
     });
@@ -140,7 +142,9 @@ describe('a read-only database (a demoted primary after a failover, a maintenanc
     // Every replica shares a read-only database: taking them all out of the load balancer would leave no reads.
     expect((await fetch(`${service.origin}/health/ready`)).status).toBe(200);
 
-    const metrics = await (await fetch(`${service.origin}/metrics`)).text();
+    const metrics = await (
+      await fetch(`${service.origin}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+    ).text();
     expect(metrics).toMatch(/^animal_store_database_faults_total\{sqlstate_class="25"\} 30$/m);
 
     // Lines reach stdout in batches, at least every second.
