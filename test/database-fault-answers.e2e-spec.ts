@@ -119,6 +119,20 @@ describe('a read-only database (a demoted primary after a failover, a maintenanc
     });
   };
 
+  /** animal_store_database_faults_total by SQLSTATE class. */
+  const faultCounts = async (): Promise<Record<string, number>> => {
+    const text = await (
+      await fetch(`${service.origin}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+    ).text();
+    const counts: Record<string, number> = {};
+    for (const [, sqlClass, count] of text.matchAll(
+      /^animal_store_database_faults_total\{sqlstate_class="(\w+)"\} (\d+)$/gm,
+    )) {
+      counts[sqlClass] = Number(count);
+    }
+    return counts;
+  };
+
   it('answers creates 503 with Retry-After, keeps serving reads and readiness, logs one line and counts each', async () => {
     const before = await burst(3, 3, (i) =>
       request<Pet>(service.origin, '/v1/pets', jsonBody({ name: `ro-before-${i}`, categoryId: 1 })),
@@ -127,6 +141,7 @@ describe('a read-only database (a demoted primary after a failover, a maintenanc
     const logLinesBefore = service.lines.length;
 
     await setReadOnly(true);
+    const faultsBefore = await faultCounts();
     const names = Array.from({ length: 30 }, (_, i) => `ro-during-${i}`);
     const during = await burst(30, 10, (i) =>
       request<Pet>(service.origin, '/v1/pets', jsonBody({ name: names[i], categoryId: 1 })),
@@ -142,10 +157,13 @@ describe('a read-only database (a demoted primary after a failover, a maintenanc
     // Every replica shares a read-only database: taking them all out of the load balancer would leave no reads.
     expect((await fetch(`${service.origin}/health/ready`)).status).toBe(200);
 
-    const metrics = await (
-      await fetch(`${service.origin}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
-    ).text();
-    expect(metrics).toMatch(/^animal_store_database_faults_total\{sqlstate_class="25"\} 30$/m);
+    // Terminating the sessions (the failover) may fail a request or two on a connection the pool had not yet
+    // dropped (57P01, 08): those are counted and logged as what they are.
+    const counted = await faultCounts();
+    expect(Object.keys(counted).filter((sqlClass) => !['25', '57', '08'].includes(sqlClass))).toEqual([]);
+    expect(counted['25']).toBeGreaterThan(0);
+    const sum = (counts: Record<string, number>) => Object.values(counts).reduce((total, count) => total + count, 0);
+    expect(sum(counted) - sum(faultsBefore)).toBe(30);
 
     // Lines reach stdout in batches, at least every second.
     const faultLines = await pollUntil(
@@ -154,11 +172,11 @@ describe('a read-only database (a demoted primary after a failover, a maintenanc
           .slice(logLinesBefore)
           .map((line) => JSON.parse(line) as Record<string, unknown>)
           .filter((line) => line.context === 'DatabaseFaults');
-        return lines.length > 0 && lines;
+        return lines.some((line) => line.sqlstate === '25006') && lines;
       },
       { timeoutMs: 5_000, what: 'the fault line' },
     );
-    expect(faultLines).toEqual([
+    expect(faultLines.filter((line) => line.sqlstate === '25006')).toEqual([
       expect.objectContaining({
         level: 40,
         sqlstate: '25006',
@@ -167,6 +185,8 @@ describe('a read-only database (a demoted primary after a failover, a maintenanc
         failedRequests: 1,
       }),
     ]);
+    expect(faultLines.filter((line) => !['25', '57', '08'].includes(line.sqlClass as string))).toEqual([]);
+    expect(faultLines.filter((line) => 'stack' in line || 'err' in line)).toEqual([]);
     const errors = service.lines.slice(logLinesBefore).filter((line) => /"level":50|"stack"/.test(line));
     expect(errors).toEqual([]);
 

@@ -236,6 +236,7 @@ describe('loadDatabaseConfig: the part the migration and key commands validate',
   it('accepts production with DATABASE_URL alone, which the service refuses without CURSOR_SECRET', () => {
     expect(loadDatabaseConfig({ NODE_ENV: 'production', DATABASE_URL: url })).toEqual({
       databaseUrl: url,
+      databasePool: { max: 10, idleTimeoutMs: 10_000 },
       migrationsRun: false,
       dataDir: resolve('.data'),
       embeddedPostgresPort: 5433,
