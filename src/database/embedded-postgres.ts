@@ -223,6 +223,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     onLog: log,
     onError: (error) => log(String(error)),
   });
+  // From before it starts, this process owns the cluster: a service or command that finds it running while this
+  // process lives refuses to take it; once this process is gone (even killed), the next one stops it and goes on.
+  await writeFile(ownerFile(options.dataDir), JSON.stringify(thisProcess()), { mode: 0o600 });
   try {
     if (!initialised) {
       const root = process.getuid?.() === 0;
@@ -236,10 +239,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     );
   }
 
-  // From here on this process owns the cluster: a service or command that finds it running while this process
-  // lives refuses to take it; once this process is gone (even killed), the next one stops it and starts afresh.
   const postmaster = await runningPostmaster(options.dataDir);
-  await writeFile(ownerFile(options.dataDir), JSON.stringify(thisProcess()), { mode: 0o600 });
   // Whenever this process sees its end coming (process.exit, an uncaught exception, a signal that exits), a
   // fast shutdown is requested synchronously on the way out; PostgreSQL finishes it on its own.
   const stopOnExit = () => {
