@@ -21,6 +21,11 @@ import { notReadyReason, ReadinessLog } from './readiness-log.js';
 const CHECK_TIMEOUT_MS = 1_000;
 /** The checks that need a database connection, which a server out of connection slots fails. */
 const DATABASE_CHECKS = ['database', 'migrations'];
+/**
+ * How long a database and migrations check answers every probe: a flood of `/health/ready` (which needs no key)
+ * then costs one round of queries a second, and concurrent probes share the round in progress.
+ */
+export const READINESS_CACHE_MS = 1_000;
 
 /**
  * Probes for orchestrators and load balancers, outside `/v1` and the OpenAPI
@@ -48,15 +53,15 @@ export class HealthController {
     return this.health.check([]);
   }
 
-  /** Worth sending traffic to: not shutting down, database reachable, schema up to date. */
+  /** Worth sending traffic to: not shutting down (checked on every probe), database reachable, schema up to date. */
   @Get(OPERATIONS_ROUTES.ready)
   @HealthCheck()
   async ready(): Promise<HealthCheckResult> {
     try {
       const result = await this.health.check([
         () => this.accepting(),
-        () => this.database.pingCheck('database').withTimeout(CHECK_TIMEOUT_MS),
-        () => this.migrations.check('migrations').withTimeout(CHECK_TIMEOUT_MS),
+        () => this.database.pingCheck('database').withTimeout(CHECK_TIMEOUT_MS).cacheFor(READINESS_CACHE_MS),
+        () => this.migrations.check('migrations').withTimeout(CHECK_TIMEOUT_MS).cacheFor(READINESS_CACHE_MS),
       ]);
       this.readiness.record(true);
       return result;
@@ -86,7 +91,7 @@ export class HealthController {
       failed.length > 0 &&
       failed.every((check) => DATABASE_CHECKS.includes(check)) &&
       pool instanceof DatabasePool &&
-      pool.refusedForSlotsWithin(CHECK_TIMEOUT_MS * 2)
+      pool.refusedForSlotsWithin(CHECK_TIMEOUT_MS + READINESS_CACHE_MS)
     );
   }
 

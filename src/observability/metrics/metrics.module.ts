@@ -1,4 +1,6 @@
 import { DynamicModule, Global, Injectable, Logger, Module, OnApplicationBootstrap } from '@nestjs/common';
+import { RateLimitStorageGauge } from '../../auth/rate-limit/rate-limit-storage-gauge.js';
+import { RateLimitModule } from '../../auth/rate-limit/rate-limit.module.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { DatabaseFaultCounter } from '../../database/database-fault-log.js';
 import { DeprecatedCallCounter } from '../../deprecation/deprecation.interceptor.js';
@@ -30,14 +32,17 @@ export class MetricsModule {
     const served = !config.production || config.metricsToken !== undefined;
     return {
       module: MetricsModule,
+      // The metrics token's failures count against the same per-address budget as API keys'.
+      imports: [RateLimitModule],
       controllers: served ? [MetricsController] : [],
       providers: [
         MetricsService,
         { provide: DeprecatedCallCounter, useExisting: MetricsService },
         { provide: DatabaseFaultCounter, useExisting: MetricsService },
+        { provide: RateLimitStorageGauge, useExisting: MetricsService },
         ...(served ? [MetricsTokenGuard] : [MetricsClosedWarning]),
       ],
-      exports: [MetricsService, DeprecatedCallCounter, DatabaseFaultCounter],
+      exports: [MetricsService, DeprecatedCallCounter, DatabaseFaultCounter, RateLimitStorageGauge],
     };
   }
 }

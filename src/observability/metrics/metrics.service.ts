@@ -6,6 +6,7 @@ import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import type { DatabaseFaultCounter } from '../../database/database-fault-log.js';
+import type { RateLimitStorageGauge, RateLimitStorageKind } from '../../auth/rate-limit/rate-limit-storage-gauge.js';
 import { pgPool } from '../../database/pg-pool.js';
 
 const LATENCY_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -21,7 +22,7 @@ interface RouteSeries {
  * calls by key, the database pool, and the default process metrics.
  */
 @Injectable()
-export class MetricsService implements OnModuleInit, DatabaseFaultCounter {
+export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateLimitStorageGauge {
   readonly registry = new Registry();
 
   private readonly requests = new Counter({
@@ -50,6 +51,13 @@ export class MetricsService implements OnModuleInit, DatabaseFaultCounter {
     name: 'animal_store_database_faults_total',
     help: 'Requests answered 503 for a fault of the database (src/database/database-faults.ts), by SQLSTATE class: 08 connection, 25 read-only, 40 conflict, 53 resources, 57 shutdown or timeout.',
     labelNames: ['sqlstate_class'],
+    registers: [this.registry],
+  });
+
+  private readonly rateLimitStorage = new Gauge({
+    name: 'animal_store_rate_limit_storage',
+    help: 'Where the rate-limit counters are kept: 1 for the storage in use (redis: shared; memory: this instance only).',
+    labelNames: ['storage'],
     registers: [this.registry],
   });
 
@@ -95,6 +103,11 @@ export class MetricsService implements OnModuleInit, DatabaseFaultCounter {
 
   recordDatabaseFault(sqlClass: string): void {
     this.databaseFaults.labels({ sqlstate_class: sqlClass }).inc();
+  }
+
+  storageInUse(storage: RateLimitStorageKind): void {
+    this.rateLimitStorage.set({ storage: 'redis' }, storage === 'redis' ? 1 : 0);
+    this.rateLimitStorage.set({ storage: 'memory' }, storage === 'memory' ? 1 : 0);
   }
 
   recordDeprecatedCall(operation: string, keyId: string): void {
