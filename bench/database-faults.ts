@@ -13,7 +13,7 @@ import { freePort, root, serviceEnv, startServer } from './server-process.js';
  * against a PostgreSQL of its own that admits 6 connections, reached through a TCP proxy, under 40 requests at a
  * time (creates and lists alternating). For each fault (3 free slots, read-only, full disk, a network partition)
  * it prints the answers by status, how long they took, and the lines the service logged: fault lines by SQLSTATE
- * and error lines (with a stack). `--main` measures another build (e.g. the previous version's dist/main.js).
+ * and error lines (with a stack). `--main` measures another build (e.g. the previous version's dist/src/main.js).
  */
 const KEY = 'faults-bench-key-0123456789abcdef';
 const CONCURRENCY = 40;
@@ -24,7 +24,7 @@ const argument = (name: string, fallback: string) => {
   return index > 0 ? process.argv[index + 1] : fallback;
 };
 const SECONDS = Number(argument('seconds', '10'));
-const MAIN = argument('main', join(root, 'dist', 'main.js'));
+const MAIN = argument('main', join(root, 'dist', 'src', 'main.js'));
 
 interface Proxy {
   port: number;

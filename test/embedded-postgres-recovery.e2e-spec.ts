@@ -63,7 +63,12 @@ async function createPet(origin: string, name: string): Promise<number> {
 }
 
 const node = (script: string, args: string[], env: Record<string, string>) =>
-  run(process.execPath, [join(ROOT, 'dist', script), ...args], { PATH: process.env.PATH ?? '', ...env }, 120_000);
+  run(
+    process.execPath,
+    [join(ROOT, 'dist', 'src', script), ...args],
+    { PATH: process.env.PATH ?? '', ...env },
+    120_000,
+  );
 
 describe('the embedded PostgreSQL when its service dies', () => {
   it('after a SIGKILL, the next start stops the PostgreSQL left running and serves the same data', async () => {
@@ -138,7 +143,7 @@ describe('two services on one DATA_DIR', () => {
       expect(second.stderr.trim().split('\n')).toEqual([
         expect.stringMatching(
           new RegExp(
-            `^A PostgreSQL already runs from .+ for process ${first.pid} \\(.*dist/main\\.js\\), which is still running: stop that process, or set another DATA_DIR\\.$`,
+            `^A PostgreSQL already runs from .+ for process ${first.pid} \\(.*dist/src/main\\.js\\), which is still running: stop that process, or set another DATA_DIR\\.$`,
           ),
         ),
       ]);
