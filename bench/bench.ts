@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -253,6 +253,9 @@ async function main(): Promise<number> {
     const routes = benchRoutes(settings.seededAnimals);
     await checkAnswers(Object.fromEntries(names.map((name) => [name, servers[name]!.origin])), routes, key);
     console.log(`every server answers the benchmarked requests as the service does: ${names.join(', ')}`);
+    // How busy the machine was around the rounds (the 1-minute load average): on a shared machine, other work
+    // slows every server, and only the ratios of one run compare.
+    const load1 = [loadavg()[0]];
     const runs = new Map<string, LoadResult[]>();
     let failures = 0;
     for (let round = 1; round <= settings.rounds; round++) {
@@ -272,6 +275,7 @@ async function main(): Promise<number> {
         }
       }
     }
+    load1.push(loadavg()[0]);
     const rss = new Map(names.map((name) => [name, peakRssMiB(servers[name]!.pid)]));
     for (const server of running.splice(0)) await server.stop();
 
@@ -290,7 +294,7 @@ async function main(): Promise<number> {
     const coldNpmStartMs = quick ? null : await coldStart(node, 'npm', ['start'], logDir, 'cold-npm-start');
 
     console.log(
-      `\n${settings.rounds} rounds of ${settings.seconds} s per route and server (after ${settings.warmupSeconds} s warm-up), ${settings.connections} connections, ${settings.seededAnimals} animals, ${cpus().length} CPUs, servers on Node ${node.version} (load generator on ${process.version})\n`,
+      `\n${settings.rounds} rounds of ${settings.seconds} s per route and server (after ${settings.warmupSeconds} s warm-up), ${settings.connections} connections, ${settings.seededAnimals} animals, ${cpus().length} CPUs, servers on Node ${node.version} (load generator on ${process.version}), load average ${load1.map((l) => l.toFixed(1)).join(' then ')}\n`,
     );
     const targetRows = targets(
       routes,
@@ -328,7 +332,7 @@ async function main(): Promise<number> {
     const resultsDir = fileURLToPath(new URL('../results/', import.meta.url));
     await mkdir(resultsDir, { recursive: true });
     const file = join(resultsDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    const machine = { cpus: cpus().length, node: node.version, loadGeneratorNode: process.version };
+    const machine = { cpus: cpus().length, node: node.version, loadGeneratorNode: process.version, load1 };
     const startup = { warmMs: startupWarmMs, samples: startups, coldNodeMs, coldNpmStartMs };
     const results = {
       settings: { ...settings, servers: names },
