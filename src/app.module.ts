@@ -26,7 +26,7 @@ export class AppModule {
         AuthModule,
         PetsModule,
         HealthModule,
-        MetricsModule,
+        MetricsModule.forRoot(config),
       ],
       providers: [
         { provide: APP_PIPE, useClass: RequestValidationPipe },

@@ -22,7 +22,7 @@ setFlagsFromString('--no-allocation-site-pretenuring');
 
 async function bootstrap(): Promise<void> {
   const logger = new Logger('Bootstrap');
-  const config = await readConfig();
+  const config = await readConfig('service');
 
   let authHint = 'send Authorization: Bearer <one of API_KEYS>';
   if (config.apiKeys.length === 0 && !config.production) {

@@ -160,6 +160,58 @@ describe('.env', () => {
   }, 120_000);
 });
 
+describe('production mode (NODE_ENV=production, as in the image)', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database.drop());
+  const production = (env: Record<string, string> = {}) => ({
+    NODE_ENV: 'production',
+    DATABASE_URL: database.url,
+    ...env,
+  });
+
+  it('runs the migration and key commands with DATABASE_URL alone', async () => {
+    const migrated = await node('cli/migrations.js', ['run'], production());
+    expect(migrated).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Applied CreatePets\d+, /) });
+    expect(await tableExists(database.url, 'api_keys')).toBe(true);
+    const created = await node('cli/apikey.js', ['create', 'production'], production());
+    expect(created).toMatchObject({ code: 0, stdout: expect.stringMatching(/^pet_\w{32}\n$/) });
+  }, 60_000);
+
+  it('refuses to start the service without CURSOR_SECRET, in one line saying what to set', async () => {
+    const refused = expectOneLineFailure(await node('main.js', [], production()), 'Invalid configuration');
+    expect(refused).toBe(
+      'Invalid configuration: CURSOR_SECRET is required when NODE_ENV=production (the same value on every instance)',
+    );
+  });
+
+  it('refuses an example secret this repository publishes, in the service and the commands, naming the variable', async () => {
+    const service = await node(
+      'main.js',
+      [],
+      production({
+        API_KEYS: 'replace-with-a-long-random-key',
+        CURSOR_SECRET: 'a-cursor-secret-of-our-own-0123456789',
+      }),
+    );
+    expect(expectOneLineFailure(service, 'Invalid configuration')).toMatch(
+      /^Invalid configuration: API_KEYS entry 1 is an example value published with this service, refused when NODE_ENV=production: issue keys with `npm run apikey/,
+    );
+    for (const script of ['cli/migrations.js', 'cli/apikey.js']) {
+      const command = await node(
+        script,
+        script.endsWith('migrations.js') ? ['show'] : ['list'],
+        production({ CURSOR_SECRET: 'example-cursor-secret-change-me-please' }),
+      );
+      expect(expectOneLineFailure(command, 'Invalid configuration')).toMatch(
+        /^Invalid configuration: CURSOR_SECRET is an example value published with this service, refused when NODE_ENV=production: set a random value/,
+      );
+    }
+  }, 60_000);
+});
+
 describe('the commands in a second shell, beside the service on its embedded PostgreSQL', () => {
   let blocker: Server;
   let blockedPort: number;

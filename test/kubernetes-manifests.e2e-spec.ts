@@ -1,5 +1,6 @@
 import { expect } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import {
   ConfigMap,
@@ -95,6 +96,12 @@ describe('Kubernetes manifests (k8s/)', () => {
   const deployment = () => only('Deployment');
   const config = () => only('ConfigMap').data!;
   const secret = () => only('Secret').stringData!;
+  /** The Secret as an operator creates it: the shipped placeholders replaced by values of their own. */
+  const ownSecret = () => ({
+    ...secret(),
+    CURSOR_SECRET: 'an-operators-own-cursor-secret-0123456789',
+    METRICS_TOKEN: 'an-operators-own-metrics-token-0123456789',
+  });
   const api = () => podOf(deployment()).containers[0];
 
   it('configure only variables the service documents, with values its configuration accepts', () => {
@@ -105,14 +112,31 @@ describe('Kubernetes manifests (k8s/)', () => {
         documented: true,
       });
     }
-    const settings = loadConfig({ ...config(), ...secret() });
+    const settings = loadConfig({ ...config(), ...ownSecret() });
     expect(settings).toMatchObject({ production: true, migrationsRun: false });
     expect(settings.redisUrl).toBeDefined();
     expect(settings.trustProxy.length).toBeGreaterThan(0);
   });
 
+  it('ship secret placeholders that production refuses, so that none of them can be deployed as it is', () => {
+    for (const name of ['CURSOR_SECRET', 'METRICS_TOKEN']) {
+      const shipped = { ...config(), ...ownSecret(), [name]: secret()[name] };
+      expect(() => loadConfig(shipped)).toThrow(new RegExp(`^${name} is an example value`));
+    }
+  });
+
+  it('trust X-Forwarded-For from a few addresses only, never a whole network', () => {
+    // Every pod of a trusted range could forge its clients' addresses; proxy-addr's names are whole ranges too.
+    for (const entry of loadConfig({ ...config(), ...ownSecret() }).trustProxy) {
+      const [address, bits = '128'] = entry.split('/');
+      const version = isIP(address);
+      const narrow = version !== 0 && Number(bits) >= (version === 4 ? 24 : 120);
+      expect({ entry, narrow }).toEqual({ entry, narrow: true });
+    }
+  });
+
   it('agree with the service: port, probe paths, drain delay and grace period', () => {
-    const settings = loadConfig({ ...config(), ...secret() });
+    const settings = loadConfig({ ...config(), ...ownSecret() });
     const pod = podOf(deployment());
     const port = api().ports!.find((p) => p.name === 'http')!;
     expect(port.containerPort).toBe(settings.port);

@@ -94,7 +94,7 @@ describe('the production build', () => {
       method: 'POST',
       route: '/v1/pets',
       status: 201,
-      keyId: expect.stringMatching(/^env-[0-9a-f]{8}$/),
+      keyId: 'env-1',
     });
     expect(line.durationMs).toEqual(expect.any(Number));
     const deniedLine = await completed(denied.headers.get('x-request-id')!);
@@ -102,6 +102,16 @@ describe('the production build', () => {
     // Every line is JSON (parsed() throws otherwise), one per request.
     const requestLines = parsed().filter((entry) => entry.reqId === 'log-check-1' && entry.msg === 'request completed');
     expect(requestLines).toHaveLength(1);
+  });
+
+  it('does not serve /metrics without METRICS_TOKEN, and says once at start how to serve it', async () => {
+    const metrics = await fetch(`${service.origin}/metrics`);
+    const unknown = await fetch(`${service.origin}/no-such-thing`);
+    expect(metrics.status).toBe(404);
+    expect(await metrics.json()).toEqual(await unknown.json());
+    const warnings = parsed().filter((line) => String(line.msg).startsWith('/metrics is not served'));
+    expect(warnings).toEqual([expect.objectContaining({ level: 40, context: 'Metrics' })]);
+    expect(warnings[0].msg).toContain('set METRICS_TOKEN');
   });
 
   it('never writes a key, a bearer credential or a header, even one sent where a request id goes', async () => {

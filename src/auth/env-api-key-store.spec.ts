@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { loadConfig } from '../config/app-config.js';
 import { EnvApiKeyStore } from './env-api-key-store.js';
 import { keyDigest } from './key-digest.js';
@@ -7,7 +6,6 @@ const FIRST = 'first-key-0123456789abcdef';
 const SECOND = 'second-key-0123456789abcdef';
 
 const storeWith = (...apiKeys: string[]) => new EnvApiKeyStore({ ...loadConfig({}), apiKeys });
-const digestPrefix = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 8);
 
 describe('keyDigest', () => {
   it('is the hex SHA-256 of the key', () => {
@@ -16,11 +14,11 @@ describe('keyDigest', () => {
 });
 
 describe('EnvApiKeyStore', () => {
-  it('identifies each configured key by a digest prefix and its position', async () => {
+  it('identifies each configured key by its position alone', async () => {
     const store = storeWith(FIRST, SECOND);
 
-    await expect(store.verify(FIRST)).resolves.toEqual({ id: `env-${digestPrefix(FIRST)}`, name: 'API_KEYS #1' });
-    await expect(store.verify(SECOND)).resolves.toEqual({ id: `env-${digestPrefix(SECOND)}`, name: 'API_KEYS #2' });
+    await expect(store.verify(FIRST)).resolves.toEqual({ id: 'env-1', name: 'API_KEYS #1' });
+    await expect(store.verify(SECOND)).resolves.toEqual({ id: 'env-2', name: 'API_KEYS #2' });
   });
 
   it.each([

@@ -8,7 +8,9 @@ import { keyDigest } from './key-digest.js';
 /**
  * Keys from `API_KEYS`. Only their digests stay in memory; a presented key is
  * digested and looked up by digest, so no comparison ever runs on raw key
- * bytes and its timing reveals nothing about a valid key.
+ * bytes and its timing reveals nothing about a valid key. Each is named by its
+ * position (`env-1`, `env-2` …), never by anything derived from it: ids appear in
+ * logs and metric labels, where part of a digest would let a weak key be guessed offline.
  */
 @Injectable()
 export class EnvApiKeyStore extends ApiKeyStore {
@@ -18,7 +20,7 @@ export class EnvApiKeyStore extends ApiKeyStore {
     super();
     config.apiKeys.forEach((key, index) => {
       const digest = keyDigest(key);
-      this.identities.set(digest, { id: `env-${digest.slice(0, 8)}`, name: `API_KEYS #${index + 1}` });
+      this.identities.set(digest, { id: `env-${index + 1}`, name: `API_KEYS #${index + 1}` });
     });
   }
 

@@ -1,12 +1,12 @@
 import { inspect } from 'node:util';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import { AppConfig, ConfigError, readConfig } from '../config/app-config.js';
+import { ConfigError, DatabaseConfig, readConfig } from '../config/app-config.js';
 import { dataSourceOptions } from '../database/data-source-options.js';
 import type { CommandOutput } from './apikey-commands.js';
 import { openEmbeddedDatabase } from '../database/embedded-postgres.js';
 
 /** DATABASE_URL, or the embedded cluster under DATA_DIR: the running one, else started for this command. */
-export async function openCliDatabase(config: AppConfig): Promise<{ url: string; close(): Promise<void> }> {
+export async function openCliDatabase(config: DatabaseConfig): Promise<{ url: string; close(): Promise<void> }> {
   if (config.databaseUrl) return { url: config.databaseUrl, close: () => Promise.resolve() };
   return openEmbeddedDatabase({ dataDir: config.dataDir, port: config.embeddedPostgresPort });
 }
@@ -26,7 +26,7 @@ export function oneLine(error: unknown): string {
 }
 
 /** Connects `dataSource`; a failure names the database tried (never its password) and what to set. */
-export async function connect(dataSource: DataSource, config: AppConfig): Promise<void> {
+export async function connect(dataSource: DataSource, config: DatabaseConfig): Promise<void> {
   try {
     await dataSource.initialize();
   } catch (error) {
@@ -52,13 +52,14 @@ export interface DatabaseCommand<C> {
   parse(args: readonly string[]): C | null;
   /** Entities the command reads beside the migrations. */
   entities?: DataSourceOptions['entities'];
-  /** Runs on a connected data source; resolves to the exit code. */
-  run(command: C, dataSource: DataSource, config: AppConfig): Promise<number>;
+  /** Runs on a connected data source, with the database part of the configuration; resolves to the exit code. */
+  run(command: C, dataSource: DataSource, config: DatabaseConfig): Promise<number>;
 }
 
 /**
- * The frame every database command shares: usage on bad arguments (exit 2), the configuration read as the
- * service reads it, the database found or started, and one line, never a stack, when something fails (exit 1).
+ * The frame every database command shares: usage on bad arguments (exit 2), the database part of the configuration
+ * read as the service reads it (DATABASE_URL alone is enough, in production too), the database found or started,
+ * and one line, never a stack, when something fails (exit 1).
  */
 export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonly string[]): void {
   const main = async (): Promise<number> => {
@@ -67,7 +68,7 @@ export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonl
       terminal.err(command.usage);
       return 2;
     }
-    const config = await readConfig();
+    const config = await readConfig('database');
     const database = await openCliDatabase(config);
     const dataSource = new DataSource({ ...dataSourceOptions(database.url), entities: command.entities ?? [] });
     try {

@@ -11,7 +11,7 @@ import { PetEntity } from '../pets/pet.entity.js';
  * src/cli/migrations.ts): `DATABASE_URL`, or the embedded cluster running from DATA_DIR (e.g. while `npm start` runs).
  */
 async function createDataSource(): Promise<DataSource> {
-  const config = await readConfig();
+  const config = await readConfig('database');
   let url = config.databaseUrl;
   if (!url) {
     const port = await runningPort(config.dataDir);

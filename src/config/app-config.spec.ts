@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ConfigError, loadConfig, readConfig } from './app-config.js';
+import { ConfigError, loadConfig, loadDatabaseConfig, readConfig } from './app-config.js';
 
 function configError(env: Record<string, string>): string {
   try {
@@ -216,6 +216,37 @@ describe('loadConfig: CURSOR_SECRET', () => {
     expect(loadConfig({ CURSOR_SECRET: 'x'.repeat(32) }).cursorSecret).toBe('x'.repeat(32));
   });
 });
+describe('loadDatabaseConfig: the part the migration and key commands validate', () => {
+  const url = 'postgres://app:secret@db:5432/animal_store';
+
+  it('accepts production with DATABASE_URL alone, which the service refuses without CURSOR_SECRET', () => {
+    expect(loadDatabaseConfig({ NODE_ENV: 'production', DATABASE_URL: url })).toEqual({
+      databaseUrl: url,
+      migrationsRun: false,
+      dataDir: resolve('.data'),
+      embeddedPostgresPort: 5433,
+      production: true,
+    });
+    expect(configError({ NODE_ENV: 'production', DATABASE_URL: url })).toBe(
+      'CURSOR_SECRET is required when NODE_ENV=production (the same value on every instance)',
+    );
+  });
+
+  it('leaves the service its own variables', () => {
+    expect(
+      loadDatabaseConfig({ PORT: '99999', CURSOR_SECRET: 'short', API_KEYS: 'short' }).databaseUrl,
+    ).toBeUndefined();
+  });
+
+  it.each([
+    [{ DATABASE_URL: 'mysql://u:p@h/db' }, 'DATABASE_URL must start with postgres:// or postgresql://'],
+    [{ EMBEDDED_POSTGRES_PORT: '0' }, 'EMBEDDED_POSTGRES_PORT must be an integer from 1 to 65535, got "0"'],
+    [{ MIGRATIONS_RUN: 'yes' }, 'MIGRATIONS_RUN must be "true" or "false", got "yes"'],
+  ])('refuses %j as the service does, naming the variable', (env, message) => {
+    expect(() => loadDatabaseConfig(env)).toThrow(new ConfigError(message));
+    expect(configError(env)).toBe(message);
+  });
+});
 describe('loadConfig: documented server URLs', () => {
   it('defaults to placeholder production and staging URLs ending in /v1', () => {
     const config = loadConfig({});
@@ -342,7 +373,7 @@ describe('readConfig: .env through @nestjs/config', () => {
     return path;
   };
   // readConfig puts what .env adds into process.env (the CLIs and TypeORM read it there); this spec's variables only.
-  const touched = ['PORT', 'LOG_LEVEL', 'SHUTDOWN_GRACE_MS'];
+  const touched = ['PORT', 'LOG_LEVEL', 'SHUTDOWN_GRACE_MS', 'DATA_DIR'];
   const saved = Object.fromEntries(touched.map((name) => [name, process.env[name]]));
   afterEach(() =>
     touched.forEach((name) =>
@@ -353,29 +384,39 @@ describe('readConfig: .env through @nestjs/config', () => {
 
   it('reads the variables of .env', async () => {
     touched.forEach((name) => delete process.env[name]);
-    const config = await readConfig(envFile('reads.env', ['# a comment', 'PORT=8123', 'SHUTDOWN_GRACE_MS=2500']));
+    const config = await readConfig(
+      'service',
+      envFile('reads.env', ['# a comment', 'PORT=8123', 'SHUTDOWN_GRACE_MS=2500']),
+    );
     expect(config).toMatchObject({ port: 8123, shutdownGraceMs: 2_500 });
   });
 
   it('lets the real environment win over .env', async () => {
     touched.forEach((name) => delete process.env[name]);
     process.env.LOG_LEVEL = 'warn';
-    const config = await readConfig(envFile('wins.env', ['PORT=8124', 'LOG_LEVEL=debug']));
+    const config = await readConfig('service', envFile('wins.env', ['PORT=8124', 'LOG_LEVEL=debug']));
     expect(config).toMatchObject({ port: 8124, logLevel: 'warn' });
   });
 
   it('refuses a bad value in .env as it refuses a bad exported one, naming the variable', async () => {
     touched.forEach((name) => delete process.env[name]);
-    const refusal = readConfig(envFile('bad.env', ['PORT=99999']));
+    const refusal = readConfig('service', envFile('bad.env', ['PORT=99999']));
     await expect(refusal).rejects.toThrow(ConfigError);
-    await expect(readConfig(envFile('bad.env', ['PORT=99999']))).rejects.toThrow(
+    await expect(readConfig('service', envFile('bad.env', ['PORT=99999']))).rejects.toThrow(
       'PORT must be an integer from 0 to 65535, got "99999"',
     );
     expect(process.env.PORT).toBeUndefined();
   });
 
+  it('reads the part an entry point names: the commands are not refused for a service variable', async () => {
+    touched.forEach((name) => delete process.env[name]);
+    const path = envFile('part.env', ['PORT=99999', 'DATA_DIR=/tmp/animal-store-part']);
+    await expect(readConfig('database', path)).resolves.toMatchObject({ dataDir: '/tmp/animal-store-part' });
+    await expect(readConfig('service', path)).rejects.toThrow('PORT must be an integer from 0 to 65535');
+  });
+
   it('works without a .env file', async () => {
     touched.forEach((name) => delete process.env[name]);
-    await expect(readConfig(join(directory, 'missing.env'))).resolves.toMatchObject({ port: 3000 });
+    await expect(readConfig('service', join(directory, 'missing.env'))).resolves.toMatchObject({ port: 3000 });
   });
 });

@@ -3,13 +3,15 @@ import { resolve } from 'node:path';
 import {
   ConfigError,
   CURSOR_SECRET_MIN_LENGTH,
+  DatabaseEnvironment,
+  EnvironmentPart,
   LogLevel,
   MAX_LIMIT_PER_MINUTE,
   validateEnvironment,
 } from './environment.js';
 
 export { ConfigError, CURSOR_SECRET_MIN_LENGTH, MAX_LIMIT_PER_MINUTE };
-export type { LogLevel };
+export type { EnvironmentPart, LogLevel };
 
 /** Thresholds past which requests are shed with 503; 0 turns one off. */
 export interface LoadSheddingConfig {
@@ -20,18 +22,22 @@ export interface LoadSheddingConfig {
   maxEventLoopUtilization: number;
 }
 
-/** Everything the service reads from its environment, validated and typed. */
-export interface AppConfig {
-  host: string;
-  port: number;
+/** What the commands that open the database read (the database part of the environment), validated and typed. */
+export interface DatabaseConfig {
   /** Absent: the service starts an embedded PostgreSQL under `dataDir`. */
   databaseUrl?: string;
-  apiKeys: string[];
-  logLevel: LogLevel;
   migrationsRun: boolean;
   dataDir: string;
   embeddedPostgresPort: number;
   production: boolean;
+}
+
+/** Everything the service reads from its environment, validated and typed. */
+export interface AppConfig extends DatabaseConfig {
+  host: string;
+  port: number;
+  apiKeys: string[];
+  logLevel: LogLevel;
   /** Signs pagination cursors. Absent (development only): a random secret per process. */
   cursorSecret?: string;
   /** Production and staging base URLs listed as `servers` in the OpenAPI document; each ends in `/v1`. */
@@ -60,25 +66,37 @@ export interface AppConfig {
   redisUrl?: string;
 }
 
-/** Validates `env` (src/config/environment.ts holds the rules) and gives it the service's typed shape. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
-  const e = validateEnvironment(env);
+function databaseConfigOf(e: DatabaseEnvironment): DatabaseConfig {
   const production = e.NODE_ENV === 'production';
   return {
-    host: e.HOST,
-    port: e.PORT,
     databaseUrl: e.DATABASE_URL,
-    apiKeys: e.API_KEYS,
-    logLevel: e.LOG_LEVEL,
     // In production the one-shot migrate step (compose `migrate`, the Kubernetes Job) applies them before a rollout.
     migrationsRun: e.MIGRATIONS_RUN ?? !production,
     dataDir: resolve(e.DATA_DIR),
     embeddedPostgresPort: e.EMBEDDED_POSTGRES_PORT,
     production,
+  };
+}
+
+/** Validates the database part of `env` (src/config/environment.ts holds the rules): what the commands read. */
+export function loadDatabaseConfig(env: Record<string, string | undefined> = process.env): DatabaseConfig {
+  return databaseConfigOf(validateEnvironment(env, 'database'));
+}
+
+/** Validates `env` (src/config/environment.ts holds the rules) and gives it the service's typed shape. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
+  const e = validateEnvironment(env, 'service');
+  const database = databaseConfigOf(e);
+  return {
+    host: e.HOST,
+    port: e.PORT,
+    ...database,
+    apiKeys: e.API_KEYS,
+    logLevel: e.LOG_LEVEL,
     cursorSecret: e.CURSOR_SECRET,
     publicBaseUrl: e.PUBLIC_BASE_URL.replace(/\/$/, ''),
     stagingBaseUrl: e.STAGING_BASE_URL.replace(/\/$/, ''),
-    shutdownDrainDelayMs: e.SHUTDOWN_DRAIN_DELAY_MS ?? (production ? 5_000 : 0),
+    shutdownDrainDelayMs: e.SHUTDOWN_DRAIN_DELAY_MS ?? (database.production ? 5_000 : 0),
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     trustProxy: e.TRUST_PROXY,
     metricsToken: e.METRICS_TOKEN,
@@ -96,19 +114,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 /** The `app` configuration namespace; its KEY is the injection token of the typed AppConfig. */
 export const appConfig = registerAs('app', (): AppConfig => loadConfig(process.env));
 
+const LOADERS = { service: loadConfig, database: loadDatabaseConfig } satisfies Record<EnvironmentPart, unknown>;
+
 /**
- * Reads the configuration the way every entry point does (the service, `apikey`, the migration commands):
- * `ConfigModule.forRoot` loads `envFilePath` (`.env` in the working directory) under the real environment,
- * which wins, and refuses a bad value from either with a ConfigError naming the variable.
+ * Reads the part of the configuration an entry point uses, the way every entry point does (the service: `service`;
+ * `apikey`, the migration commands and TypeORM's CLI: `database`): `ConfigModule.forRoot` loads `envFilePath`
+ * (`.env` in the working directory) under the real environment, which wins, and refuses a bad value of that part
+ * from either with a ConfigError naming the variable.
  */
-export async function readConfig(envFilePath = resolve('.env')): Promise<AppConfig> {
+export async function readConfig<P extends EnvironmentPart>(
+  part: P,
+  envFilePath = resolve('.env'),
+): Promise<ReturnType<(typeof LOADERS)[P]>> {
   await NestConfigModule.forRoot({
     envFilePath,
-    // Validated here, typed by appConfig: the variables reach process.env as the strings they were.
+    // Validated here, typed by the loader: the variables reach process.env as the strings they were.
     validate: (raw) => {
-      validateEnvironment(raw);
+      validateEnvironment(raw, part);
       return raw;
     },
   });
-  return appConfig();
+  return LOADERS[part](process.env) as ReturnType<(typeof LOADERS)[P]>;
 }

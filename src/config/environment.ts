@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { applyDecorators } from '@nestjs/common';
-import { plainToInstance, Transform } from 'class-transformer';
+import { ClassConstructor, plainToInstance, Transform } from 'class-transformer';
 import {
   IsBoolean,
   IsDefined,
@@ -17,6 +17,7 @@ import {
   ValidationArguments,
   validateSync,
 } from 'class-validator';
+import { publishedSecretProblem } from './published-secrets.js';
 
 export const LOG_LEVELS = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -175,24 +176,14 @@ function ProxyList() {
 }
 
 /**
- * The service's environment: every variable, its rule and its default, in one place. A new variable is one
- * property here (and its typed name in AppConfig). Values arrive as strings; empty ones count as unset.
- * Variables of other tools (PATH, TEST_DATABASE_URL …) pass through unchecked.
+ * The database part: what every command that opens the database reads (the migration and key commands, TypeORM's
+ * CLI, and the service). Those commands validate this part alone, so that they run with DATABASE_URL only.
  */
-export class Environment {
-  HOST = '127.0.0.1';
-
-  @IntegerFrom(0, 65535)
-  PORT = 3000;
+export class DatabaseEnvironment {
+  NODE_ENV?: string;
 
   @UrlWithScheme(['postgres:', 'postgresql:'], 'postgres://user:password@host:5432/db')
   DATABASE_URL?: string;
-
-  @KeyList()
-  API_KEYS: string[] = [];
-
-  @IsIn(LOG_LEVELS, { message: (args) => `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, ${got(args)}` })
-  LOG_LEVEL: LogLevel = 'info';
 
   /** Unset: true in development, false in production (the one-shot migrate step applies them). */
   @IsOptional()
@@ -203,8 +194,25 @@ export class Environment {
 
   @IntegerFrom(1, 65535)
   EMBEDDED_POSTGRES_PORT = 5433;
+}
 
-  NODE_ENV?: string;
+/**
+ * The service's environment: every variable, its rule and its default, in one place. The service validates
+ * all of it; a new variable is one property here (and its typed name in AppConfig), or in DatabaseEnvironment
+ * when the commands read it too. Values arrive as strings; empty ones count as unset.
+ * Variables of other tools (PATH, TEST_DATABASE_URL …) pass through unchecked.
+ */
+export class Environment extends DatabaseEnvironment {
+  HOST = '127.0.0.1';
+
+  @IntegerFrom(0, 65535)
+  PORT = 3000;
+
+  @KeyList()
+  API_KEYS: string[] = [];
+
+  @IsIn(LOG_LEVELS, { message: (args) => `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, ${got(args)}` })
+  LOG_LEVEL: LogLevel = 'info';
 
   // Every instance behind a load balancer must verify the cursors the others sign,
   // so production refuses to start with a per-process secret.
@@ -255,13 +263,26 @@ export class Environment {
   REDIS_URL?: string;
 }
 
+/** The parts an entry point can validate: the service all of it, the commands that open the database their part. */
+export const ENVIRONMENT_PARTS = { database: DatabaseEnvironment, service: Environment } as const;
+export type EnvironmentPart = keyof typeof ENVIRONMENT_PARTS;
+type PartOf<P extends EnvironmentPart> = InstanceType<(typeof ENVIRONMENT_PARTS)[P]>;
+
 /**
- * Validates `raw` against the schema (the `validate` function of `ConfigModule.forRoot`): the typed
- * environment, or a ConfigError whose one-line message names the first bad variable.
+ * Validates `raw` against one part of the schema (the `validate` function of `ConfigModule.forRoot`): the typed
+ * environment, or a ConfigError whose one-line message names the first bad variable. Whatever the part, production
+ * refuses a secret this repository publishes as an example.
  */
-export function validateEnvironment(raw: Record<string, unknown>): Environment {
+export function validateEnvironment<P extends EnvironmentPart = 'service'>(
+  raw: Record<string, unknown>,
+  part: P = 'service' as P,
+): PartOf<P> {
   const set = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== undefined && value !== ''));
-  const environment = plainToInstance(Environment, set, { exposeDefaultValues: true });
+  const published = set.NODE_ENV === 'production' ? publishedSecretProblem(set) : null;
+  if (published) throw new ConfigError(published);
+  const environment = plainToInstance(ENVIRONMENT_PARTS[part] as ClassConstructor<PartOf<P>>, set, {
+    exposeDefaultValues: true,
+  });
   const [error] = validateSync(environment, { stopAtFirstError: true });
   if (error) throw new ConfigError(Object.values(error.constraints ?? {})[0] ?? `${error.property} is invalid`);
   return environment;

