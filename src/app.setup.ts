@@ -43,13 +43,18 @@ export function createFastifyAdapter({ trustProxy = [] }: { trustProxy?: string[
 
 /** What cannot be a provider: prefix, body parsing, load shedding, draining, the API docs and the response serializers. */
 function configureApp(app: NestFastifyApplication): void {
-  app.setGlobalPrefix(API_PREFIX, { exclude: Object.values(OPERATIONS_ROUTES) });
+  const operationsRoutes = Object.values(OPERATIONS_ROUTES);
+  app.setGlobalPrefix(API_PREFIX, { exclude: operationsRoutes });
   const fastify = app.getHttpAdapter().getInstance();
   // Only JSON bodies are accepted; Fastify's default text/plain parser would let other bodies through to validation.
   fastify.removeContentTypeParser('text/plain');
   registerJsonBodyParser(fastify);
   const config = app.get<AppConfig>(APP_CONFIG);
-  registerLoadShedding(fastify, config.loadShedding);
+  registerLoadShedding(
+    fastify,
+    config.loadShedding,
+    operationsRoutes.map((route) => `/${route}`),
+  );
   closeConnectionsWhileDraining(fastify, app.get(ShutdownState));
   // Built before the routes are registered (app.init), so that their response schemas come from it.
   const document = createOpenApiDocument(app, config);

@@ -32,13 +32,49 @@ describe('per-address budget for failed authentication', () => {
   });
   afterAll(() => t.close());
 
-  it('answers 401 up to the budget, then 429 to the address, even with a valid key', async () => {
+  it('answers wrong keys 401 up to the budget, then 429; a valid key from the same address is still served', async () => {
     for (let i = 0; i < 3; i += 1) {
       expect((await request(t.origin, '/v1/pets', { headers: auth(randomIssuedKey()) })).status).toBe(401);
     }
     expectRateLimited(await request(t.origin, '/v1/pets', { headers: auth(randomIssuedKey()) }), 3);
-    expectRateLimited(await request(t.origin, '/v1/pets'), 3);
-    expectRateLimited(await request(t.origin, '/v1/pets', { headers: auth() }), 3);
+    expectRateLimited(await request(t.origin, '/v1/pets', { headers: auth('not-even-shaped-like-a-key') }), 3);
+    // One client's failures never lock out the others behind the same address (an office NAT, a proxy).
+    const valid = await request(t.origin, '/v1/pets', { headers: auth() });
+    expect(valid.status).toBe(200);
+    expect((await request(t.origin, '/v1/pets/1', { headers: auth() })).status).toBe(404);
+    // Without credentials nothing is guessed: 401 as always, and not counted.
+    expect((await request(t.origin, '/v1/pets')).status).toBe(401);
+  });
+});
+
+describe('requests without credentials and the failed-authentication budget', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ authFailureLimitPerMinute: 3 });
+  });
+  afterAll(() => t.close());
+
+  it('does not count them: after many, a wrong key is still answered 401', async () => {
+    for (let i = 0; i < 10; i += 1) expect((await request(t.origin, '/v1/pets')).status).toBe(401);
+    expect((await request(t.origin, '/v1/pets', { headers: auth(randomIssuedKey()) })).status).toBe(401);
+  });
+});
+
+describe('failed /metrics tokens (METRICS_TOKEN)', () => {
+  const METRICS_TOKEN = 'metrics-token-for-the-budget-0123456789';
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ authFailureLimitPerMinute: 3, metricsToken: METRICS_TOKEN });
+  });
+  afterAll(() => t.close());
+  const scrape = (token: string) => request(t.origin, '/metrics', { headers: auth(token) });
+
+  it('count against the same per-address budget as API keys; the right token and a valid key are still served', async () => {
+    for (let i = 0; i < 3; i += 1) expect((await scrape(`wrong-metrics-token-${i}-0123456789`)).status).toBe(401);
+    expectRateLimited(await scrape('wrong-metrics-token-x-0123456789'), 3);
+    expectRateLimited(await request(t.origin, '/v1/pets', { headers: auth(randomIssuedKey()) }), 3);
+    expect((await scrape(METRICS_TOKEN)).status).toBe(200);
+    expect((await request(t.origin, '/v1/pets', { headers: auth() })).status).toBe(200);
   });
 });
 
@@ -65,7 +101,7 @@ describe('the failed-authentication budget behind a proxy (TRUST_PROXY)', () => 
     expect((await request(t.origin, '/v1/pets', from('203.0.113.8', TEST_KEY))).status).toBe(200);
     expect((await request(t.origin, '/v1/pets', from('203.0.113.8'))).status).toBe(401);
     // The proxy appends the address it saw: a forged first entry does not move the client to another budget.
-    expectRateLimited(await request(t.origin, '/v1/pets', from('198.51.100.1, 203.0.113.7', TEST_KEY)), 3);
+    expectRateLimited(await request(t.origin, '/v1/pets', from('198.51.100.1, 203.0.113.7')), 3);
   });
 
   it.each([
@@ -74,7 +110,7 @@ describe('the failed-authentication budget behind a proxy (TRUST_PROXY)', () => 
   ])('ignores X-Forwarded-For when %s: the peer address is the client', async (_case, trusted) => {
     const t = await start(trusted);
     await lockOut(t, '203.0.113.7');
-    expectRateLimited(await request(t.origin, '/v1/pets', from('203.0.113.8', TEST_KEY)), 3);
+    expectRateLimited(await request(t.origin, '/v1/pets', from('203.0.113.8')), 3);
   });
 });
 

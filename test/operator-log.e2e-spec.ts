@@ -58,6 +58,11 @@ describe('the service log', () => {
     const before = service.lines.length;
     await server.pause();
     try {
+      // The answer of the last second may still be the cached one (READINESS_CACHE_MS); then the outage shows.
+      await pollUntil(async () => (await fetch(`${service.origin}/health/ready`)).status === 503, {
+        timeoutMs: 5_000,
+        what: 'ready to turn 503',
+      });
       for (let probe = 0; probe < 5; probe += 1) {
         expect((await fetch(`${service.origin}/health/ready`)).status).toBe(503);
       }

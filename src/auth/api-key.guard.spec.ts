@@ -1,7 +1,9 @@
 import { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiError } from '../edge/errors/api-error.js';
-import type { AuthFailureLimiter } from './rate-limit/auth-failure-limiter.js';
+import { loadConfig } from '../config/app-config.js';
+import { AuthFailureLimiter } from './rate-limit/auth-failure-limiter.js';
+import { MemoryRateLimitStorage } from './rate-limit/memory-rate-limit-storage.js';
 import { ApiKeyIdentity } from './api-key-identity.js';
 import { ApiKeyStore } from './api-key-store.js';
 import { ApiKeyGuard } from './api-key.guard.js';
@@ -17,9 +19,13 @@ class FakeApiKeyStore extends ApiKeyStore {
     this.presented.push(key);
     return Promise.resolve(key === VALID_KEY ? IDENTITY : null);
   }
+  isKnown(key: string): Promise<boolean> {
+    return Promise.resolve(key === VALID_KEY);
+  }
 }
 
 interface FakeRequest {
+  ip?: string;
   headers: Record<string, string>;
   query?: unknown;
   body?: unknown;
@@ -86,13 +92,65 @@ describe('ApiKeyGuard', () => {
     failures = [];
     // Rate limiting has specs of its own; here it is off, and failed attempts are only recorded.
     const authFailures = {
-      assertNotBlocked: () => undefined,
+      isBlocked: () => false,
       recordFailure: (ip: string) => {
         failures.push(ip);
         return Promise.resolve();
       },
     } as unknown as AuthFailureLimiter;
-    guard = new ApiKeyGuard(new Reflector(), authFailures);
+    guard = new ApiKeyGuard(new Reflector(), authFailures, store);
+  });
+
+  describe('the failed-authentication budget', () => {
+    const BUDGET = 3;
+    const from = (ip: string, authorization?: string) =>
+      contextFor({ ip, headers: authorization === undefined ? {} : { authorization } });
+    let limited: ApiKeyGuard;
+    beforeEach(() => {
+      const limiter = new AuthFailureLimiter(new MemoryRateLimitStorage(), {
+        ...loadConfig({}),
+        authFailureLimitPerMinute: BUDGET,
+      });
+      limited = new ApiKeyGuard(new Reflector(), limiter, store);
+    });
+    const statusOf = (promise: Promise<unknown>) =>
+      promise.then(
+        () => 200,
+        (error: ApiError) => error.getStatus(),
+      );
+
+    it('past it, refuses wrong keys with 429 before any lookup and serves a valid key from the same address', async () => {
+      for (let i = 0; i < BUDGET; i += 1) {
+        expect(await statusOf(limited.canActivate(from('203.0.113.7', `Bearer wrong-key-${i}-0123456789`)))).toBe(401);
+      }
+      expect(await statusOf(limited.canActivate(from('203.0.113.7', 'Bearer wrong-key-x-0123456789')))).toBe(429);
+      const lookups = store.presented.length;
+      expect(await statusOf(limited.canActivate(from('203.0.113.7', 'Bearer wrong-key-y-0123456789')))).toBe(429);
+      expect(store.presented).toHaveLength(lookups);
+
+      expect(await statusOf(limited.canActivate(from('203.0.113.7', `Bearer ${VALID_KEY}`)))).toBe(200);
+      expect(await statusOf(limited.canActivate(from('203.0.113.8', 'Bearer wrong-key-z-0123456789')))).toBe(401);
+    });
+
+    it('does not count requests without credentials, nor malformed ones: no lookup, no storage round trip', async () => {
+      for (let i = 0; i < BUDGET * 3; i += 1) {
+        expect(await statusOf(limited.canActivate(from('203.0.113.9')))).toBe(401);
+        expect(await statusOf(limited.canActivate(from('203.0.113.9', 'Bearer two words')))).toBe(401);
+      }
+      expect(await statusOf(limited.canActivate(from('203.0.113.9', 'Bearer wrong-key-0123456789')))).toBe(401);
+      expect(store.presented).toEqual(['wrong-key-0123456789']);
+    });
+
+    it('counts an IPv6 client by its /64: rotating addresses inside it gains nothing', async () => {
+      for (let i = 0; i < BUDGET; i += 1) {
+        const address = `2001:db8:0:1::${i + 1}`;
+        expect(await statusOf(limited.canActivate(from(address, `Bearer wrong-key-${i}-0123456789`)))).toBe(401);
+      }
+      expect(await statusOf(limited.canActivate(from('2001:db8:0:1:ffff::9', 'Bearer wrong-key-0123456789')))).toBe(
+        429,
+      );
+      expect(await statusOf(limited.canActivate(from('2001:db8:0:2::1', 'Bearer wrong-key-0123456789')))).toBe(401);
+    });
   });
 
   describe('@Public routes', () => {

@@ -22,4 +22,9 @@ export class CombinedApiKeyStore extends ApiKeyStore {
     const digest = keyDigest(key);
     return this.env.identityFor(digest) ?? this.database.verifyDigest(key, digest);
   }
+
+  async isKnown(key: string): Promise<boolean> {
+    const digest = keyDigest(key);
+    return this.env.identityFor(digest) !== null || this.database.isKnownDigest(key, digest);
+  }
 }

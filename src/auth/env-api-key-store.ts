@@ -28,6 +28,10 @@ export class EnvApiKeyStore extends ApiKeyStore {
     return Promise.resolve(this.identityFor(keyDigest(key)));
   }
 
+  isKnown(key: string): Promise<boolean> {
+    return Promise.resolve(this.identities.has(keyDigest(key)));
+  }
+
   identityFor(digest: string): ApiKeyIdentity | null {
     return this.identities.get(digest) ?? null;
   }

@@ -7,6 +7,7 @@ import { freePort } from './database-server.js';
 
 export interface RedisServer {
   url: string;
+  port: number;
   stop(): Promise<void>;
 }
 
@@ -24,12 +25,13 @@ function answersPing(port: number): Promise<boolean> {
 }
 
 /**
- * A throw-away Debian `redis-server` on a free port with its own directory
- * and no persistence, stopped by its PID. `.ci/run` installs the package.
+ * A throw-away Debian `redis-server` on a free port (or `port`, to start one
+ * again where clients expect it) with its own directory and no persistence,
+ * stopped by its PID. `.ci/run` installs the package.
  */
-export async function startRedisServer(): Promise<RedisServer> {
+export async function startRedisServer(wantedPort?: number): Promise<RedisServer> {
   const dir = await mkdtemp(join(tmpdir(), 'animal-store-redis-'));
-  const port = await freePort();
+  const port = wantedPort ?? (await freePort());
   const child = spawn(
     'redis-server',
     ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'],
@@ -54,6 +56,7 @@ export async function startRedisServer(): Promise<RedisServer> {
   }
   return {
     url,
+    port,
     stop: async () => {
       process.kill(child.pid!, 'SIGTERM');
       await exited;

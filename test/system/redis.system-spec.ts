@@ -1,10 +1,46 @@
+import { jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
+import { createServer, Server } from 'node:net';
+import { randomBytes } from 'node:crypto';
 import { RedisRateLimitStorage } from '../../src/auth/rate-limit/redis-rate-limit-storage.js';
+import type { RateLimitStorageKind } from '../../src/auth/rate-limit/rate-limit-storage-gauge.js';
+import { freePort } from '../support/database-server.js';
 import { expectRateLimited } from '../support/expect-rate-limited.js';
+import { pollUntil } from '../support/poll.js';
 import { describeRateLimitStorage } from '../support/rate-limit-storage-contract.js';
 import { startRedisServer, RedisServer } from '../support/redis-server.js';
 import { auth, request, startTestApp, TestApp } from '../support/test-app.js';
 
 const MINUTE = 60_000;
+
+const randomIssuedKey = () => `pet_${randomBytes(24).toString('base64url').replace(/[-_]/g, 'x').slice(0, 32)}`;
+
+/** The warnings RedisRateLimitStorage logs from now on (Nest's Logger; the other warnings are not written). */
+function captureRedisWarnings(): string[] {
+  const warnings: string[] = [];
+  jest.spyOn(Logger.prototype, 'warn').mockImplementation(function (this: Logger, message: unknown) {
+    if ((this as unknown as { context?: string }).context === 'RedisRateLimitStorage') warnings.push(String(message));
+  });
+  return warnings;
+}
+
+/** A TCP server that accepts and at once closes every connection: a Redis that is there but never answers. */
+async function refusingRedis(): Promise<{ url: string; attempts: () => number; close: () => Promise<void> }> {
+  let attempts = 0;
+  const server: Server = createServer((socket) => {
+    attempts += 1;
+    socket.destroy();
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    attempts: () => attempts,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+afterEach(() => jest.restoreAllMocks());
 
 // Needs Debian's redis-server: run by `npm run test:system`, not `npm test`.
 describeRateLimitStorage('in a real Redis', async () => {
@@ -20,16 +56,73 @@ describeRateLimitStorage('in a real Redis', async () => {
   };
 });
 
-describe('RedisRateLimitStorage', () => {
-  it('lets requests through while Redis is down', async () => {
-    const redis = await startRedisServer();
-    const storage = new RedisRateLimitStorage(redis.url);
+describe('RedisRateLimitStorage when Redis goes away and comes back', () => {
+  it('counts in memory while Redis is down (one warning), and in Redis again once it is back', async () => {
+    const warnings = captureRedisWarnings();
+    const gauge: RateLimitStorageKind[] = [];
+    let redis = await startRedisServer();
+    const storage = new RedisRateLimitStorage(redis.url, { storageInUse: (storage) => gauge.push(storage) });
     await storage.onModuleInit();
-    expect((await storage.increment('k', MINUTE, 1, 0, 'api-key')).isBlocked).toBe(false);
-    expect((await storage.increment('k', MINUTE, 1, 0, 'api-key')).isBlocked).toBe(true);
-    await redis.stop();
-    expect((await storage.increment('k', MINUTE, 1, 0, 'api-key')).isBlocked).toBe(false);
-    storage.onApplicationShutdown();
+    try {
+      expect(storage.storage).toBe('redis');
+      expect((await storage.increment('shared', MINUTE, 1, 0, 'api-key')).isBlocked).toBe(false);
+      expect((await storage.increment('shared', MINUTE, 1, 0, 'api-key')).isBlocked).toBe(true);
+
+      await redis.stop();
+      await pollUntil(() => storage.storage === 'memory', { what: 'the storage to fall back to memory' });
+      // The limit still holds, counted in this process.
+      expect((await storage.increment('during', MINUTE, 1, 0, 'api-key')).isBlocked).toBe(false);
+      expect((await storage.increment('during', MINUTE, 1, 0, 'api-key')).isBlocked).toBe(true);
+      await pollUntil(() => warnings.length > 0, { what: 'the warning' });
+
+      redis = await startRedisServer(redis.port);
+      await pollUntil(() => storage.storage === 'redis', { what: 'the storage to return to Redis' });
+      expect((await storage.increment('after', MINUTE, 1, 0, 'api-key')).isBlocked).toBe(false);
+      // Counted in Redis: another instance sees the same budget.
+      const other = new RedisRateLimitStorage(redis.url);
+      await other.onModuleInit();
+      expect((await other.increment('after', MINUTE, 1, 0, 'api-key')).isBlocked).toBe(true);
+      other.onApplicationShutdown();
+
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/^Redis is unreachable \(.+\): rate limits are counted in this instance's memory/);
+      expect(gauge).toEqual(['memory', 'redis', 'memory', 'redis']);
+    } finally {
+      storage.onApplicationShutdown();
+      await redis.stop();
+    }
+  }, 60_000);
+});
+
+describe('the warning about Redis at start-up', () => {
+  it('is not given when Redis is healthy (the service registers the storage under two tokens)', async () => {
+    const warnings = captureRedisWarnings();
+    const redis = await startRedisServer();
+    const t = await startTestApp({ redisUrl: redis.url });
+    try {
+      expect((await request(t.origin, '/v1/pets', { headers: auth() })).status).toBe(200);
+      expect(warnings).toEqual([]);
+    } finally {
+      await t.close();
+      await redis.stop();
+    }
+  });
+
+  it('is given at once when Redis is unreachable, then not again while it stays so', async () => {
+    const warnings = captureRedisWarnings();
+    const unreachable = await refusingRedis();
+    const storage = new RedisRateLimitStorage(unreachable.url);
+    try {
+      await storage.onModuleInit();
+      expect(warnings).toHaveLength(1);
+      // ioredis keeps trying to reconnect; each failed attempt is an error it reports.
+      await pollUntil(() => unreachable.attempts() >= 5, { what: 'five reconnection attempts' });
+      expect(warnings).toHaveLength(1);
+      expect(storage.storage).toBe('memory');
+    } finally {
+      storage.onApplicationShutdown();
+      await unreachable.close();
+    }
   });
 });
 
@@ -55,5 +148,23 @@ describe('rate limits shared through Redis (REDIS_URL)', () => {
     expect(answers).toEqual(['3', '2', '1', '0']);
     expectRateLimited(await request(second.origin, '/v1/pets', { headers: auth() }), 4);
     expectRateLimited(await request(first.origin, '/v1/pets', { headers: auth() }), 4);
+  });
+});
+
+describe('rate limits with REDIS_URL pointing nowhere', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ authFailureLimitPerMinute: 3, redisUrl: `redis://127.0.0.1:${await freePort()}` });
+  });
+  afterAll(() => t?.close());
+
+  it('still hold, counted in the instance: wrong keys get 429 past the budget', async () => {
+    for (let i = 0; i < 3; i += 1) {
+      expect((await request(t.origin, '/v1/pets', { headers: auth(randomIssuedKey()) })).status).toBe(401);
+    }
+    expectRateLimited(await request(t.origin, '/v1/pets', { headers: auth(randomIssuedKey()) }), 3);
+    const metrics = await request(t.origin, '/metrics');
+    expect(metrics.text).toContain('animal_store_rate_limit_storage{storage="memory"} 1');
+    expect(metrics.text).toContain('animal_store_rate_limit_storage{storage="redis"} 0');
   });
 });

@@ -48,6 +48,12 @@ export class ApiKeysRepository {
     return rows[0];
   }
 
+  /** The digests of every active key: one query for all, however many keys are asked about. */
+  async findActiveDigests(): Promise<string[]> {
+    const rows = await this.keys.query<{ digest: string }[]>('SELECT digest FROM api_keys WHERE revoked_at IS NULL');
+    return rows.map((row) => row.digest);
+  }
+
   async insert(key: NewApiKeyRow): Promise<ApiKeySummary> {
     const rows = await this.keys
       .query<ApiKeySummary[]>(`INSERT INTO api_keys (name, prefix, digest) VALUES ($1, $2, $3) RETURNING ${SUMMARY}`, [

@@ -2,20 +2,23 @@ import { jest } from '@jest/globals';
 import type { ApiKeyIdentity } from '../api-key-identity.js';
 import { generateApiKey } from './api-key-format.js';
 import type { ApiKeysRepository } from './api-keys.repository.js';
+import { keyDigest } from '../key-digest.js';
 import { DatabaseApiKeyStore, KEY_CACHE_MAX_ENTRIES } from './database-api-key-store.js';
 import type { LastUsedRecorder } from './last-used-recorder.js';
 
 describe('DatabaseApiKeyStore', () => {
   const identity: ApiKeyIdentity = { id: '7', name: 'acme' };
   const findActiveByDigest = jest.fn<(digest: string) => Promise<ApiKeyIdentity | undefined>>();
+  const findActiveDigests = jest.fn<() => Promise<string[]>>();
   const record = jest.fn();
   let store: DatabaseApiKeyStore;
 
   beforeEach(() => {
     findActiveByDigest.mockReset();
+    findActiveDigests.mockReset();
     record.mockReset();
     store = new DatabaseApiKeyStore(
-      { findActiveByDigest } as unknown as ApiKeysRepository,
+      { findActiveByDigest, findActiveDigests } as unknown as ApiKeysRepository,
       { record } as unknown as LastUsedRecorder,
     );
   });
@@ -45,6 +48,26 @@ describe('DatabaseApiKeyStore', () => {
     await store.verify(key);
     expect(findActiveByDigest.mock.calls[0][0]).toMatch(/^[0-9a-f]{64}$/);
     expect(findActiveByDigest.mock.calls[0][0]).not.toContain(key.slice(4));
+  });
+
+  it('tells whether a key may be valid from one snapshot of the active digests, however many keys are asked', async () => {
+    const valid = generateApiKey();
+    findActiveDigests.mockResolvedValue([keyDigest(valid)]);
+    const wrong = Array.from({ length: 200 }, () => generateApiKey());
+    const answers = await Promise.all([valid, ...wrong].map((key) => store.isKnown(key)));
+    expect(answers[0]).toBe(true);
+    expect(answers.slice(1).every((known) => !known)).toBe(true);
+    expect(await store.isKnown('not-a-key')).toBe(false);
+    expect(findActiveDigests).toHaveBeenCalledTimes(1);
+    expect(findActiveByDigest).not.toHaveBeenCalled();
+  });
+
+  it('answers isKnown from the cached answer of a key verified a moment ago, without a query', async () => {
+    findActiveByDigest.mockResolvedValue(identity);
+    const key = generateApiKey();
+    await store.verify(key);
+    expect(await store.isKnown(key)).toBe(true);
+    expect(findActiveDigests).not.toHaveBeenCalled();
   });
 
   it('refuses strings that cannot be issued keys without a query', async () => {

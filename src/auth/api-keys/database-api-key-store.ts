@@ -16,11 +16,14 @@ export const KEY_CACHE_MAX_ENTRIES = 10_000;
  * Keys issued with `npm run apikey -- create`. Answers are cached by digest
  * for a moment (unknown keys as `false`), concurrent lookups of the same
  * digest share one query (lru-cache's `fetch`), and strings that cannot be
- * issued keys never reach the database.
+ * issued keys never reach the database. `isKnown` answers from that cache or
+ * from a snapshot of every active digest, taken at most once per
+ * KEY_CACHE_TTL_MS and only while someone asks.
  */
 @Injectable()
 export class DatabaseApiKeyStore extends ApiKeyStore {
   private readonly cache: LRUCache<string, ApiKeyIdentity | false>;
+  private readonly active: LRUCache<'digests', Set<string>>;
 
   constructor(
     keys: ApiKeysRepository,
@@ -32,6 +35,23 @@ export class DatabaseApiKeyStore extends ApiKeyStore {
       ttl: KEY_CACHE_TTL_MS,
       fetchMethod: async (digest: string) => (await keys.findActiveByDigest(digest)) ?? false,
     });
+    this.active = new LRUCache({
+      max: 1,
+      ttl: KEY_CACHE_TTL_MS,
+      fetchMethod: async () => new Set(await keys.findActiveDigests()),
+    });
+  }
+
+  isKnown(key: string): Promise<boolean> {
+    return this.isKnownDigest(key, keyDigest(key));
+  }
+
+  /** `isKnown` for a caller that already holds the key's digest. */
+  async isKnownDigest(key: string, digest: string): Promise<boolean> {
+    if (!isIssuedKeyFormat(key)) return false;
+    const cached = this.cache.get(digest);
+    if (cached !== undefined) return cached !== false;
+    return (await this.active.fetch('digests'))!.has(digest);
   }
 
   verify(key: string): Promise<ApiKeyIdentity | null> {

@@ -14,3 +14,16 @@ describe('MemoryRateLimitStorage', () => {
     expect(storage.size).toBe(1);
   });
 });
+
+describe('MemoryRateLimitStorage bound', () => {
+  it('pushes out the least recently counted keys past its cap, keeping the ones in use', async () => {
+    const storage = new MemoryRateLimitStorage(Date.now, 100);
+    await storage.increment('busy', MINUTE, 1, 0, 'api-key');
+    for (let i = 0; i < 1_000; i += 1) {
+      await storage.increment(`10.2.${i >> 8}.${i & 255}`, MINUTE, 30, MINUTE, 'auth-failure');
+      if (i % 50 === 0) await storage.increment('busy', MINUTE, 1_000, 0, 'api-key');
+    }
+    expect(storage.size).toBe(100);
+    expect((await storage.increment('busy', MINUTE, 1_000, 0, 'api-key')).totalHits).toBe(22);
+  });
+});

@@ -4,6 +4,7 @@ import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { AuthFailureLimiter } from './auth-failure-limiter.js';
 import { MemoryRateLimitStorage } from './memory-rate-limit-storage.js';
+import { RateLimitStorageGauge } from './rate-limit-storage-gauge.js';
 import { RATE_LIMIT_WINDOW_MS } from './rate-limited.error.js';
 
 const REDIS_STORAGE = Symbol('redis-rate-limit-storage');
@@ -13,12 +14,15 @@ const REDIS_STORAGE = Symbol('redis-rate-limit-storage');
   providers: [
     {
       provide: REDIS_STORAGE,
-      inject: [APP_CONFIG],
+      inject: [APP_CONFIG, { token: RateLimitStorageGauge, optional: true }],
       // Loaded only when used, so that instances without Redis do not load ioredis at start-up.
-      useFactory: async (config: AppConfig) =>
-        config.redisUrl
-          ? new (await import('./redis-rate-limit-storage.js')).RedisRateLimitStorage(config.redisUrl)
-          : null,
+      useFactory: async (config: AppConfig, gauge?: RateLimitStorageGauge) => {
+        if (config.redisUrl) {
+          return new (await import('./redis-rate-limit-storage.js')).RedisRateLimitStorage(config.redisUrl, gauge);
+        }
+        gauge?.storageInUse('memory');
+        return null;
+      },
     },
   ],
   exports: [REDIS_STORAGE],
@@ -27,8 +31,9 @@ class RedisStorageModule {}
 
 /**
  * @nestjs/throttler with one throttler, the per-key budget (RATE_LIMIT_PER_MINUTE, 0: off). Counters live in
- * Redis when REDIS_URL is set (one budget shared by all instances), in this process otherwise (MemoryRateLimitStorage);
- * the failed-authentication budget counts in the same storage.
+ * Redis when REDIS_URL is set (one budget shared by all instances; in this process's memory while Redis is
+ * unreachable), in this process otherwise (MemoryRateLimitStorage); the failed-authentication budget counts in the
+ * same storage.
  */
 @Module({
   imports: [

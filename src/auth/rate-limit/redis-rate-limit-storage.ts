@@ -1,7 +1,9 @@
-// Hand-written: the maintained Redis storage (@nest-lab/throttler-storage-redis 1.2.0) declares peer @nestjs/common <= 11, not 12; this one also lets requests through while Redis is down.
+// Hand-written: the maintained Redis storage (@nest-lab/throttler-storage-redis 1.2.0) declares peer @nestjs/common <= 11, not 12; this one also keeps counting in memory while Redis is down.
 import { Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import type { ThrottlerStorage } from '@nestjs/throttler';
+import { MemoryRateLimitStorage } from './memory-rate-limit-storage.js';
+import type { RateLimitStorageGauge, RateLimitStorageKind } from './rate-limit-storage-gauge.js';
 
 type RateLimitRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
@@ -47,31 +49,63 @@ interface ThrottleCommands {
   ): Promise<IncrementReply>;
 }
 
-const REPORT_FAILURE_EVERY_MS = 10_000;
+/** No two warnings about Redis closer together than this, however it flaps. */
+export const REPORT_FAILURE_EVERY_MS = 10_000;
+/** A request waits at most this long for Redis before it is counted in memory instead. */
+const COMMAND_TIMEOUT_MS = 500;
+/** How long start-up waits for Redis before it goes on counting in memory. */
+const CONNECT_TIMEOUT_MS = 2_000;
 
 /**
  * Rate-limit counters in Redis, so every instance behind a load balancer
- * shares one budget per key. If Redis is unreachable, requests are let
- * through (and a warning logged every few seconds) rather than refused.
+ * shares one budget per key. While Redis is unreachable the limits still
+ * hold, per instance: the counters are kept in this process's memory (one
+ * warning per outage, at most one every 10 s; `gauge` follows which storage
+ * is in use), and go back to Redis as soon as it answers again (ioredis
+ * reconnects by itself).
  */
 export class RedisRateLimitStorage implements ThrottlerStorage, OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('RedisRateLimitStorage');
   private readonly redis: Redis & ThrottleCommands;
-  private lastFailureReport = 0;
+  private readonly memory = new MemoryRateLimitStorage();
+  private connecting?: Promise<void>;
+  private inUse: RateLimitStorageKind = 'memory';
+  private outageReported = false;
+  private lastReport = -Infinity;
+  private closing = false;
 
-  constructor(url: string) {
+  constructor(
+    url: string,
+    private readonly gauge?: RateLimitStorageGauge,
+  ) {
     // No offline queue: while Redis is away a command fails at once instead of holding the request.
-    this.redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1 }) as Redis &
-      ThrottleCommands;
+    this.redis = new Redis(url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+    }) as Redis & ThrottleCommands;
     this.redis.defineCommand('throttleIncrement', { numberOfKeys: 2, lua: INCREMENT_SCRIPT });
-    this.redis.on('error', (error: Error) => this.reportFailure(error));
+    this.redis.on('ready', () => this.use('redis'));
+    this.redis.on('close', () => this.use('memory'));
+    this.redis.on('error', (error: Error) => this.reportOutage(error));
+    this.gauge?.storageInUse('memory');
   }
 
-  async onModuleInit(): Promise<void> {
-    await this.redis.connect().catch((error: Error) => this.reportFailure(error));
+  /** Which storage the counters are in right now. */
+  get storage(): RateLimitStorageKind {
+    return this.inUse;
+  }
+
+  /** Nest calls it once per token the object is registered under (the throttler adds one): connect once. */
+  onModuleInit(): Promise<void> {
+    this.connecting ??= this.redis.connect().catch((error: Error) => this.reportOutage(error));
+    return this.connecting;
   }
 
   onApplicationShutdown(): void {
+    this.closing = true;
     // Every increment is awaited by its request, so nothing is left to flush: close without QUIT's round trip.
     this.redis.disconnect();
   }
@@ -83,6 +117,7 @@ export class RedisRateLimitStorage implements ThrottlerStorage, OnModuleInit, On
     blockDuration: number,
     name: string,
   ): Promise<RateLimitRecord> {
+    if (this.inUse === 'memory') return this.memory.increment(key, ttl, limit, blockDuration, name);
     // The hash tag keeps both keys in one slot of a Redis Cluster.
     const base = `throttle:${name}:{${key}}`;
     try {
@@ -100,15 +135,35 @@ export class RedisRateLimitStorage implements ThrottlerStorage, OnModuleInit, On
         timeToBlockExpire: Math.ceil(blockLeft / 1000),
       };
     } catch (error) {
-      this.reportFailure(error as Error);
-      return { totalHits: 0, timeToExpire: Math.ceil(ttl / 1000), isBlocked: false, timeToBlockExpire: 0 };
+      // Connected, but this command failed (a timeout): this hit is counted in memory.
+      if (this.mayWarn()) this.logger.warn(`A Redis command failed (${(error as Error).message}): counted in memory`);
+      return this.memory.increment(key, ttl, limit, blockDuration, name);
     }
   }
 
-  private reportFailure(error: Error): void {
+  private use(storage: RateLimitStorageKind): void {
+    if (this.closing || storage === this.inUse) return;
+    this.inUse = storage;
+    this.gauge?.storageInUse(storage);
+    if (storage === 'redis' && this.outageReported) {
+      this.outageReported = false;
+      this.logger.log('Redis is reachable again: rate limits are counted in Redis, shared by every instance');
+    }
+  }
+
+  /** Once per outage (ioredis reports every failed reconnection attempt), and never twice within 10 s. */
+  private reportOutage(error: Error): void {
+    if (this.outageReported || !this.mayWarn()) return;
+    this.outageReported = true;
+    this.logger.warn(
+      `Redis is unreachable (${error.message}): rate limits are counted in this instance's memory until it returns`,
+    );
+  }
+
+  private mayWarn(): boolean {
     const now = Date.now();
-    if (now - this.lastFailureReport < REPORT_FAILURE_EVERY_MS) return;
-    this.lastFailureReport = now;
-    this.logger.warn(`Redis unavailable, rate limits are not enforced: ${error.message}`);
+    if (this.closing || now - this.lastReport < REPORT_FAILURE_EVERY_MS) return false;
+    this.lastReport = now;
+    return true;
   }
 }

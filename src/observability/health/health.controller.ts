@@ -15,6 +15,11 @@ import { MigrationsHealthIndicator } from './migrations.health.js';
 import { notReadyReason, ReadinessLog } from './readiness-log.js';
 
 const CHECK_TIMEOUT_MS = 1_000;
+/**
+ * How long a database and migrations check answers every probe: a flood of `/health/ready` (which needs no key)
+ * then costs one round of queries a second, and concurrent probes share the round in progress.
+ */
+export const READINESS_CACHE_MS = 1_000;
 
 /**
  * Probes for orchestrators and load balancers, outside `/v1` and the OpenAPI
@@ -41,15 +46,15 @@ export class HealthController {
     return this.health.check([]);
   }
 
-  /** Worth sending traffic to: not shutting down, database reachable, schema up to date. */
+  /** Worth sending traffic to: not shutting down (checked on every probe), database reachable, schema up to date. */
   @Get(OPERATIONS_ROUTES.ready)
   @HealthCheck()
   async ready(): Promise<HealthCheckResult> {
     try {
       const result = await this.health.check([
         () => this.accepting(),
-        () => this.database.pingCheck('database').withTimeout(CHECK_TIMEOUT_MS),
-        () => this.migrations.check('migrations').withTimeout(CHECK_TIMEOUT_MS),
+        () => this.database.pingCheck('database').withTimeout(CHECK_TIMEOUT_MS).cacheFor(READINESS_CACHE_MS),
+        () => this.migrations.check('migrations').withTimeout(CHECK_TIMEOUT_MS).cacheFor(READINESS_CACHE_MS),
       ]);
       this.readiness.record(true);
       return result;

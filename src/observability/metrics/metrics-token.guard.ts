@@ -1,27 +1,40 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { timingSafeEqual } from 'node:crypto';
+import { bearerToken } from '../../auth/bearer-token.js';
 import { keyDigest } from '../../auth/key-digest.js';
+import { AuthFailureLimiter } from '../../auth/rate-limit/auth-failure-limiter.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { ApiError } from '../../edge/errors/api-error.js';
 import { ErrorCode } from '../../edge/errors/error-code.js';
 
-/** `/metrics` answers only to `Authorization: Bearer <METRICS_TOKEN>` when that token is configured. */
+/**
+ * `/metrics` answers only to `Authorization: Bearer <METRICS_TOKEN>` when that token is configured. A wrong token
+ * counts against the address's failed-authentication budget, as a wrong API key does; past it, wrong tokens get
+ * 429 without a storage round trip, and the right one is still served. A request without a token is not counted.
+ */
 @Injectable()
 export class MetricsTokenGuard implements CanActivate {
   private readonly digest: Buffer | null;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly authFailures: AuthFailureLimiter,
+  ) {
     this.digest = config.metricsToken ? Buffer.from(keyDigest(config.metricsToken), 'hex') : null;
   }
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     if (!this.digest) return true;
-    const header = context.switchToHttp().getRequest<FastifyRequest>().headers.authorization ?? '';
-    const token = /^Bearer (\S+)$/i.exec(header)?.[1];
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    const token = bearerToken(request.headers.authorization);
     // Digests have one length, so the comparison is constant-time whatever was presented.
-    if (token && timingSafeEqual(Buffer.from(keyDigest(token), 'hex'), this.digest)) return true;
+    if (token !== null && timingSafeEqual(Buffer.from(keyDigest(token), 'hex'), this.digest)) return true;
+    if (token !== null) {
+      if (this.authFailures.isBlocked(request.ip)) throw this.authFailures.refusal(request.ip);
+      await this.authFailures.recordFailure(request.ip);
+    }
     throw new ApiError(401, ErrorCode.Unauthorized, 'The metrics token is missing or not valid.', {
       'WWW-Authenticate': 'Bearer realm="metrics"',
     });

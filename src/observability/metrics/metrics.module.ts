@@ -1,4 +1,6 @@
 import { DynamicModule, Global, Injectable, Logger, Module, OnApplicationBootstrap } from '@nestjs/common';
+import { RateLimitStorageGauge } from '../../auth/rate-limit/rate-limit-storage-gauge.js';
+import { RateLimitModule } from '../../auth/rate-limit/rate-limit.module.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { DeprecatedCallCounter } from '../../deprecation/deprecation.interceptor.js';
 import { OPERATIONS_ROUTES } from '../operations-routes.js';
@@ -29,13 +31,16 @@ export class MetricsModule {
     const served = !config.production || config.metricsToken !== undefined;
     return {
       module: MetricsModule,
+      // The metrics token's failures count against the same per-address budget as API keys'.
+      imports: [RateLimitModule],
       controllers: served ? [MetricsController] : [],
       providers: [
         MetricsService,
         { provide: DeprecatedCallCounter, useExisting: MetricsService },
+        { provide: RateLimitStorageGauge, useExisting: MetricsService },
         ...(served ? [MetricsTokenGuard] : [MetricsClosedWarning]),
       ],
-      exports: [MetricsService, DeprecatedCallCounter],
+      exports: [MetricsService, DeprecatedCallCounter, RateLimitStorageGauge],
     };
   }
 }

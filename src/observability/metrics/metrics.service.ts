@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
+import type { RateLimitStorageGauge, RateLimitStorageKind } from '../../auth/rate-limit/rate-limit-storage-gauge.js';
 import { pgPool } from '../../database/pg-pool.js';
 
 const LATENCY_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -20,7 +21,7 @@ interface RouteSeries {
  * calls by key, the database pool, and the default process metrics.
  */
 @Injectable()
-export class MetricsService implements OnModuleInit {
+export class MetricsService implements OnModuleInit, RateLimitStorageGauge {
   readonly registry = new Registry();
 
   private readonly requests = new Counter({
@@ -42,6 +43,13 @@ export class MetricsService implements OnModuleInit {
     name: 'animal_store_deprecated_calls_total',
     help: 'Calls to deprecated operations, by operation and API key id: who still has to migrate.',
     labelNames: ['operation', 'key_id'],
+    registers: [this.registry],
+  });
+
+  private readonly rateLimitStorage = new Gauge({
+    name: 'animal_store_rate_limit_storage',
+    help: 'Where the rate-limit counters are kept: 1 for the storage in use (redis: shared; memory: this instance only).',
+    labelNames: ['storage'],
     registers: [this.registry],
   });
 
@@ -83,6 +91,11 @@ export class MetricsService implements OnModuleInit {
       series.duration.observe(reply.elapsedTime / 1000);
       done();
     });
+  }
+
+  storageInUse(storage: RateLimitStorageKind): void {
+    this.rateLimitStorage.set({ storage: 'redis' }, storage === 'redis' ? 1 : 0);
+    this.rateLimitStorage.set({ storage: 'memory' }, storage === 'memory' ? 1 : 0);
   }
 
   recordDeprecatedCall(operation: string, keyId: string): void {

@@ -1,0 +1,32 @@
+import { loadConfig } from '../../config/app-config.js';
+import { AuthFailureLimiter, MAX_BLOCKED_ADDRESSES } from './auth-failure-limiter.js';
+import { MAX_RATE_LIMIT_COUNTERS, MemoryRateLimitStorage } from './memory-rate-limit-storage.js';
+
+const ADDRESSES = 1_000_000;
+
+/** The n-th of `ADDRESSES` distinct client addresses: IPv4 for even n, IPv6 (each in its own /64) for odd n. */
+const address = (n: number) =>
+  n % 2 === 0
+    ? `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`
+    : `2001:db8:${(n >> 16).toString(16)}:${(n & 0xffff).toString(16)}::1`;
+
+describe('AuthFailureLimiter under address rotation', () => {
+  it(`holds at most the capped number of counters for ${ADDRESSES.toLocaleString('en')} distinct addresses`, async () => {
+    const storage = new MemoryRateLimitStorage();
+    const limiter = new AuthFailureLimiter(storage, { ...loadConfig({}), authFailureLimitPerMinute: 1 });
+    let blocked = 0;
+    for (let n = 0; n < ADDRESSES; n += 1) {
+      // Every tenth address goes over its budget of 1, so the blocked addresses are bounded too.
+      const failures = n % 10 === 0 ? 2 : 1;
+      for (let failure = 0; failure < failures; failure += 1) {
+        await limiter.recordFailure(address(n)).catch(() => (blocked += 1));
+      }
+    }
+    expect(blocked).toBe(ADDRESSES / 10);
+    expect(storage.size).toBeLessThanOrEqual(MAX_RATE_LIMIT_COUNTERS);
+    expect(storage.size).toBe(MAX_RATE_LIMIT_COUNTERS);
+    expect(limiter.blockedCount).toBeLessThanOrEqual(MAX_BLOCKED_ADDRESSES);
+    // The most recent addresses are the ones still counted.
+    expect(limiter.isBlocked(address(ADDRESSES - 10))).toBe(true);
+  }, 120_000);
+});

@@ -1,0 +1,144 @@
+import { expect } from '@jest/globals';
+import autocannon from 'autocannon';
+import { connect, Socket } from 'node:net';
+import { ensureBuilt } from './support/built-service.js';
+import { ServiceProcess, startService } from './support/service-process.js';
+import { createTestDatabase, TestDatabase } from './support/test-database.js';
+
+const KEY = 'keyless-traffic-test-key-0123456789';
+const SLOW_UPLOADS = 1_000;
+const FLOOD_CONNECTIONS = 300;
+const FLOOD_SECONDS = 5;
+const KEYED_CLIENTS = 4;
+/** A request that has not answered by then has failed: far above what any answer here should take. */
+const ANSWER_BOUND_MS = 10_000;
+
+/** One request; its status and how long it took, in ms. */
+async function timed(origin: string, path: string, headers: Record<string, string> = {}) {
+  const started = performance.now();
+  const response = await fetch(`${origin}${path}`, { headers, signal: AbortSignal.timeout(ANSWER_BOUND_MS) });
+  await response.arrayBuffer();
+  return { status: response.status, ms: Math.round(performance.now() - started) };
+}
+
+/** A keyless create that sends its headers and one byte of its 100-byte body, then nothing. */
+function openSlowUpload(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(
+        'POST /v1/pets HTTP/1.1\r\nHost: service\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
+        (error) => (error ? reject(error) : resolve(socket)),
+      );
+    });
+    socket.on('error', reject);
+  });
+}
+
+beforeAll(() => ensureBuilt(), 300_000);
+
+/**
+ * Clients without a key must not take the service away from those with one: the built service as a child process
+ * (production mode, default limits: in-flight 256, 30 failed authentications a minute), against a real database.
+ * Prints what it measured.
+ */
+describe('keyless traffic does not starve probes or keyed requests', () => {
+  let database: TestDatabase;
+  let service: ServiceProcess;
+  const keyed = { authorization: `Bearer ${KEY}` };
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    service = await startService({
+      NODE_ENV: 'production',
+      MIGRATIONS_RUN: 'true',
+      CURSOR_SECRET: 'keyless-traffic-test-cursor-secret-0123456789',
+      DATABASE_URL: database.url,
+      API_KEYS: KEY,
+      LOG_LEVEL: 'warn',
+      SHUTDOWN_DRAIN_DELAY_MS: '0',
+      // As in every e2e spec (test/support/test-app.ts): the event loop's delay measures how busy the shared test
+      // machine is (a full parallel run starves this process for seconds), not the service. The in-flight bound,
+      // what keyless traffic used to exhaust, stays at its default.
+      LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS: '0',
+    });
+  }, 300_000);
+
+  afterAll(async () => {
+    service?.kill('SIGKILL');
+    await service?.exited;
+    await database?.drop();
+  });
+
+  it(`with ${SLOW_UPLOADS} keyless slow uploads open, the probes and a keyed list answer 200`, async () => {
+    const port = Number(new URL(service.origin).port);
+    const sockets: Socket[] = [];
+    try {
+      // In batches, so that the listen backlog never overflows.
+      for (let opened = 0; opened < SLOW_UPLOADS; opened += 100) {
+        sockets.push(...(await Promise.all(Array.from({ length: 100 }, () => openSlowUpload(port)))));
+      }
+      // Every upload has been read up to its body by now: the service answers requests in the order they came.
+      const live = await timed(service.origin, '/health/live');
+      const ready = await timed(service.origin, '/health/ready');
+      const list = await timed(service.origin, '/v1/pets', keyed);
+      console.log(
+        `with ${sockets.length} slow uploads open: /health/live ${live.status} in ${live.ms} ms, ` +
+          `/health/ready ${ready.status} in ${ready.ms} ms, keyed GET /v1/pets ${list.status} in ${list.ms} ms`,
+      );
+      expect([live.status, ready.status, list.status]).toEqual([200, 200, 200]);
+      expect(sockets.filter((socket) => socket.destroyed)).toHaveLength(0);
+    } finally {
+      sockets.forEach((socket) => socket.destroy());
+    }
+  }, 120_000);
+
+  it(`during a keyless flood of /health/ready at ${FLOOD_CONNECTIONS} connections no keyed request gets 503`, async () => {
+    const flood = autocannon({
+      url: `${service.origin}/health/ready`,
+      connections: FLOOD_CONNECTIONS,
+      duration: FLOOD_SECONDS,
+    });
+    const statuses: number[] = [];
+    const times: number[] = [];
+    const deadline = Date.now() + FLOOD_SECONDS * 1_000 - 500;
+    // A few keyed clients, each one list at a time, until the flood ends.
+    const keyedClient = async () => {
+      while (Date.now() < deadline && statuses.length < 500) {
+        const { status, ms } = await timed(service.origin, '/v1/pets', keyed);
+        statuses.push(status);
+        times.push(ms);
+      }
+    };
+    await Promise.all(Array.from({ length: KEYED_CLIENTS }, keyedClient));
+    times.sort((a, b) => a - b);
+    const result = await flood;
+    const counts = statuses.reduce<Record<number, number>>(
+      (byStatus, status) => ({ ...byStatus, [status]: (byStatus[status] ?? 0) + 1 }),
+      {},
+    );
+    console.log(
+      `/health/ready flood at ${FLOOD_CONNECTIONS} connections: ${result.requests.total} probes ` +
+        `(${result.non2xx} not 2xx, ${result.errors} errors); ${KEYED_CLIENTS} keyed clients' requests meanwhile by status: ${JSON.stringify(counts)}, ` +
+        `median ${times[times.length >> 1]} ms, slowest ${times[times.length - 1]} ms`,
+    );
+    expect(statuses.length).toBeGreaterThan(0);
+    expect(counts[503] ?? 0).toBe(0);
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    expect(result.non2xx).toBe(0);
+  }, 60_000);
+
+  it('after 31 wrong keys from an address (budget 30), wrong keys get 429 and a valid key from it 200', async () => {
+    const wrong = (i: number) => ({ authorization: `Bearer pet_${String(i).padStart(32, 'x')}` });
+    const statuses: number[] = [];
+    for (let i = 0; i < 31; i += 1) statuses.push((await timed(service.origin, '/v1/pets', wrong(i))).status);
+    const another = await timed(service.origin, '/v1/pets', wrong(99));
+    const valid = await timed(service.origin, '/v1/pets', keyed);
+    console.log(
+      `31 wrong keys: ${statuses.filter((status) => status === 401).length} x 401, then ` +
+        `${statuses.slice(30).join(', ')}; a 32nd wrong key ${another.status}; a valid key ${valid.status} in ${valid.ms} ms`,
+    );
+    expect(statuses).toEqual([...Array<number>(30).fill(401), 429]);
+    expect(another.status).toBe(429);
+    expect(valid.status).toBe(200);
+  });
+});
