@@ -1,18 +1,36 @@
 # Build with the dev dependencies, run with the production ones only.
-FROM node:24-slim AS build
+# The base image: override it (`--build-arg NODE_IMAGE=…`) to build from a mirror or registry of your own.
+ARG NODE_IMAGE=node:24-slim
+
+FROM ${NODE_IMAGE} AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci
+# Behind a TLS-intercepting proxy, npm trusts the proxy's CA bundle given as the optional build secret `npm-ca`
+# (docs/operating.md, "Building behind a TLS-intercepting proxy"); an ordinary build needs nothing.
+RUN --mount=type=secret,id=npm-ca,required=false \
+    --mount=type=cache,target=/root/.npm,sharing=locked \
+    if [ -s /run/secrets/npm-ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm-ca; fi \
+    && npm ci --no-audit --no-fund
+
+FROM dependencies AS build
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY src ./src
-RUN npm run build
+COPY migrations ./migrations
+# Source maps and the incremental-build state serve development only.
+RUN npm run build && find dist \( -name '*.map' -o -name '.tsbuildinfo*' \) -delete
 
-FROM node:24-slim AS production-dependencies
+FROM ${NODE_IMAGE} AS production-dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev && npm cache clean --force
+# Optional dependencies are left out: the embedded PostgreSQL's binaries (an instance with DATABASE_URL never loads
+# them), and packages only dev dependencies need (which `npm ls --omit=dev` would call extraneous).
+RUN --mount=type=secret,id=npm-ca,required=false \
+    --mount=type=cache,target=/root/.npm,sharing=locked \
+    if [ -s /run/secrets/npm-ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm-ca; fi \
+    && npm ci --omit=dev --omit=optional --no-audit --no-fund \
+    && find node_modules -name '*.map' -delete
 
-FROM node:24-slim
+FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000
@@ -24,6 +42,6 @@ COPY --from=build /app/dist ./dist
 USER node
 EXPOSE 3000
 # node:24-slim has no curl; Node's fetch probes readiness (database reachable, migrations applied).
-HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+HEALTHCHECK --interval=5s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + process.env.PORT + '/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "dist/main.js"]
+CMD ["node", "dist/src/main.js"]

@@ -27,7 +27,7 @@ const TRANSFORMED_PACKAGES = JEST_REQUIRES_ESM
 export default {
   moduleFileExtensions: ['js', 'json', 'ts'],
   rootDir: '.',
-  roots: ['<rootDir>/src', '<rootDir>/test'],
+  roots: ['<rootDir>/src', '<rootDir>/migrations', '<rootDir>/test'],
   testRegex: '\\.(e2e-)?spec\\.ts$',
   extensionsToTreatAsEsm: ['.ts'],
   // Sources import './x.js' as Node's ESM resolution requires; jest resolves the .ts file.
@@ -52,6 +52,6 @@ export default {
   workerIdleMemoryLimit: '1MB',
   // Two workers keep both cores busy (the default is one fewer than the cores).
   maxWorkers: 2,
-  collectCoverageFrom: ['src/**/*.ts'],
+  collectCoverageFrom: ['src/**/*.ts', 'migrations/**/*.ts'],
   coverageDirectory: './coverage',
 };

@@ -6,7 +6,7 @@ import { DataSource, DataSourceOptions } from 'typeorm';
 import { freePort } from './server-process.js';
 
 /** The built service, imported at run time: the benchmark measures what `npm run build` produced. */
-const built = (path: string) => new URL(`../../dist/${path}`, import.meta.url).href;
+const built = (path: string) => new URL(`../../dist/src/${path}`, import.meta.url).href;
 
 interface EmbeddedDatabase {
   url: string;

@@ -61,7 +61,7 @@ const settings = {
  * authenticates through its database-backed key store, as it does in production.
  */
 async function issueDatabaseKey(node: NodeRuntime, databaseUrl: string): Promise<string> {
-  const cli = join(root, 'dist', 'cli', 'apikey.js');
+  const cli = join(root, 'dist', 'src', 'cli', 'apikey.js');
   const { stdout } = await promisify(execFile)(node.path, [cli, 'create', 'bench'], {
     env: { ...process.env, DATABASE_URL: databaseUrl },
   });
@@ -218,7 +218,7 @@ async function main(): Promise<number> {
     startups.push(service.startupMs);
     const startupWarmMs = median(startups);
     console.log(
-      `start-up of node dist/main.js, PostgreSQL running: ${startupWarmMs.toFixed(0)} ms (median of ${startups.length})`,
+      `start-up of node dist/src/main.js, PostgreSQL running: ${startupWarmMs.toFixed(0)} ms (median of ${startups.length})`,
     );
 
     const scaleUrl = `${service.origin}/v1/pets?limit=100&status=available`;
@@ -289,7 +289,7 @@ async function main(): Promise<number> {
       .map((name) => ({ name, rows: ratios(summaries, name, 'ceiling') }));
 
     // Cold: a fresh DATA_DIR, so the embedded PostgreSQL is created, started and migrated.
-    const coldNodeMs = await coldStart(node, node.path, [join(root, 'dist', 'main.js')], logDir, 'cold-node');
+    const coldNodeMs = await coldStart(node, node.path, [join(root, 'dist', 'src', 'main.js')], logDir, 'cold-node');
     // `npm start` builds again first: only the full run pays for that.
     const coldNpmStartMs = quick ? null : await coldStart(node, 'npm', ['start'], logDir, 'cold-npm-start');
 
@@ -323,10 +323,10 @@ async function main(): Promise<number> {
       `\nlist latency, status filter, limit 100: ${scale.map((s) => `${s.medianMs.toFixed(2)} ms at ${s.rows} rows`).join(', ')}; ratio ${scaleRatio.toFixed(2)}`,
     );
     console.log(
-      `start-up to first successful request: node dist/main.js with PostgreSQL running ${startupWarmMs.toFixed(0)} ms;`,
+      `start-up to first successful request: node dist/src/main.js with PostgreSQL running ${startupWarmMs.toFixed(0)} ms;`,
     );
     console.log(
-      `  node dist/main.js with a cold embedded PostgreSQL ${coldNodeMs.toFixed(0)} ms; npm start (build included) with a cold embedded PostgreSQL ${coldNpmStartMs === null ? 'not measured with --quick' : `${coldNpmStartMs.toFixed(0)} ms`}`,
+      `  node dist/src/main.js with a cold embedded PostgreSQL ${coldNodeMs.toFixed(0)} ms; npm start (build included) with a cold embedded PostgreSQL ${coldNpmStartMs === null ? 'not measured with --quick' : `${coldNpmStartMs.toFixed(0)} ms`}`,
     );
 
     const resultsDir = fileURLToPath(new URL('../results/', import.meta.url));

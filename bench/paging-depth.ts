@@ -2,7 +2,7 @@
  * Does a page deep in the table cost what the first page costs?
  *
  * Seeds 1,000,000 animals into a real PostgreSQL, runs the built service
- * (`node dist/main.js`, production settings) against it, and measures the
+ * (`node dist/src/main.js`, production settings) against it, and measures the
  * median latency of the first page and of a page near the end of the table,
  * interleaved in one run, for `GET /v1/pets` with and without a status filter.
  * Prints the deep / first ratio and the EXPLAIN plans of the deep queries.
@@ -22,7 +22,7 @@ import { startBenchDatabase } from './bench-database.js';
 import { startService } from './server-process.js';
 
 /** The built service, imported at run time: the benchmark measures what `npm run build` produced. */
-const built = (path: string) => new URL(`../../dist/${path}`, import.meta.url).href;
+const built = (path: string) => new URL(`../../dist/src/${path}`, import.meta.url).href;
 
 type Status = 'available' | 'pending' | 'sold';
 interface CursorCodec {

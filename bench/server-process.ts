@@ -172,7 +172,7 @@ export interface ServiceOptions extends Pick<SpawnOptions, 'logFile' | 'ipc'> {
   apiKey: string;
   /** Added to (or replacing) `serviceEnv`. */
   env?: Record<string, string>;
-  /** Node options before dist/main.js, e.g. `--import` of a preloaded module. */
+  /** Node options before dist/src/main.js, e.g. `--import` of a preloaded module. */
   nodeArgs?: string[];
   /** The node binary; this process's by default. */
   node?: string;
@@ -180,10 +180,10 @@ export interface ServiceOptions extends Pick<SpawnOptions, 'logFile' | 'ipc'> {
 
 export type RunningService = ServerProcess & { origin: string };
 
-/** Runs the build (`node dist/main.js`) on a free port against `databaseUrl`; resolves once it lists animals. */
+/** Runs the build (`node dist/src/main.js`) on a free port against `databaseUrl`; resolves once it lists animals. */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
-  const main = join(root, 'dist', 'main.js');
-  if (!existsSync(main)) throw new Error('dist/main.js is missing: run `npm run build` first');
+  const main = join(root, 'dist', 'src', 'main.js');
+  if (!existsSync(main)) throw new Error('dist/src/main.js is missing: run `npm run build` first');
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const server = await startServer({

@@ -4,11 +4,14 @@ import type { LoggerService, LogLevel } from '@nestjs/common';
 import { Logger } from 'nestjs-pino';
 import { AppModule, ResolvedConfig } from './app.module.js';
 import { APP_CONFIG } from './config/config.module.js';
-import type { AppConfig } from './config/app-config.js';
+import type { AppConfig, EdgeLimitsConfig } from './config/app-config.js';
 import { createOpenApiDocument } from './openapi/openapi-document.js';
 import { serializeResponsesWithDocumentSchemas } from './openapi/response-schemas.js';
 import { setupDocs } from './openapi/setup-docs.js';
-import { handleClientError, handleFrameworkError } from './edge/errors/framework-errors.js';
+import { handleClientError, handleFrameworkError, sendApiError } from './edge/errors/framework-errors.js';
+import { applyConnectionLimits, serverOptions } from './edge/connection-limits.js';
+import { singleValueHeaderCheck } from './edge/single-value-headers.js';
+import { IDEMPOTENCY_KEY_HEADER } from './pets/idempotency/idempotency-key.decorator.js';
 import { registerJsonBodyParser } from './edge/json-body-parser.js';
 import { registerLoadShedding } from './edge/load-shedding.js';
 import { assignRequestId, REQUEST_ID_HEADER } from './edge/request-id.js';
@@ -19,12 +22,22 @@ import { ShutdownState } from './edge/shutdown-state.js';
 import { OPERATIONS_ROUTES } from './observability/operations-routes.js';
 import { withoutControllerHeadings } from './observability/logging/route-lines.js';
 
-/** `trustProxy`: the proxies whose `X-Forwarded-For` gives `request.ip` (TRUST_PROXY); none by default. */
-export function createFastifyAdapter({ trustProxy = [] }: { trustProxy?: string[] } = {}): FastifyAdapter {
+/**
+ * `trustProxy`: the proxies whose `X-Forwarded-For` gives `request.ip` (TRUST_PROXY); none by default.
+ * `edgeLimits`: the time limits and the connection cap of the HTTP server (src/edge/connection-limits.ts).
+ */
+export function createFastifyAdapter({
+  trustProxy = [],
+  edgeLimits,
+}: {
+  trustProxy?: string[];
+  edgeLimits: EdgeLimitsConfig;
+}): FastifyAdapter {
   const adapter = new FastifyAdapter({
     // Only these peers' X-Forwarded-For is believed: the per-address failed-authentication budget then counts
     // the client behind the load balancer, while a client that forges the header still counts as itself.
     ...(trustProxy.length > 0 && { trustProxy }),
+    ...serverOptions(edgeLimits),
     bodyLimit: BODY_LIMIT_BYTES,
     frameworkErrors: handleFrameworkError,
     clientErrorHandler: handleClientError,
@@ -33,10 +46,16 @@ export function createFastifyAdapter({ trustProxy = [] }: { trustProxy?: string[
     // `Connection: close`) instead of getting Fastify's own 503 body, which is not our Error shape.
     return503OnClosing: false,
   });
-  // From here on every response, errors included, carries its request id and the security headers.
-  adapter.getInstance().addHook('onRequest', (request, reply, done) => {
+  const fastify = adapter.getInstance();
+  applyConnectionLimits(fastify, edgeLimits);
+  const checkSingleValueHeaders = singleValueHeaderCheck(['Authorization', IDEMPOTENCY_KEY_HEADER]);
+  // From here on every response, errors included, carries its request id, the security headers and no-store.
+  fastify.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
-    setSecurityHeaders(request, reply, done);
+    setSecurityHeaders(request, reply);
+    const refused = checkSingleValueHeaders(request.raw);
+    if (refused !== undefined) return sendApiError(reply, refused);
+    done();
   });
   return adapter;
 }

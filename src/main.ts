@@ -5,6 +5,7 @@ import { createApp } from './app.setup.js';
 import { API_PREFIX, DOCS_PATH } from './edge/http.constants.js';
 import { ConfigError, readConfig } from './config/app-config.js';
 import { EmbeddedPostgresError } from './database/embedded-postgres-error.js';
+import { loadEmbeddedPostgres } from './database/load-embedded-postgres.js';
 import { developmentApiKey, developmentKeyFile } from './auth/development-key.js';
 import { stopGracefullyOnSignals } from './edge/graceful-shutdown.js';
 
@@ -34,7 +35,7 @@ async function bootstrap(): Promise<void> {
   const embedded = config.databaseUrl
     ? null
     : await (
-        await import('./database/embedded-postgres.js')
+        await loadEmbeddedPostgres()
       ).startEmbeddedPostgres({
         dataDir: config.dataDir,
         port: config.embeddedPostgresPort,

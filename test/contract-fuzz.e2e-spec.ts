@@ -15,6 +15,9 @@ import {
   HOSTILE_STRINGS,
 } from './support/fuzz/hostile-values.js';
 import { ApiResponse, auth, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
+import { responseValidatorFor } from './support/openapi-response-validator.js';
+import { exchange, rawRequest } from './support/raw-http.js';
+import { MAX_BODY_DEPTH } from '../src/edge/json-body-parser.js';
 
 const BODY_LIMIT_BYTES = 16 * 1024;
 /** Node's limit on the request line and headers together. */
@@ -342,6 +345,48 @@ describe('contract fuzzing (e2e)', () => {
         everyCaseAnd(examples),
       );
     });
+    it(`answers a body nested to any depth with 400, naming the depth past ${MAX_BODY_DEPTH}, and stores nothing`, async () => {
+      const newPet = contract.requestBodySchema('createPet');
+      const fields = [...Object.keys(newPet.properties!), 'extra'];
+      const nesting = fc.record({
+        depth: fc.oneof(fc.integer({ min: 2, max: MAX_BODY_DEPTH + 2 }), fc.integer({ min: 2, max: 9_000 })),
+        kinds: fc.constantFrom('arrays', 'objects', 'mixed'),
+        field: fc.constantFrom(...fields),
+      });
+      /** `{..., field: <depth - 1 levels>}`: the outer object is level 1. */
+      const nestedBody = ({ depth, kinds, field }: { depth: number; kinds: string; field: string }) => {
+        const levels = Array.from({ length: depth - 1 }, (_, level) =>
+          kinds === 'arrays' || (kinds === 'mixed' && level % 2 === 0) ? ['[', ']'] : ['{"k":', '}'],
+        );
+        const inner = `${levels.map(([open]) => open).join('')}1${levels
+          .map(([, close]) => close)
+          .reverse()
+          .join('')}`;
+        const others = Object.entries({ name: 'Deep', categoryId: 1 }).filter(([name]) => name !== field);
+        return `{${[...others.map(([n, v]) => `${JSON.stringify(n)}:${JSON.stringify(v)}`), `"${field}":${inner}`].join(',')}}`;
+      };
+      await fc.assert(
+        fc.asyncProperty(nesting, async (shape) => {
+          const text = nestedBody(shape);
+          const before = await countPets();
+          const response = await post<ErrorBody>(text);
+
+          const what = `${shape.kinds} ${shape.depth} deep in ${shape.field}`;
+          if (Buffer.byteLength(text) > BODY_LIMIT_BYTES) expectError(response, 413, what);
+          else {
+            expectError(response, 400, what);
+            expect(response.body.code).toBe(shape.depth > MAX_BODY_DEPTH ? 'invalid_json' : 'validation_failed');
+          }
+          expect(await countPets()).toBe(before);
+        }),
+        everyCaseAnd(
+          [MAX_BODY_DEPTH, MAX_BODY_DEPTH + 1, 2_000, 5_000].map((depth) => [
+            { depth, kinds: 'arrays', field: depth === 5_000 ? 'name' : 'extra' },
+          ]),
+        ),
+      );
+    });
+
     it('answers raw bytes in a name by the UTF-8 they are (or are not)', async () => {
       const bytes = fc.oneof(
         fc.uint8Array({ minLength: 1, maxLength: 12 }),
@@ -462,6 +507,45 @@ describe('contract fuzzing (e2e)', () => {
           ),
         ),
       );
+    });
+
+    it('refuses a repeated Host, Authorization or Idempotency-Key with 400, whatever the values', async () => {
+      const operations = contract.operations();
+      const validator = await responseValidatorFor(t.origin);
+      const headerValue = fc.oneof(fc.constant(TEST_KEY), fc.stringMatching(/^[!-~]{1,40}$/));
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...operations),
+          fc.constantFrom('Host', 'Authorization', 'Idempotency-Key'),
+          fc.tuple(headerValue, headerValue),
+          fc.constantFrom(...['lower', 'same', 'upper']),
+          async (operation, header, [first, second], letterCase) => {
+            const path = `${contract.basePath}${operation.path.replace(/\{[^}]+\}/g, '1')}`;
+            const value = (raw: string) => (header === 'Authorization' ? `Bearer ${raw}` : raw);
+            const repeatedName =
+              letterCase === 'lower' ? header.toLowerCase() : letterCase === 'upper' ? header.toUpperCase() : header;
+            const headers: [string, string][] = [
+              ...(header === 'Host' ? [] : ([['Host', 'animal-store.test']] as [string, string][])),
+              ...(header === 'Authorization' ? [] : ([['Authorization', `Bearer ${TEST_KEY}`]] as [string, string][])),
+              [header, value(first)],
+              ['Content-Type', 'application/json'],
+              [repeatedName, value(second)],
+            ];
+            const body = operation.method === 'POST' ? JSON.stringify({ name: 'Twice', categoryId: 1 }) : '';
+            const response = await exchange(t.origin, rawRequest(operation.method, path, headers, body));
+            const what = `${operation.operationId} with ${header} twice (${letterCase})`;
+            if (!response) throw new Error(`${what}: no answer`);
+            // The response as the document describes it; the request is one the document cannot express.
+            validator.validate(operation.method, new URL(`${t.origin}${path}`), response);
+            expectError(response, 400, what);
+            expect((response.body as ErrorBody).message).toBe(
+              `The request carries more than one ${header} header; send it once.`,
+            );
+          },
+        ),
+        settings.parameters(),
+      );
+      expect((await t.sql.query(`SELECT 1 FROM pets WHERE name = 'Twice'`)).rowCount).toBe(0);
     });
 
     it('answers an undocumented method on a documented path with 405 and Allow', async () => {

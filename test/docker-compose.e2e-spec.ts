@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 
@@ -6,94 +7,132 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const read = (file: string) => readFile(`${ROOT}/${file}`, 'utf8');
 
 interface Service {
+  extends?: { file: string; service: string };
   build?: unknown;
   image?: string;
+  user?: string;
+  entrypoint?: string[];
   command?: string[];
   environment?: Record<string, string | number>;
   ports?: unknown[];
-  volumes?: unknown[];
+  volumes?: string[];
   depends_on?: Record<string, { condition: string }>;
   healthcheck?: { test: string[] };
   restart?: string;
+  networks?: unknown;
+  stop_grace_period?: string;
+}
+
+/** A compose file's services with `extends` resolved as compose does (maps merged, lists concatenated). */
+async function services(file: string): Promise<Record<string, Service>> {
+  const { services: declared } = parse(await read(file)) as { services: Record<string, Service> };
+  const resolved: Record<string, Service> = {};
+  for (const [name, service] of Object.entries(declared)) {
+    if (!service.extends) {
+      resolved[name] = service;
+      continue;
+    }
+    const base = (await services(join(dirname(file), service.extends.file)))[service.extends.service];
+    const { extends: _, ...own } = service;
+    resolved[name] = {
+      ...base,
+      ...own,
+      environment: { ...base.environment, ...own.environment },
+      volumes: [...(base.volumes ?? []), ...(own.volumes ?? [])],
+    };
+  }
+  return resolved;
 }
 
 /**
- * No Docker engine runs here, so the compose file is checked by docker-compose
- * itself (`config -q`, in test/system/) and its wiring is asserted on the parsed
- * YAML; the Dockerfile is checked for what the image must do.
+ * Checked on paper here (`npm test` needs no Docker): the wiring of the compose files and what the Dockerfile must
+ * do. `npm run test:docker` runs them on a real engine (test/docker/).
  */
 describe('docker-compose.yml', () => {
-  let services: Record<string, Service>;
+  let compose: Record<string, Service>;
   let volumes: Record<string, unknown>;
 
   beforeAll(async () => {
-    ({ services, volumes } = parse(await read('docker-compose.yml')) as {
-      services: typeof services;
-      volumes: typeof volumes;
-    });
+    compose = await services('docker-compose.yml');
+    ({ volumes } = parse(await read('docker-compose.yml')) as { volumes: typeof volumes });
   });
 
-  it('runs db, then the migrations once, then the API', () => {
-    expect(Object.keys(services).sort()).toEqual(['api', 'db', 'migrate']);
+  it('generates the secrets, then runs db, then the migrations once, then the API', () => {
+    expect(Object.keys(compose).sort()).toEqual(['api', 'db', 'migrate', 'secrets']);
 
-    const { db, migrate, api } = services;
-    expect(db.image).toBe('postgres:18');
-    expect(db.volumes).toEqual(['db-data:/var/lib/postgresql']);
-    expect(volumes).toHaveProperty('db-data');
+    const { secrets, db, migrate, api } = compose;
+    expect(secrets.restart).toBe('no');
+    expect(db.image).toBe('${POSTGRES_IMAGE:-postgres:18}');
+    expect(db.volumes).toEqual(['db-data:/var/lib/postgresql', 'secrets:/run/animal-store:ro']);
+    expect(Object.keys(volumes).sort()).toEqual(['db-data', 'secrets']);
     expect(db.healthcheck?.test.join(' ')).toMatch(/pg_isready/);
+    expect(db.depends_on).toEqual({ secrets: { condition: 'service_completed_successfully' } });
 
-    expect(migrate.build).toBe('.');
+    for (const service of [secrets, migrate, api]) expect(service.image).toBe('animal-store:local');
     expect(migrate.command).toEqual(['npm', 'run', 'migration:run']);
     expect(migrate.depends_on).toEqual({ db: { condition: 'service_healthy' } });
     expect(migrate.restart).toBe('no');
 
-    expect(api.image).toBe(migrate.image);
     expect(api.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' } });
-    expect(api.ports).toEqual(['3000:3000']);
+    expect(api.command).toEqual(['node', 'dist/src/main.js']);
+    expect(api.ports).toEqual(['${PORT:-3000}:3000']);
     expect(api.restart).toBe('unless-stopped');
-    expect(api.healthcheck?.test.join(' ')).toContain('/health/ready');
     expect(api.environment).toMatchObject({ HOST: '0.0.0.0', PORT: 3000, MIGRATIONS_RUN: 'false' });
-    for (const service of [migrate, api]) {
-      expect(service.environment?.DATABASE_URL).toBe(
-        'postgres://animal_store:${POSTGRES_PASSWORD:-example-password}@db:5432/animal_store',
-      );
-    }
   });
 
-  it('holds no secret but the example database password', () => {
-    for (const [name, service] of Object.entries(services)) {
+  it('writes no secret: they are generated into the secrets volume, which db, migrate and api read', async () => {
+    const { secrets, db, migrate, api } = compose;
+    expect(secrets.volumes).toEqual(['secrets:/run/animal-store']);
+    expect(db.environment?.POSTGRES_PASSWORD_FILE).toBe('/run/animal-store/postgres-password');
+    for (const service of [migrate, api]) {
+      expect(service.volumes).toEqual(['secrets:/run/animal-store:ro']);
+      expect(service.entrypoint?.join(' ')).toContain('DATABASE_URL=');
+    }
+    for (const [name, service] of Object.entries(compose)) {
       for (const [variable, value] of Object.entries(service.environment ?? {})) {
-        const text = String(value);
         if (/PASSWORD|SECRET|TOKEN|KEYS?$/.test(variable)) {
-          // Either taken from the operator's environment, or an obvious example.
-          expect({ name, variable, ok: /^\$\{[A-Z_]+:-(example-[a-z-]*)?\}$/.test(text) }).toEqual({
+          // Only from the operator's environment (empty by default), or a generated file.
+          expect({ name, variable, ok: /^\$\{[A-Z_]+:-\}$|^\/run\/animal-store\//.test(String(value)) }).toEqual({
             name,
             variable,
             ok: true,
           });
         }
-        const password = /^postgres:\/\/[^:]+:([^@]+)@/.exec(text)?.[1];
-        if (password !== undefined) expect(password).toBe('${POSTGRES_PASSWORD:-example-password}');
       }
+    }
+    for (const file of ['docker-compose.yml', 'docker-compose.fleet.yml', 'compose/services.yml']) {
+      expect({ file, example: /example-|change-me/.test(await read(file)) }).toEqual({ file, example: false });
     }
   });
 });
 
 describe('docker-compose.fleet.yml', () => {
-  let services: Record<string, Service & { extends?: { file: string; service: string }; networks?: unknown }>;
+  let fleet: Record<string, Service>;
+  let single: Record<string, Service>;
   let haproxy: string;
   beforeAll(async () => {
-    ({ services } = parse(await read('docker-compose.fleet.yml')) as { services: typeof services });
+    fleet = await services('docker-compose.fleet.yml');
+    single = await services('docker-compose.yml');
     haproxy = await read('compose/haproxy.cfg');
   });
 
   it('runs the replicas behind HAProxy, which health-checks readiness and retries only safe requests', () => {
-    expect(Object.keys(services).sort()).toEqual(['api', 'db', 'lb', 'migrate', 'redis']);
-    const { api, lb, migrate } = services;
-    expect(services.db.extends).toEqual({ file: 'docker-compose.yml', service: 'db' });
-    expect(migrate.command).toEqual(['npm', 'run', 'migration:run']);
+    expect(Object.keys(fleet).sort()).toEqual(['api', 'db', 'lb', 'migrate', 'redis', 'secrets']);
+    const { api, lb } = fleet;
+    // The same database, secrets and image as docker-compose.yml: every replica reads the same generated secrets.
+    for (const name of ['secrets', 'db', 'migrate'] as const) {
+      expect({ name, ...fleet[name], networks: undefined, depends_on: undefined }).toEqual({
+        name,
+        ...single[name],
+        networks: undefined,
+        depends_on: undefined,
+      });
+    }
+    expect(api.entrypoint).toEqual(single.api.entrypoint);
+    expect(api.volumes).toEqual(single.api.volumes);
     expect(api.ports).toBeUndefined();
-    expect(lb.ports).toEqual(['3000:80']);
+    expect(lb.image).toBe('${HAPROXY_IMAGE:-haproxy:2.6}');
+    expect(lb.ports).toEqual(['${PORT:-3000}:80']);
     expect(api.environment).toMatchObject({ MIGRATIONS_RUN: 'false', REDIS_URL: 'redis://redis:6379', PORT: 3000 });
     expect(haproxy).toMatch(/^\s*option httpchk GET \/health\/ready$/m);
     expect(haproxy).toMatch(new RegExp(`server-template api \\d+ api:${api.environment!.PORT} check`));
@@ -101,10 +140,10 @@ describe('docker-compose.fleet.yml', () => {
   });
 
   it('drains longer than HAProxy takes to mark a replica down, and stops only after the drain and grace period', () => {
-    const { api, lb } = services;
+    const { api, lb } = fleet;
     const [, inter, fall] = /default-server inter (\d+)s fall (\d+)/.exec(haproxy)!.map(Number);
     expect(Number(api.environment!.SHUTDOWN_DRAIN_DELAY_MS)).toBeGreaterThanOrEqual(inter * fall * 1000);
-    const stopGraceMs = Number(/^(\d+)s$/.exec((api as { stop_grace_period?: string }).stop_grace_period!)![1]) * 1000;
+    const stopGraceMs = Number(/^(\d+)s$/.exec(api.stop_grace_period!)![1]) * 1000;
     expect(stopGraceMs).toBeGreaterThan(
       Number(api.environment!.SHUTDOWN_DRAIN_DELAY_MS) + Number(api.environment!.SHUTDOWN_GRACE_MS),
     );
@@ -120,19 +159,26 @@ describe('Dockerfile', () => {
     dockerfile = await read('Dockerfile');
   });
 
-  it('builds with dev dependencies and runs with production ones only, on Node 24 (LTS) slim', () => {
+  it('builds with dev dependencies and runs with production ones only, on Node 24 (LTS) slim by default', () => {
+    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24-slim$/m);
     const stages = dockerfile.match(/^FROM .+$/gm) ?? [];
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    for (const stage of stages) expect(stage).toMatch(/^FROM node:24-slim\b/);
-    expect(dockerfile).toMatch(/^RUN npm ci --omit=dev/m);
-    expect(dockerfile).toMatch(/^RUN npm run build$/m);
+    for (const stage of stages) expect(stage).toMatch(/^FROM (\$\{NODE_IMAGE\}|dependencies)( |$)/);
+    expect(dockerfile).toMatch(/npm ci --omit=dev/);
+    expect(dockerfile).toMatch(/^RUN npm run build\b/m);
   });
 
-  it('runs node dist/main.js in production as a non-root user, with a readiness health check', () => {
+  it('trusts a CA bundle for npm only when given one, as an optional build secret', () => {
+    const installs = dockerfile.match(/^RUN [^\n]*(\\\n[^\n]*)*npm ci\b.*$/gm) ?? [];
+    expect(installs).toHaveLength(2);
+    for (const install of installs) expect(install).toContain('--mount=type=secret,id=npm-ca,required=false');
+  });
+
+  it('runs node dist/src/main.js in production as a non-root user, with a readiness health check', () => {
     const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
     expect(runtime).toMatch(/^ENV NODE_ENV=production/m);
     expect(runtime).toMatch(/^USER node$/m);
-    expect(runtime).toMatch(/^CMD \["node", "dist\/main.js"\]$/m);
+    expect(runtime).toMatch(/^CMD \["node", "dist\/src\/main.js"\]$/m);
     expect(runtime).toMatch(/^HEALTHCHECK [\s\S]*\/health\/ready/m);
   });
 

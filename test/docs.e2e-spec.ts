@@ -46,6 +46,12 @@ describe('API documentation routes', () => {
     expect(init.text).toContain('"operationId": "listPets"');
   });
 
+  it('gives the UI one address: /docs/ redirects to it, relatively, so that a proxy prefix stays', async () => {
+    const slash = await fetch(`${t.origin}/docs/?deepLink=1`, { redirect: 'manual' });
+    expect(slash.status).toBe(301);
+    expect(slash.headers.get('location')).toBe('../docs?deepLink=1');
+  });
+
   it('keeps the API itself protected and out of the docs prefix', async () => {
     expect((await request(t.origin, '/v1/pets')).status).toBe(401);
     expect((await request(t.origin, '/v1/docs-json', { headers: auth() })).body).toMatchObject({
@@ -113,7 +119,7 @@ describe('servers in the served document', () => {
       expect(document.servers!.map((server) => server.url)).toEqual([
         'https://pets.example.org/v1',
         'https://staging.pets.example.org/v1',
-        '/v1',
+        'v1',
       ]);
     } finally {
       await t.close();

@@ -2,9 +2,7 @@ import { startEmbeddedServer } from './support/database-server.js';
 import { pollUntil } from './support/poll.js';
 import { auth, request, startTestApp, TestApp } from './support/test-app.js';
 import { ShutdownState } from '../src/edge/shutdown-state.js';
-import { readdirSync } from 'node:fs';
-
-const MIGRATION_FILES = readdirSync('src/database/migrations').filter((file) => file.endsWith('.ts'));
+import { MIGRATIONS } from '../migrations/index.js';
 
 const serviceUnavailable = {
   code: 'service_unavailable',
@@ -50,7 +48,7 @@ describe('health probes', () => {
       details: {
         shutdown: { status: 'up' },
         database: { status: 'up' },
-        migrations: { status: 'up', applied: MIGRATION_FILES.length },
+        migrations: { status: 'up', applied: MIGRATIONS.length },
       },
     });
 

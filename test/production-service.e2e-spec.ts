@@ -46,7 +46,7 @@ async function startStuckRequest(origin: string): Promise<Socket> {
 beforeAll(() => ensureBuilt(), 300_000);
 
 /**
- * The service as it ships: `npm run build`, then `node dist/main.js` in
+ * The service as it ships: `npm run build`, then `node dist/src/main.js` in
  * production mode as a child process against a real database. Its stdout is
  * the log under test; the last test stops it with SIGTERM mid-burst.
  */

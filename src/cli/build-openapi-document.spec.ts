@@ -39,7 +39,7 @@ describe('OpenAPI document', () => {
     expect(document.servers!.map((server) => server.url)).toEqual([
       'https://api.example.com/v1',
       'https://staging-api.example.com/v1',
-      '/v1',
+      'v1',
     ]);
     expect(Object.keys(document.paths).sort()).toEqual(['/pets', '/pets/{petId}']);
   });
@@ -56,8 +56,9 @@ describe('OpenAPI document', () => {
     expect(getPet.description).toContain('5 December 2030');
     expect(getPet.description).toContain('`GET /pets` with the `status` filter');
     const rateLimit = Object.values(RATE_LIMIT_HEADERS);
-    expect(Object.keys(response(getPet, 200).headers!)).toEqual(['Deprecation', 'Sunset', 'Link', ...rateLimit]);
-    expect(Object.keys(response(getPet, 404).headers!)).toEqual(['Deprecation', 'Sunset', 'Link', ...rateLimit]);
+    const headers = ['Deprecation', 'Sunset', 'Link', ...rateLimit, 'Cache-Control'];
+    expect(Object.keys(response(getPet, 200).headers!)).toEqual(headers);
+    expect(Object.keys(response(getPet, 404).headers!)).toEqual(headers);
   });
 
   it('applies one http bearer scheme to every operation', () => {
@@ -145,8 +146,8 @@ describe('OpenAPI document', () => {
     expect(new RegExp(IDEMPOTENCY_KEY_PATTERN).test(' ')).toBe(false);
   });
 
-  // The per-key budget's headers are on every response once the key is accepted; 401, 413 and 415 are answered
-  // before that, 429 always carries them. test/support/openapi-response-validator.ts checks the live responses.
+  // The per-key budget's headers are on every response once the key is accepted; 401, 408, 413 and 415 are
+  // answered before that, 429 always carries them. test/support/openapi-response-validator.ts checks the live responses.
   it.each([
     ['/pets', 'get'],
     ['/pets', 'post'],
@@ -156,10 +157,25 @@ describe('OpenAPI document', () => {
     for (const [status, declared] of Object.entries(operation(path, method).responses) as [string, ResponseObject][]) {
       const headers = declared.headers ?? {};
       const required = names.map((name) => (headers[name] as { required?: boolean } | undefined)?.required);
-      if (['401', '413', '415'].includes(status))
+      if (['401', '408', '413', '415'].includes(status))
         expect([status, required]).toEqual([status, [undefined, undefined, undefined]]);
       else if (status === '429') expect([status, required]).toEqual([status, [true, true, true]]);
       else expect([status, required]).toEqual([status, [false, false, false]]);
+    }
+  });
+
+  it('declares Cache-Control: no-store, required, on every response of every operation', () => {
+    for (const { responses } of [
+      operation('/pets', 'get'),
+      operation('/pets', 'post'),
+      operation('/pets/{petId}', 'get'),
+    ]) {
+      for (const [status, declared] of Object.entries(responses) as [string, ResponseObject][]) {
+        expect([status, declared.headers?.['Cache-Control']]).toEqual([
+          status,
+          expect.objectContaining({ required: true, schema: { type: 'string', enum: ['no-store'] } }),
+        ]);
+      }
     }
   });
 
@@ -171,9 +187,9 @@ describe('OpenAPI document', () => {
   });
 
   it.each([
-    ['/pets', 'get', [200, 400, 401, 429, 500, 503]],
-    ['/pets', 'post', [201, 400, 401, 409, 413, 415, 422, 429, 500, 503]],
-    ['/pets/{petId}', 'get', [200, 400, 401, 404, 429, 500, 503]],
+    ['/pets', 'get', [200, 400, 401, 408, 429, 500, 503]],
+    ['/pets', 'post', [201, 400, 401, 408, 409, 413, 415, 422, 429, 500, 503]],
+    ['/pets/{petId}', 'get', [200, 400, 401, 404, 408, 429, 500, 503]],
   ] as const)('declares the statuses %s %s really answers, every error as Error by $ref', (path, method, statuses) => {
     const op = operation(path, method);
     expect(Object.keys(op.responses).map(Number)).toEqual(statuses);

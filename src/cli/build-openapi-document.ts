@@ -1,13 +1,14 @@
 import { NestFactory } from '@nestjs/core';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { AppModule } from '../app.module.js';
 import { createFastifyAdapter } from '../app.setup.js';
 import { loadConfig } from '../config/app-config.js';
 import { createOpenApiDocument } from '../openapi/openapi-document.js';
+import { PACKAGE_ROOT } from './package-root.js';
 
-/** `openapi.json` at the repository root, from src/docs (tests) as from dist/docs (the script). */
-export const OPENAPI_FILE = fileURLToPath(new URL('../../openapi.json', import.meta.url));
+/** `openapi.json` at the repository root. */
+export const OPENAPI_FILE = join(PACKAGE_ROOT, 'openapi.json');
 
 /**
  * The document the code produces with the default configuration, without a
@@ -16,7 +17,7 @@ export const OPENAPI_FILE = fileURLToPath(new URL('../../openapi.json', import.m
  */
 export async function buildOpenApiDocument(): Promise<OpenAPIObject> {
   const config = { ...loadConfig({}), databaseUrl: 'postgres://unused@127.0.0.1/unused' };
-  const app = await NestFactory.create(AppModule.forRoot(config), createFastifyAdapter(), {
+  const app = await NestFactory.create(AppModule.forRoot(config), createFastifyAdapter(config), {
     preview: true,
     logger: false,
   });

@@ -3,11 +3,12 @@ import { DataSource, DataSourceOptions } from 'typeorm';
 import { ConfigError, DatabaseConfig, readConfig } from '../config/app-config.js';
 import { dataSourceOptions } from '../database/data-source-options.js';
 import type { CommandOutput } from './apikey-commands.js';
-import { openEmbeddedDatabase } from '../database/embedded-postgres.js';
+import { loadEmbeddedPostgres } from '../database/load-embedded-postgres.js';
 
 /** DATABASE_URL, or the embedded cluster under DATA_DIR: the running one, else started for this command. */
 export async function openCliDatabase(config: DatabaseConfig): Promise<{ url: string; close(): Promise<void> }> {
   if (config.databaseUrl) return { url: config.databaseUrl, close: () => Promise.resolve() };
+  const { openEmbeddedDatabase } = await loadEmbeddedPostgres();
   return openEmbeddedDatabase({ dataDir: config.dataDir, port: config.embeddedPostgresPort });
 }
 

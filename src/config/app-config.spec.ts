@@ -34,6 +34,12 @@ describe('loadConfig', () => {
       loadShedding: { maxInFlight: 256, maxEventLoopDelayMs: 1000, maxEventLoopUtilization: 0 },
       rateLimitPerMinute: 600,
       authFailureLimitPerMinute: 30,
+      edgeLimits: {
+        headersTimeoutMs: 10_000,
+        requestTimeoutMs: 30_000,
+        keepAliveTimeoutMs: 72_000,
+        maxConnections: 4096,
+      },
     });
   });
 
@@ -86,6 +92,12 @@ describe('loadConfig', () => {
       loadShedding: { maxInFlight: 256, maxEventLoopDelayMs: 1000, maxEventLoopUtilization: 0 },
       rateLimitPerMinute: 600,
       authFailureLimitPerMinute: 30,
+      edgeLimits: {
+        headersTimeoutMs: 10_000,
+        requestTimeoutMs: 30_000,
+        keepAliveTimeoutMs: 72_000,
+        maxConnections: 4096,
+      },
     });
   });
 
@@ -179,6 +191,41 @@ describe('loadConfig', () => {
 
     it.each([['yes'], ['1'], ['TRUE']])('rejects %j, naming MIGRATIONS_RUN', (raw) => {
       expect(configError({ MIGRATIONS_RUN: raw })).toBe(`MIGRATIONS_RUN must be "true" or "false", got "${raw}"`);
+    });
+  });
+
+  describe('edge limits', () => {
+    it('reads the time limits and the connection cap', () => {
+      expect(
+        loadConfig({
+          HEADERS_TIMEOUT_MS: '5000',
+          REQUEST_TIMEOUT_MS: '20000',
+          KEEP_ALIVE_TIMEOUT_MS: '650000',
+          MAX_CONNECTIONS: '10000',
+        }).edgeLimits,
+      ).toEqual({
+        headersTimeoutMs: 5000,
+        requestTimeoutMs: 20_000,
+        keepAliveTimeoutMs: 650_000,
+        maxConnections: 10_000,
+      });
+    });
+
+    it('refuses a request time limit shorter than the header time limit', () => {
+      expect(configError({ HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '15000' })).toBe(
+        'REQUEST_TIMEOUT_MS must be at least HEADERS_TIMEOUT_MS, got "15000"',
+      );
+      expect(configError({ HEADERS_TIMEOUT_MS: '40000' })).toBe(
+        'REQUEST_TIMEOUT_MS must be at least HEADERS_TIMEOUT_MS, got "30000"',
+      );
+    });
+
+    it.each([
+      ['HEADERS_TIMEOUT_MS', '0', 'an integer from 1000 to 600000'],
+      ['REQUEST_TIMEOUT_MS', '999', 'an integer from 1000 to 600000'],
+      ['MAX_CONNECTIONS', '0', 'an integer from 1 to 1000000'],
+    ])('refuses %s=%s (no limit is not a choice)', (name, raw, rule) => {
+      expect(configError({ [name]: raw })).toBe(`${name} must be ${rule}, got "${raw}"`);
     });
   });
 

@@ -22,6 +22,18 @@ export interface LoadSheddingConfig {
   maxEventLoopUtilization: number;
 }
 
+/** The HTTP edge's bounds on a client's time and on the connections an instance holds. */
+export interface EdgeLimitsConfig {
+  /** From a request's first byte until its headers are complete; past it: 408 and the connection closed. */
+  headersTimeoutMs: number;
+  /** From a request's first byte until its body is complete (at least headersTimeoutMs); past it: 408 and closed. */
+  requestTimeoutMs: number;
+  /** How long an idle kept-alive connection stays open; above the load balancer's idle timeout. */
+  keepAliveTimeoutMs: number;
+  /** Open connections per instance; past it, new ones are closed at once without an answer. */
+  maxConnections: number;
+}
+
 /** What the commands that open the database read (the database part of the environment), validated and typed. */
 export interface DatabaseConfig {
   /** Absent: the service starts an embedded PostgreSQL under `dataDir`. */
@@ -64,6 +76,7 @@ export interface AppConfig extends DatabaseConfig {
   authFailureLimitPerMinute: number;
   /** Set: rate-limit counters live in this Redis, shared by every instance. */
   redisUrl?: string;
+  edgeLimits: EdgeLimitsConfig;
 }
 
 function databaseConfigOf(e: DatabaseEnvironment): DatabaseConfig {
@@ -108,6 +121,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     authFailureLimitPerMinute: e.AUTH_FAILURE_LIMIT_PER_MINUTE,
     redisUrl: e.REDIS_URL,
+    edgeLimits: {
+      headersTimeoutMs: e.HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: e.MAX_CONNECTIONS,
+    },
   };
 }
 
@@ -118,7 +137,7 @@ const LOADERS = { service: loadConfig, database: loadDatabaseConfig } satisfies 
 
 /**
  * Reads the part of the configuration an entry point uses, the way every entry point does (the service: `service`;
- * `apikey`, the migration commands and TypeORM's CLI: `database`): `ConfigModule.forRoot` loads `envFilePath`
+ * `apikey` and the migration commands: `database`): `ConfigModule.forRoot` loads `envFilePath`
  * (`.env` in the working directory) under the real environment, which wins, and refuses a bad value of that part
  * from either with a ConfigError naming the variable.
  */

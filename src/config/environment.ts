@@ -261,6 +261,26 @@ export class Environment extends DatabaseEnvironment {
 
   @UrlWithScheme(['redis:', 'rediss:'], 'redis://127.0.0.1:6379')
   REDIS_URL?: string;
+
+  // The HTTP edge's time limits and connection cap (docs/operating.md, "Timeouts and connections").
+  @IntegerFrom(1000, 600_000)
+  HEADERS_TIMEOUT_MS = 10_000;
+
+  @ValidateBy({
+    name: 'notBelowHeadersTimeout',
+    validator: {
+      validate: (value, args) => typeof value !== 'number' || value >= (args!.object as Environment).HEADERS_TIMEOUT_MS,
+      defaultMessage: (args) => `REQUEST_TIMEOUT_MS must be at least HEADERS_TIMEOUT_MS, ${got(args!)}`,
+    },
+  })
+  @IntegerFrom(1000, 600_000)
+  REQUEST_TIMEOUT_MS = 30_000;
+
+  @IntegerFrom(1000, 3_600_000)
+  KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
+  @IntegerFrom(1, 1_000_000)
+  MAX_CONNECTIONS = 4096;
 }
 
 /** The parts an entry point can validate: the service all of it, the commands that open the database their part. */

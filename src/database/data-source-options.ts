@@ -1,6 +1,6 @@
 import type { DataSourceOptions } from 'typeorm';
 import { DatabaseClient } from './database-client.js';
-import { MIGRATIONS } from './migrations.js';
+import { MIGRATIONS } from '../../migrations/index.js';
 import { SESSION_TIMEOUTS } from './session-timeouts.js';
 
 /**

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import helmet, { type HelmetOptions } from 'helmet';
 import { DOCS_PATH } from './http.constants.js';
 
@@ -45,15 +46,40 @@ const API_OPTIONS: HelmetOptions = {
   xXssProtection: false,
 };
 
-const docsHelmet = helmet(DOCS_OPTIONS);
-const apiHelmet = helmet(API_OPTIONS);
+/** A response header as a name and its value. */
+export type HeaderLine = readonly [name: string, value: string];
 
 /**
- * An `onRequest` hook: helmet's middleware, built once per policy, sets the security headers on every
- * response to the request, errors included. Built per request (as `@fastify/helmet` does, parsing the policy
- * each time) it was the largest single cost on the hot paths; built once it costs well under a microsecond.
+ * Every answer depends on the API key or on the instance's state, so no cache between a client and the
+ * service may keep one (RFC 9111 §5.2.2.5): a shared cache would otherwise give one caller's animals to another.
  */
-export function setSecurityHeaders(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
-  const middleware = request.url.startsWith(`/${DOCS_PATH}`) ? docsHelmet : apiHelmet;
-  middleware(request.raw, reply.raw, (error?: unknown) => done(error as Error | undefined));
+export const NO_STORE: HeaderLine = ['cache-control', 'no-store'];
+
+/** The headers a helmet middleware sets, read once from a run against a stand-in response: they never vary. */
+function headersSetBy(options: HelmetOptions): HeaderLine[] {
+  const headers = new Map<string, string>();
+  const response = {
+    setHeader: (name: string, value: unknown) => headers.set(name.toLowerCase(), String(value)),
+    removeHeader: (name: string) => headers.delete(name.toLowerCase()),
+  };
+  helmet(options)({} as IncomingMessage, response as unknown as ServerResponse, (error?: unknown) => {
+    if (error) throw error as Error;
+  });
+  return [...headers, NO_STORE];
+}
+
+/** What every API answer carries besides its request id, errors and answers written by hand included. */
+export const API_RESPONSE_HEADERS: readonly HeaderLine[] = headersSetBy(API_OPTIONS);
+const DOCS_RESPONSE_HEADERS: readonly HeaderLine[] = headersSetBy(DOCS_OPTIONS);
+const DOCS_PREFIX = `/${DOCS_PATH}`;
+
+/**
+ * Sets the security headers and `Cache-Control: no-store` on the response to the request, errors included.
+ * helmet's headers are computed once per policy at start-up; run per request (as `@fastify/helmet` does, parsing
+ * the policy each time) helmet was the largest single cost on the hot paths.
+ */
+export function setSecurityHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  const headers = request.url.startsWith(DOCS_PREFIX) ? DOCS_RESPONSE_HEADERS : API_RESPONSE_HEADERS;
+  const raw = reply.raw;
+  for (let i = 0; i < headers.length; i++) raw.setHeader(headers[i][0], headers[i][1]);
 }

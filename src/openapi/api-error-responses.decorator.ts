@@ -25,6 +25,19 @@ const RETRY_AFTER: HeadersObject = {
   },
 };
 
+/** Headers an operation's own error status carries by its RFC: when to retry a 409, which codings a 415 accepts. */
+const STATUS_HEADERS: Partial<Record<string, HeadersObject>> = {
+  409: RETRY_AFTER,
+  415: {
+    'Accept-Encoding': {
+      description:
+        'Sent when the body was refused for its `Content-Encoding`: only `identity` (no compression) is accepted.',
+      required: false,
+      schema: { type: 'string', enum: ['identity'] },
+    },
+  },
+};
+
 /**
  * The per-key budget's headers. They are on every response to a request whose API key was accepted while
  * RATE_LIMIT_PER_MINUTE is above 0, so `required` only where they always are (429); never on responses
@@ -53,9 +66,12 @@ export function rateLimitHeaderDocs({ required }: { required: boolean }): Header
 
 /**
  * Statuses answered before the API key is checked, so without the rate-limit headers: 401 by the guard itself,
- * 413 and 415 while Fastify reads the body, which happens before any guard runs.
+ * 408, 413 and 415 while the request or its body is read, which happens before any guard runs.
  */
-const REFUSED_BEFORE_THE_KEY = new Set(['401', '413', '415']);
+const REFUSED_BEFORE_THE_KEY = new Set(['401', '408', '413', '415']);
+
+/** Answered before any interceptor runs, so without the operation's own headers. */
+const ANSWERED_BEFORE_INTERCEPTORS = new Set(['401', '408', '429']);
 
 /**
  * Errors every operation can answer with, whatever it does: the global guard
@@ -76,6 +92,11 @@ const COMMON_ERRORS = {
         },
       },
     } satisfies HeadersObject,
+  },
+  408: {
+    description:
+      'The request line and headers, or the whole request with its body, did not arrive within the time limit ' +
+      '(HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS); the connection is then closed.',
   },
   429: { description: 'Too many requests.', headers: { ...RETRY_AFTER, ...rateLimitHeaderDocs({ required: true }) } },
   500: { description: 'Unexpected failure of the service.' },
@@ -100,18 +121,18 @@ function errorResponse(status: string, description: string, headers: HeadersObje
 /**
  * Documents the operation's own error statuses plus the common ones, each with
  * the `Error` schema by $ref. `headers` are those an interceptor sets on the
- * operation's responses: they are documented on every error except 401 and
- * 429, which guards answer before any interceptor runs.
+ * operation's responses: they are documented on every error except 401, 408 and
+ * 429, which are answered before any interceptor runs.
  */
 export function ApiErrorResponses(
   own: Partial<Record<OperationErrorStatus, string>>,
   { headers = {} }: { headers?: HeadersObject } = {},
 ) {
   const ownResponses = Object.entries(own).map(([status, description]) =>
-    errorResponse(status, description, status === '409' ? { ...headers, ...RETRY_AFTER } : headers),
+    errorResponse(status, description, { ...headers, ...STATUS_HEADERS[status] }),
   );
   const commonResponses = Object.entries(COMMON_ERRORS).map(([status, response]) => {
-    const interceptorHeaders = status === '401' || status === '429' ? {} : headers;
+    const interceptorHeaders = ANSWERED_BEFORE_INTERCEPTORS.has(status) ? {} : headers;
     const ownHeaders = 'headers' in response ? response.headers : {};
     return errorResponse(status, response.description, { ...interceptorHeaders, ...ownHeaders });
   });

@@ -1,12 +1,21 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import type { ReferenceObject, RequestBodyObject, SchemaObject } from '@nestjs/swagger';
+import type { ReferenceObject, RequestBodyObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
 import { maxHeaderSize } from 'node:http';
 import { API_PREFIX, BODY_LIMIT_BYTES } from '../edge/http.constants.js';
 import type { AppConfig } from '../config/app-config.js';
 import { BODIES_REJECT_UNKNOWN_PROPERTIES } from '../edge/request-validation.pipe.js';
+import { NO_STORE } from '../edge/security-headers.js';
+import { MAX_BODY_DEPTH } from '../edge/json-body-parser.js';
 
 export const BEARER_SCHEME = 'bearer';
+
+/**
+ * The instance serving the document, as a URL relative to the page or document it is read from: `/docs` and
+ * `/docs-json` sit beside `/v1`, so `v1` resolves to this instance's API, also when a proxy mounts the service
+ * under a path prefix (`/api/docs` finds `/api/v1`). No header from the proxy needs to be trusted.
+ */
+export const THIS_SERVER = API_PREFIX;
 
 const DESCRIPTION = [
   "Manage a store's animals: list them (optionally by availability status), add one, fetch one by id.",
@@ -14,7 +23,9 @@ const DESCRIPTION = [
   'Every operation needs an API key sent as `Authorization: Bearer <API_KEY>`.',
   'Every error response is an `Error` object (`code`, `message`, `status`) with media type `application/json`.',
   `A request whose line and headers together exceed ${maxHeaderSize / 1024} KiB is refused with 400 ` +
-    `\`validation_failed\`; a body over ${BODY_LIMIT_BYTES / 1024} KiB with 413.`,
+    `\`validation_failed\`; a body over ${BODY_LIMIT_BYTES / 1024} KiB with 413, one nested deeper than ` +
+    `${MAX_BODY_DEPTH} levels with 400 \`invalid_json\`, a compressed one (\`Content-Encoding\`) with 415.`,
+  'A request repeating `Host`, `Authorization` or `Idempotency-Key` is refused with 400.',
   "Every response carries `X-Request-Id`: the client's own when it sent a usable one, else a new UUID.",
 ].join('\n');
 
@@ -32,8 +43,7 @@ export function createOpenApiDocument(
     .setVersion('1.0.0')
     .addServer(config.publicBaseUrl, 'Production')
     .addServer(config.stagingBaseUrl, 'Staging')
-    // Relative: resolved against wherever this document is served from.
-    .addServer(`/${API_PREFIX}`, 'This server (local, staging or production: wherever this document is served from)')
+    .addServer(THIS_SERVER, 'This server (local, staging or production: wherever this document is served from)')
     .addTag('animals', "The store's animals.")
     .addBearerAuth(
       { type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'An API key, sent as the bearer token.' },
@@ -45,7 +55,25 @@ export function createOpenApiDocument(
   options.servers = options.servers?.map((server) => ({ ...server, 'x-internal': false }));
   const document = SwaggerModule.createDocument(app, options, { ignoreGlobalPrefix: true });
   if (BODIES_REJECT_UNKNOWN_PROPERTIES) closeRequestBodies(document);
+  declareNoStore(document);
   return document;
+}
+
+/** `Cache-Control: no-store` on every response of every operation, as the edge sends it (src/edge/security-headers.ts). */
+function declareNoStore(document: OpenAPIObject): void {
+  const [, value] = NO_STORE;
+  const header = {
+    description: 'Every answer depends on the API key: no cache may store it.',
+    required: true,
+    schema: { type: 'string', enum: [value] },
+  };
+  for (const item of Object.values(document.paths)) {
+    for (const operation of [item.get, item.put, item.post, item.patch, item.delete]) {
+      for (const response of Object.values(operation?.responses ?? {}) as ResponseObject[]) {
+        response.headers = { ...response.headers, 'Cache-Control': header };
+      }
+    }
+  }
 }
 
 /** `additionalProperties: false` on every request body's object schema, as the validation pipe enforces. */

@@ -120,7 +120,7 @@ export class PetsController {
     400: 'The body is missing required fields, contains invalid values or unknown fields, or is not valid JSON; or the Idempotency-Key header is invalid.',
     409: 'A request with the same Idempotency-Key is still in progress (`idempotency_key_in_use`).',
     413: `The body is larger than ${BODY_LIMIT_BYTES / 1024} KiB.`,
-    415: 'The body is not `application/json` in UTF-8.',
+    415: 'The body is not `application/json` in UTF-8, or is compressed (a `Content-Encoding` other than `identity`).',
     422: 'The Idempotency-Key was already used with a different body (`idempotency_key_reused`).',
   })
   async create(
@@ -148,7 +148,7 @@ export class PetsController {
   @ApiParam({
     name: 'petId',
     description: 'Id of the animal to retrieve.',
-    schema: { type: 'integer', format: 'int64', minimum: MIN_ID, maximum: MAX_ID },
+    schema: { type: 'integer', format: 'int64', minimum: MIN_ID, maximum: MAX_ID, example: 1 },
   })
   @ApiOkResponse({
     type: Pet,

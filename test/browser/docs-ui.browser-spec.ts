@@ -1,4 +1,5 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createServer, request as forward, Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,16 +9,55 @@ import { jsonBody, request, startTestApp, TestApp, TEST_KEY } from '../support/t
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
 const UI_TIMEOUT = 30_000;
+const PREFIX = '/api';
+
+/**
+ * An ingress that mounts the service under /api: it strips the prefix, says so in X-Forwarded-Prefix, and
+ * answers 404 for anything outside it.
+ */
+function prefixingProxy(target: string): Promise<{ origin: string; close(): Promise<void> }> {
+  const server: Server = createServer((incoming, outgoing) => {
+    if (!incoming.url?.startsWith(`${PREFIX}/`)) {
+      outgoing.writeHead(404).end();
+      return;
+    }
+    const upstream = forward(
+      `${target}${incoming.url.slice(PREFIX.length)}`,
+      { method: incoming.method, headers: { ...incoming.headers, 'x-forwarded-prefix': PREFIX } },
+      (answer) => {
+        outgoing.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(outgoing);
+      },
+    );
+    upstream.once('error', () => outgoing.writeHead(502).end());
+    incoming.pipe(upstream);
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      resolve({
+        origin: `http://127.0.0.1:${port}`,
+        close: () => new Promise((closed) => server.close(() => closed())),
+      });
+    }),
+  );
+}
 
 describe('Swagger UI at /docs in headless Chromium', () => {
   let t: TestApp;
+  let proxy: Awaited<ReturnType<typeof prefixingProxy>>;
   let profile: string;
   let browser: BrowserContext;
   let page: Page;
   const offOrigin: string[] = [];
+  /** Every request the page sent, by URL. */
+  const sent: string[] = [];
 
   beforeAll(async () => {
     t = await startTestApp();
+    proxy = await prefixingProxy(t.origin);
+    const created = await request(t.origin, '/v1/pets', jsonBody({ name: 'Browser Rex', categoryId: 4 }));
+    expect(created.status).toBe(201);
     profile = await mkdtemp(join(tmpdir(), 'animal-store-chromium-'));
     browser = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
@@ -34,24 +74,51 @@ describe('Swagger UI at /docs in headless Chromium', () => {
     });
     page = browser.pages()[0] ?? (await browser.newPage());
     page.setDefaultTimeout(UI_TIMEOUT);
-    // The UI must work offline: anything not asked of the service itself is recorded and refused.
+    page.on('request', (sentRequest) => sent.push(sentRequest.url()));
+    // The UI must work offline: anything not asked of the service (directly or through the proxy) is recorded
+    // and refused.
     await page.route('**/*', (route) => {
-      if (route.request().url().startsWith(t.origin)) return route.continue();
-      offOrigin.push(route.request().url());
+      const url = route.request().url();
+      if (url.startsWith(`${t.origin}/`) || url.startsWith(`${proxy.origin}/`)) return route.continue();
+      offOrigin.push(url);
       return route.abort();
     });
   });
 
   afterAll(async () => {
     await browser?.close();
-    await rm(profile, { recursive: true, force: true });
+    if (profile) await rm(profile, { recursive: true, force: true });
+    await proxy?.close();
     await t?.close();
   });
 
-  it('shows the three operations under animals, authorizes and runs listPets with a 200', async () => {
-    const created = await request(t.origin, '/v1/pets', jsonBody({ name: 'Browser Rex', categoryId: 4 }));
-    expect(created.status).toBe(201);
+  async function authorize(): Promise<void> {
+    await page.locator('.auth-wrapper button.authorize').click();
+    await page.locator('.modal-ux input').fill(TEST_KEY);
+    await page.locator('.modal-ux button[type="submit"]').click();
+    await page.locator('.modal-ux button.btn-done').click();
+  }
 
+  /** Try it out, then Execute, on an operation, with whatever the UI filled in: its status and response body. */
+  async function tryOut(operationId: string): Promise<{ status: string; body: string }> {
+    const operation = page.locator(`#operations-animals-${operationId}`);
+    // Deep links reopen the operation last opened, after a reload too.
+    if (!(await operation.getAttribute('class'))?.includes('is-open'))
+      await operation.locator('.opblock-summary').click();
+    await operation.locator('button.try-out__btn').click();
+    await operation.locator('button.execute').click();
+    const response = operation.locator('.live-responses-table .response');
+    await response.locator('.response-col_status').waitFor();
+    return {
+      status: (await response.locator('.response-col_status').innerText()).trim(),
+      body: await response.locator('.response-col_description').innerText(),
+    };
+  }
+
+  const servers = () =>
+    page.locator('.servers select option').evaluateAll((options: { value: string }[]) => options.map((o) => o.value));
+
+  it('shows the three operations under animals, getPet deprecated', async () => {
     await page.goto(`${t.origin}/docs`);
     const animals = page.locator('.opblock-tag-section').filter({ has: page.locator('[data-tag="animals"]') });
     await animals.locator('.opblock').first().waitFor();
@@ -64,27 +131,57 @@ describe('Swagger UI at /docs in headless Chromium', () => {
     await expect(page.locator('#operations-animals-listPets').getAttribute('class')).resolves.not.toContain(
       'opblock-deprecated',
     );
+  });
 
-    await page.locator('.auth-wrapper button.authorize').click();
-    await page.locator('.modal-ux input').fill(TEST_KEY);
-    await page.locator('.modal-ux button[type="submit"]').click();
-    await page.locator('.modal-ux button.btn-done').click();
+  it('tries the serving instance first, with no server picked, and keeps production and staging listed', async () => {
+    await page.goto(`${t.origin}/docs`);
+    await authorize();
+    expect(await servers()).toEqual(['v1', 'https://api.example.com/v1', 'https://staging-api.example.com/v1']);
+    expect(await page.locator('.servers select').inputValue()).toBe('v1');
 
-    await page.locator('.servers select').selectOption('/v1');
+    sent.length = 0;
+    const listed = await tryOut('listPets');
+    expect(listed.status).toBe('200');
+    expect(listed.body).toContain('Browser Rex');
+    expect(sent).toContain(`${t.origin}/v1/pets?limit=20`);
 
-    const listPets = page.locator('#operations-animals-listPets');
-    await listPets.locator('.opblock-summary').click();
-    await listPets.locator('button.try-out__btn').click();
-    await listPets.locator('button.execute').click();
-    const status = listPets.locator('.live-responses-table .response .response-col_status');
-    await status.waitFor();
-    expect((await status.innerText()).trim()).toBe('200');
-    await expect(
-      listPets.locator('.live-responses-table .response .response-col_description').innerText(),
-    ).resolves.toContain('Browser Rex');
+    // petId starts with its example, the id of the first animal stored.
+    sent.length = 0;
+    const fetched = await tryOut('getPet');
+    expect(fetched.status).toBe('200');
+    expect(fetched.body).toContain('Browser Rex');
+    expect(sent).toContain(`${t.origin}/v1/pets/1`);
 
     await mkdir(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'docs-ui.png'), fullPage: true });
+  });
+
+  it('keeps the key after a reload', async () => {
+    await page.reload();
+    await page.locator('.auth-wrapper button.authorize.locked').waitFor();
+    sent.length = 0;
+    const listed = await tryOut('listPets');
+    expect(listed.status).toBe('200');
+    expect(listed.body).toContain('Browser Rex');
+    expect(sent).toContain(`${t.origin}/v1/pets?limit=20`);
+  });
+
+  it('works mounted under a path prefix by a proxy: the UI loads and Try it out stays under the prefix', async () => {
+    // With a trailing slash, as people also type it: one address for the page, still under the prefix.
+    await page.goto(`${proxy.origin}${PREFIX}/docs/`);
+    expect(page.url()).toBe(`${proxy.origin}${PREFIX}/docs`);
+    await authorize();
+    sent.length = 0;
+    const listed = await tryOut('listPets');
+    expect(listed.status).toBe('200');
+    expect(listed.body).toContain('Browser Rex');
+    expect(sent).toContain(`${proxy.origin}${PREFIX}/v1/pets?limit=20`);
+    expect(sent.filter((url) => url.startsWith(proxy.origin) && !url.startsWith(`${proxy.origin}${PREFIX}/`))).toEqual(
+      [],
+    );
+  });
+
+  it('asked nothing of any other origin', () => {
     expect(offOrigin).toEqual([]);
   });
 });

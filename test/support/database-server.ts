@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -21,6 +20,8 @@ export const THROWAWAY_CLUSTER_FLAGS = [
 export interface DatabaseServer {
   /** A superuser URL of the server's `postgres` database, to create test databases from. */
   adminUrl: string;
+  /** What it is, for the line the run prints. */
+  description: string;
   stop(): Promise<void>;
 }
 
@@ -35,14 +36,32 @@ export function freePort(): Promise<number> {
   });
 }
 
-function dockerReachable(): boolean {
-  return Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock');
-}
+/** The PostgreSQL image Testcontainers runs (`TEST_POSTGRES_IMAGE`): the card's, or a local build of your own. */
+const TEST_POSTGRES_IMAGE = process.env.TEST_POSTGRES_IMAGE || 'postgres:18';
 
 async function startContainer(): Promise<DatabaseServer> {
   const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
-  const container = await new PostgreSqlContainer('postgres:18').withDatabase('postgres').start();
-  return { adminUrl: container.getConnectionUri(), stop: async () => void (await container.stop()) };
+  try {
+    const container = await new PostgreSqlContainer(TEST_POSTGRES_IMAGE)
+      .withDatabase('postgres')
+      .withCommand(['postgres', ...THROWAWAY_CLUSTER_FLAGS, '-c', 'max_connections=300'])
+      .start();
+    // The tests name the server 127.0.0.1 wherever it runs on this machine, as for the embedded one.
+    const adminUrl = new URL(container.getConnectionUri());
+    if (adminUrl.hostname === 'localhost') adminUrl.hostname = '127.0.0.1';
+    return {
+      adminUrl: adminUrl.toString(),
+      description: `Testcontainers, ${TEST_POSTGRES_IMAGE} (TEST_DATABASE=testcontainers)`,
+      stop: async () => void (await container.stop()),
+    };
+  } catch (error) {
+    const cause = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    throw new OneLineError(
+      `TEST_DATABASE=testcontainers: ${TEST_POSTGRES_IMAGE} did not start on the Docker engine (${cause}). Check that ` +
+        'the engine answers (DOCKER_HOST), that the image can be pulled or is built locally (TEST_POSTGRES_IMAGE), and ' +
+        'set TESTCONTAINERS_RYUK_DISABLED=true where the testcontainers/ryuk image cannot be pulled.',
+    );
+  }
 }
 
 export interface EmbeddedServer extends DatabaseServer {
@@ -92,6 +111,7 @@ export async function startEmbeddedServer(): Promise<EmbeddedServer> {
   return {
     port,
     adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    description: 'embedded PostgreSQL (TEST_DATABASE=embedded)',
     pause: () => server.stop(),
     start: () => server.start(),
     stop: async () => {
@@ -101,23 +121,26 @@ export async function startEmbeddedServer(): Promise<EmbeddedServer> {
   };
 }
 
+/** The backends `TEST_DATABASE` chooses from. */
+const BACKENDS = { embedded: startEmbeddedServer, testcontainers: startContainer };
+
 /**
- * The PostgreSQL the tests run against: `TEST_DATABASE_URL` if set, else a
- * Testcontainers PostgreSQL when a Docker engine is reachable, else an
- * embedded cluster.
+ * The PostgreSQL the tests run against: `TEST_DATABASE_URL` if set, else the backend `TEST_DATABASE` names:
+ * `embedded` (the default: needs nothing but Node) or `testcontainers` (a container on the Docker engine).
  */
 export async function startDatabaseServer(): Promise<DatabaseServer> {
   if (process.env.TEST_DATABASE_URL) {
-    return { adminUrl: process.env.TEST_DATABASE_URL, stop: () => Promise.resolve() };
+    return {
+      adminUrl: process.env.TEST_DATABASE_URL,
+      description: 'the PostgreSQL of TEST_DATABASE_URL',
+      stop: () => Promise.resolve(),
+    };
   }
-  if (dockerReachable()) {
-    try {
-      return await startContainer();
-    } catch {
-      // No working engine behind the socket: fall through to the embedded server.
-    }
+  const backend = process.env.TEST_DATABASE || 'embedded';
+  if (!Object.hasOwn(BACKENDS, backend)) {
+    throw new OneLineError(`TEST_DATABASE must be one of ${Object.keys(BACKENDS).join(', ')}, got "${backend}".`);
   }
-  return startEmbeddedServer();
+  return BACKENDS[backend as keyof typeof BACKENDS]();
 }
 
 /**
@@ -135,6 +158,7 @@ export default async function globalSetup(): Promise<void> {
     process.stderr.write(`${error.message}\n`);
     process.exit(1);
   }
+  process.stdout.write(`\nTest database: ${server.description}\n`);
   process.env.TEST_DATABASE_ADMIN_URL = server.adminUrl;
   (globalThis as { databaseServer?: DatabaseServer }).databaseServer = server;
 }

@@ -18,7 +18,8 @@ describe('OpenApiResponseValidator', () => {
     () =>
       validator.validate(method, new URL(`http://127.0.0.1:1${path}`), {
         status,
-        headers: new Headers(headers),
+        // Every response of the service says no-store, as every operation declares.
+        headers: new Headers({ 'cache-control': 'no-store', ...headers }),
         text: typeof body === 'string' ? body : JSON.stringify(body),
       });
 
@@ -38,6 +39,16 @@ describe('OpenApiResponseValidator', () => {
     expect(
       check('GET', '/v1/pets', 503, error(503, 'service_unavailable'), { ...JSON_TYPE, 'retry-after': '5' }),
     ).not.toThrow();
+  });
+
+  it('rejects a response without the Cache-Control every response declares', () => {
+    const without = () =>
+      validator.validate('GET', new URL('http://127.0.0.1:1/v1/pets'), {
+        status: 200,
+        headers: new Headers(JSON_TYPE),
+        text: JSON.stringify([pet]),
+      });
+    expect(without).toThrow(/required header\(s\) missing: Cache-Control/);
   });
 
   it('rejects a status the operation does not declare', () => {
@@ -137,7 +148,11 @@ describe('OpenApiResponseValidator', () => {
         target.validate(
           method,
           new URL(`http://127.0.0.1:1${path}`),
-          { status: 400, headers: new Headers(JSON_TYPE), text: JSON.stringify(refused) },
+          {
+            status: 400,
+            headers: new Headers({ ...JSON_TYPE, 'cache-control': 'no-store' }),
+            text: JSON.stringify(refused),
+          },
           {
             headers: new Headers({ 'content-type': 'application/json', ...init.headers }),
             body: init.body === undefined ? undefined : JSON.stringify(init.body),

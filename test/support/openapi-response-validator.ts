@@ -9,7 +9,7 @@ import type {
   SchemaObject,
 } from '@nestjs/swagger';
 import { REQUEST_ID_HEADER } from '../../src/edge/request-id.js';
-import { setSecurityHeaders } from '../../src/edge/security-headers.js';
+import { API_RESPONSE_HEADERS, NO_STORE } from '../../src/edge/security-headers.js';
 import { addStatedRuleKeyword, headBeyondStatedLimit, markStatedRules } from './stated-rules.js';
 
 // ajv-formats is CommonJS: the plugin is the module itself, typed as its `default`.
@@ -17,18 +17,8 @@ const addFormats = ajvFormats.default;
 
 const DOCUMENT_ID = 'openapi.json';
 
-/** The headers helmet sets on an API response, read from one run of the service's onRequest hook. */
-function apiSecurityHeaderNames(): string[] {
-  const names = new Set<string>();
-  const raw = {
-    setHeader: (name: string) => names.add(name.toLowerCase()),
-    removeHeader: (name: string) => names.delete(name.toLowerCase()),
-  };
-  setSecurityHeaders({ url: '/v1/pets', raw: {} } as never, { raw } as never, (error) => {
-    if (error) throw error;
-  });
-  return [...names];
-}
+/** The security headers every API response carries; Cache-Control is declared on each response instead. */
+const apiSecurityHeaderNames = () => API_RESPONSE_HEADERS.map(([name]) => name).filter((name) => name !== NO_STORE[0]);
 const OPERATION_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 export interface ResponseToValidate {
@@ -162,6 +152,16 @@ function optionalResponseFields(document: OpenAPIObject): string[] {
 }
 
 /**
+ * The path of the API on the instance serving `document`: its server relative to the document, which the
+ * service serves from its root (`/docs-json`), so `v1` is `/v1`.
+ */
+export function thisServerPath(document: OpenAPIObject): string {
+  const server = document.servers?.find((candidate) => !/^[a-z][a-z0-9+.-]*:/i.test(candidate.url));
+  if (!server) throw new Error('The OpenAPI document lists no server relative to the service itself.');
+  return new URL(server.url, 'http://service/docs-json').pathname.replace(/\/$/, '');
+}
+
+/**
  * Checks that a response is one the OpenAPI document describes: the operation
  * found by method and path template declares the status, its required headers
  * are present, and the body is JSON matching the declared schema. A request
@@ -185,9 +185,7 @@ export class OpenApiResponseValidator {
     this.ajv = closedDocumentAjv(document);
     this.requestAjv = publishedDocumentAjv(document);
 
-    const relativeServer = document.servers?.find((server) => server.url.startsWith('/'));
-    if (!relativeServer) throw new Error('The OpenAPI document lists no server relative to the service itself.');
-    this.basePath = relativeServer.url.replace(/\/$/, '');
+    this.basePath = thisServerPath(document);
     this.routes = Object.entries(document.paths).map(([template, item]) => ({
       template,
       pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),

@@ -22,7 +22,7 @@ export interface ServiceProcess {
 }
 
 export interface ServiceLocation {
-  /** The compiled entry point (default: dist/main.js of the project). */
+  /** The compiled entry point (default: dist/src/main.js of the project). */
   main?: string;
   /** Working directory, where `.env` and a relative DATA_DIR are found (default: the project root). */
   cwd?: string;
@@ -30,10 +30,10 @@ export interface ServiceLocation {
   port?: number;
 }
 
-/** `node dist/main.js` as a child process with exactly `env` (plus PATH), ready when this resolves. */
+/** `node dist/src/main.js` as a child process with exactly `env` (plus PATH), ready when this resolves. */
 export async function startService(env: Record<string, string>, where: ServiceLocation = {}): Promise<ServiceProcess> {
   const port = where.port ?? (await freePort());
-  const child = spawn(process.execPath, [where.main ?? join(ROOT, 'dist', 'main.js')], {
+  const child = spawn(process.execPath, [where.main ?? join(ROOT, 'dist', 'src', 'main.js')], {
     cwd: where.cwd ?? ROOT,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

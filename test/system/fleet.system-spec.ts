@@ -90,9 +90,12 @@ const balancerSees = (name: Name, state: 'UP' | 'DOWN') =>
 const bearer = (key = KEY) => ({ authorization: `Bearer ${key}` });
 const createBody = (name: string) => JSON.stringify({ name, categoryId: 1 });
 const migrate = (databaseUrl: string) =>
-  run(process.execPath, ['dist/cli/migrations.js', 'run'], { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl });
+  run(process.execPath, ['dist/src/cli/migrations.js', 'run'], {
+    PATH: process.env.PATH ?? '',
+    DATABASE_URL: databaseUrl,
+  });
 const apikey = (...args: string[]) =>
-  run(process.execPath, ['dist/cli/apikey.js', ...args], {
+  run(process.execPath, ['dist/src/cli/apikey.js', ...args], {
     PATH: process.env.PATH ?? '',
     DATABASE_URL: bouncer.url(DATABASE, APP_ROLE),
     MIGRATIONS_RUN: 'false',

@@ -36,16 +36,24 @@ function setUp() {
   } as unknown as HttpAdapterHost;
   const filter = new ApiErrorFilter(adapterHost);
   const reply = new FakeReply();
-  const send = (exception: unknown, method = 'GET', url = '/v1/pets') => {
-    const request = { id: 'req-1', method, url, routeOptions: { url: '/v1/pets' } };
+  const catchFor = (exception: unknown, method: string, url: string, raw: object) => {
+    const request = { id: 'req-1', method, url, routeOptions: { url: '/v1/pets' }, raw };
     const host = {
       switchToHttp: () => ({ getRequest: () => request, getResponse: () => reply }),
     } as unknown as ArgumentsHost;
     filter.catch(exception, host);
+  };
+  const send = (exception: unknown, method = 'GET', url = '/v1/pets') => {
+    catchFor(exception, method, url, { complete: true, destroyed: false });
     expect(replied).toHaveLength(1);
     return { ...replied[0], headers: reply.sent };
   };
-  return { send };
+  /** The connection closed while the body was still arriving. */
+  const abandon = (exception: unknown) => {
+    catchFor(exception, 'POST', '/v1/pets', { complete: false, destroyed: true, socket: {} });
+    return replied;
+  };
+  return { send, abandon };
 }
 
 describe('ApiErrorFilter', () => {
@@ -186,6 +194,23 @@ describe('ApiErrorFilter', () => {
 
       expect(result.status).toBe(503);
       expect(logged).not.toHaveBeenCalled();
+    });
+
+    it('answers nothing, logs no error and no stack when the client hung up mid-body (not a 503)', () => {
+      const { abandon } = setUp();
+      const info = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+      try {
+        const replied = abandon(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+
+        expect(replied).toEqual([]);
+        expect(logged).not.toHaveBeenCalled();
+        expect(info).toHaveBeenCalledWith(
+          { reqId: 'req-1', method: 'POST', route: '/v1/pets', status: 499 },
+          'request abandoned: the client closed the connection before sending the whole body',
+        );
+      } finally {
+        info.mockRestore();
+      }
     });
 
     it('does not log client errors', () => {

@@ -5,10 +5,17 @@ import { REALM } from '../http.constants.js';
 import { ApiError } from './api-error.js';
 import { ErrorCode } from './error-code.js';
 import { toApiError } from './to-api-error.js';
+import { timedOut } from './framework-errors.js';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 export const WWW_AUTHENTICATE = `Bearer realm="${REALM}"`;
+
+/**
+ * The status logged for a request whose client closed the connection before its body had arrived: nginx's
+ * "client closed request". Nothing is sent (nobody is there to read it), so no response is counted either.
+ */
+export const CLIENT_CLOSED_REQUEST = 499;
 
 /**
  * The one place every error leaves through: Nest exceptions, Fastify's own
@@ -24,6 +31,18 @@ export class ApiErrorFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
+    // The connection went away while the body was being read (the client hung up, or the service closed it with
+    // a 408): not a fault of the service, so no 5xx, no stack, and no answer, since no one would read it.
+    if (!request.raw.complete && request.raw.destroyed) {
+      const status = timedOut(request.raw.socket) ? 408 : CLIENT_CLOSED_REQUEST;
+      this.logger.log(
+        { reqId: request.id, method: request.method, route: request.routeOptions?.url ?? null, status },
+        status === 408
+          ? 'request closed: its body did not arrive within the request time limit'
+          : 'request abandoned: the client closed the connection before sending the whole body',
+      );
+      return;
+    }
     const error = this.routeAwareError(toApiError(exception), exception, request);
 
     // An ApiError is thrown on purpose by code that has reported it (readiness, load shedding): only

@@ -111,9 +111,17 @@ describe('toApiError', () => {
       [new HttpException('too big', 413), 413, 'payload_too_large'],
       [new HttpException('not json', 415), 415, 'unsupported_media_type'],
       [new HttpException('slow down', 429), 429, 'rate_limited'],
-      [new HttpException('teapot', 418), 418, 'validation_failed'],
     ])('keeps the status and message of %p', (exception, status, code) => {
       expect(toApiError(exception).toBody()).toEqual({ code, message: exception.message, status });
+    });
+
+    // A path such as /docs/../package.json made @fastify/static answer 403, which no table documents.
+    it.each([[403], [418], [451]])('answers a %i, which no table documents, with 400 validation_failed', (status) => {
+      expect(toApiError(new HttpException('Forbidden', status)).toBody()).toEqual({
+        code: 'validation_failed',
+        message: 'The request was refused.',
+        status: 400,
+      });
     });
 
     it('answers a 503 with Retry-After', () => {

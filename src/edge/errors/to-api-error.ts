@@ -58,7 +58,9 @@ export function toApiError(exception: unknown): ApiError {
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
     if (status >= 500) return status === 503 ? serviceUnavailable() : internalError();
-    const code = CODE_BY_STATUS[status] ?? ErrorCode.ValidationFailed;
+    const code = CODE_BY_STATUS[status];
+    // A status outside the documented tables (a 403 from a plugin...) never leaves as such.
+    if (code === undefined) return new ApiError(400, ErrorCode.ValidationFailed, 'The request was refused.');
     return new ApiError(status, code, exception.message);
   }
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { OpenAPIObject, OperationObject, ParameterObject } from '@nestjs/swagger';
-import { pointer, publishedDocumentAjv } from '../openapi-response-validator.js';
+import { pointer, publishedDocumentAjv, thisServerPath } from '../openapi-response-validator.js';
 import { markStatedRules, STATED_RULE, STATED_RULES } from '../stated-rules.js';
 
 export interface Schema {
@@ -52,9 +52,7 @@ export class Contract {
     this.document = markStatedRules(document);
     // As published: a client follows the document, so a body it leaves open must be accepted.
     this.ajv = publishedDocumentAjv(document);
-    const server = document.servers?.find((candidate) => candidate.url.startsWith('/'));
-    if (!server) throw new Error('The OpenAPI document lists no server relative to the service itself.');
-    this.basePath = server.url.replace(/\/$/, '');
+    this.basePath = thisServerPath(document);
   }
 
   operations(): (DocumentedOperation & { operationId: string })[] {

@@ -1,5 +1,5 @@
 import type { QueryRunner } from 'typeorm';
-import type { RevertibleMigration } from '../revertible-migration.js';
+import type { RevertibleMigration } from '../src/database/revertible-migration.js';
 
 export class CreatePets1795300000000 implements RevertibleMigration {
   name = 'CreatePets1795300000000';

@@ -1,5 +1,5 @@
 import type { QueryRunner } from 'typeorm';
-import type { RevertibleMigration } from '../revertible-migration.js';
+import type { RevertibleMigration } from '../src/database/revertible-migration.js';
 
 export class CreateApiKeys1795400000000 implements RevertibleMigration {
   name = 'CreateApiKeys1795400000000';

@@ -1,5 +1,5 @@
 import type { QueryRunner } from 'typeorm';
-import type { RevertibleMigration } from '../revertible-migration.js';
+import type { RevertibleMigration } from '../src/database/revertible-migration.js';
 
 export class CreateIdempotencyKeys1795300000001 implements RevertibleMigration {
   name = 'CreateIdempotencyKeys1795300000001';

@@ -1,0 +1,95 @@
+import { NestFactory } from '@nestjs/core';
+import { relative } from 'node:path';
+import { DataSource } from 'typeorm';
+import { AppModule } from '../app.module.js';
+import { createFastifyAdapter } from '../app.setup.js';
+import { ConfigError, loadConfig, readConfig } from '../config/app-config.js';
+import { schemaChanges } from '../database/schema-drift.js';
+import { oneLine, terminal } from './cli-database.js';
+import { describeRevertDrops, MigrationBody, parseMigrationPath, writeMigration } from './migration-files.js';
+import { PACKAGE_ROOT } from './package-root.js';
+import { openScratchDatabase } from './scratch-database.js';
+
+export const USAGE = `Usage:
+  npm run migration:generate -- migrations/<Name>   write the migration that brings the schema the migrations
+                                                    build to what the entities describe (e.g. migrations/AddPetNote)
+  npm run migration:create -- migrations/<Name>     write an empty migration to fill in by hand
+`;
+
+/**
+ * What the migrations leave to do, up and down: the service's own modules (so exactly the entities it registers)
+ * on a scratch database, after every migration has been applied to it.
+ */
+async function pendingChanges(databaseUrl: string | undefined): Promise<MigrationBody> {
+  const scratch = await openScratchDatabase(databaseUrl);
+  try {
+    const config = { ...loadConfig({}), databaseUrl: scratch.url, migrationsRun: true, logLevel: 'silent' as const };
+    const app = await NestFactory.create(AppModule.forRoot(config), createFastifyAdapter(config), {
+      logger: false,
+      abortOnError: false,
+    });
+    await app.init();
+    try {
+      const { upQueries, downQueries } = await schemaChanges(app.get(DataSource));
+      // down() undoes up() from its last statement back.
+      const down = [...downQueries].reverse();
+      return { up: upQueries, down, revertDrops: describeRevertDrops(down) };
+    } finally {
+      await app.close();
+    }
+  } catch (error) {
+    throw new Error(
+      `the service did not start on a scratch database with every migration applied (${oneLine(error)}): fix the migration or entity named, then generate again.`,
+      { cause: error },
+    );
+  } finally {
+    await scratch.close();
+  }
+}
+
+async function main(args: readonly string[]): Promise<number> {
+  const [command, path, ...rest] = args;
+  if ((command !== 'generate' && command !== 'create') || path === undefined || rest.length > 0) {
+    terminal.err(USAGE);
+    return 2;
+  }
+  const target = parseMigrationPath(path);
+  if ('problem' in target) {
+    terminal.err(target.problem);
+    return 2;
+  }
+  const shown = (file: string) => relative(PACKAGE_ROOT, file);
+  if (command === 'create') {
+    const { file } = await writeMigration(target.name, { up: [], down: [], revertDrops: '' });
+    terminal.out(
+      `Wrote ${shown(file)} and listed it in migrations/index.ts: write its up(), down() and revertDrops, then run npm test.`,
+    );
+    return 0;
+  }
+  const config = await readConfig('database');
+  const body = await pendingChanges(config.databaseUrl);
+  if (body.up.length === 0) {
+    terminal.out(
+      'No changes: the migrations already build what the entities describe, so nothing was written. Change an entity first.',
+    );
+    return 0;
+  }
+  const { file } = await writeMigration(target.name, body);
+  terminal.out(`Wrote ${shown(file)} and listed it in migrations/index.ts:`);
+  for (const { query } of body.up) terminal.out(`  ${query.trim().replace(/\s+/g, ' ')}`);
+  terminal.out(`Reverting it drops ${body.revertDrops}.`);
+  terminal.out('Review it, run npm test, and commit it with the entity change.');
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    terminal.err(
+      error instanceof ConfigError
+        ? `Invalid configuration: ${oneLine(error)}`
+        : `migration:${process.argv[2]} failed: ${oneLine(error)}`,
+    );
+    process.exit(1);
+  },
+);

@@ -1,0 +1,11 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The project's root: the nearest directory above this file that holds package.json (from src/cli/ or dist/src/cli/). */
+export const PACKAGE_ROOT = nearestPackage(dirname(fileURLToPath(import.meta.url)));
+
+function nearestPackage(directory: string): string {
+  if (existsSync(join(directory, 'package.json')) || directory === dirname(directory)) return directory;
+  return nearestPackage(dirname(directory));
+}

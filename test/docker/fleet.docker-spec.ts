@@ -1,0 +1,137 @@
+import { randomBytes } from 'node:crypto';
+import { ComposeProject, docker, IMAGE } from './support/docker.js';
+import { pollUntil } from '../support/poll.js';
+
+/** docker-compose.fleet.yml as shipped: three replicas behind HAProxy, with Redis, on a real engine. */
+const REPLICAS = 3;
+let project: ComposeProject;
+let key = '';
+
+beforeAll(async () => {
+  project = await ComposeProject.create('fleet', ['docker-compose.fleet.yml']);
+  await project.composeOk(['up', '-d', '--scale', `api=${REPLICAS}`], 300_000);
+  await project.waitForHealth('api', 'healthy', 90_000);
+  key = (await project.composeOk(['run', '--rm', '-T', 'api', 'npm', 'run', '-s', 'apikey', '--', 'create', 'fleet']))
+    .trim()
+    .split('\n')
+    .at(-1)!;
+  expect(key).toMatch(/^pet_[0-9A-Za-z]{32}$/);
+  await pollUntil(
+    async () => (await fetch(`${project.origin}/v1/pets?limit=1`, { headers: { Authorization: `Bearer ${key}` } })).ok,
+    { timeoutMs: 30_000, what: 'the balancer to serve' },
+  );
+}, 420_000);
+
+afterAll(async () => {
+  await project?.down();
+});
+
+describe('docker-compose.fleet.yml', () => {
+  it('restarts the replicas one at a time under load through HAProxy: no failed request, no lost or doubled create', async () => {
+    const replicas = await project.containers('api');
+    expect(replicas).toHaveLength(REPLICAS);
+
+    const run = randomBytes(3).toString('hex');
+    const acknowledged = new Set<string>();
+    const failures: string[] = [];
+    let requests = 0;
+    let done = false;
+    // Three clients, one request every 600 ms each (about 300 a minute: inside the key's rate limit), alternating
+    // creates (with an Idempotency-Key, as clients are told to send) and list reads.
+    const client = async (name: string) => {
+      for (let index = 0; index < 500 && !done; index += 1) {
+        const pacing = new Promise((resolve) => setTimeout(resolve, 600));
+        const create = index % 2 === 0;
+        const petName = `roll-${run}-${name}-${index}`;
+        requests += 1;
+        try {
+          const response = await fetch(`${project.origin}/v1/pets${create ? '' : '?limit=5'}`, {
+            method: create ? 'POST' : 'GET',
+            headers: {
+              Authorization: `Bearer ${key}`,
+              ...(create ? { 'Content-Type': 'application/json', 'Idempotency-Key': petName } : {}),
+            },
+            body: create ? JSON.stringify({ name: petName, categoryId: 1 }) : undefined,
+            signal: AbortSignal.timeout(10_000),
+          });
+          const body = await response.text();
+          if (create && response.status === 201) acknowledged.add(petName);
+          else if (!response.ok) failures.push(`${response.status} ${body}`);
+        } catch (error) {
+          failures.push(String(error));
+        }
+        await pacing;
+      }
+    };
+    const load = Promise.all(['a', 'b', 'c'].map(client));
+
+    for (const replica of replicas) {
+      // Longer than SHUTDOWN_DRAIN_DELAY_MS + SHUTDOWN_GRACE_MS, as the service's stop_grace_period.
+      await docker(['restart', '-t', '20', replica], 60_000);
+      const { StartedAt } = await project.inspect(replica);
+      await pollUntil(async () => (await project.inspect(replica)).Health?.Status === 'healthy', {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+        what: `${replica} healthy after its restart`,
+      });
+      // Back in the balancer: the new process has served a request HAProxy sent it.
+      await pollUntil(
+        async () => (await docker(['logs', '--since', StartedAt, replica])).includes('"route":"/v1/pets"'),
+        { timeoutMs: 30_000, intervalMs: 500, what: `${replica} to serve traffic again` },
+      );
+    }
+    done = true;
+    await load;
+
+    const stored = new Map(
+      (await project.sql(`SELECT name, count(*) FROM pets WHERE name LIKE 'roll-${run}-%' GROUP BY name`))
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => line.split('|') as [string, string]),
+    );
+    const doubled = [...stored].filter(([, count]) => count !== '1');
+    const lost = [...acknowledged].filter((name) => !stored.has(name));
+    process.stdout.write(
+      `rolling restart of ${REPLICAS} replicas: ${requests} requests, ${failures.length} failed, ` +
+        `${acknowledged.size} creates acknowledged, ${stored.size} stored, ${doubled.length} doubled\n`,
+    );
+    expect(failures).toEqual([]);
+    expect(lost).toEqual([]);
+    expect(doubled).toEqual([]);
+    expect(stored.size).toBe(acknowledged.size);
+    expect(acknowledged.size).toBeGreaterThan(20);
+  });
+
+  it("counts failed authentications per client behind HAProxy, not per proxy: one client's failures leave another's alone", async () => {
+    const wrongKey = () => `pet_${randomBytes(24).toString('base64url').replace(/[-_]/g, 'x').slice(0, 32)}`;
+    // This client (the host) spends its budget of failures.
+    let refusedAt = 0;
+    for (let attempt = 1; attempt <= 100 && !refusedAt; attempt += 1) {
+      const response = await fetch(`${project.origin}/v1/pets`, { headers: { Authorization: `Bearer ${wrongKey()}` } });
+      await response.arrayBuffer();
+      if (response.status === 429) refusedAt = attempt;
+      else expect(response.status).toBe(401);
+    }
+    expect(refusedAt).toBeGreaterThan(1);
+
+    // Another client, a container on the fleet's network, through the same balancer.
+    const probe = `
+      const get = (key) => fetch('http://lb/v1/pets?limit=1', { headers: { Authorization: 'Bearer ' + key } }).then((r) => r.status);
+      Promise.all([get(process.argv[1]), get(process.argv[2])]).then((statuses) => console.log(statuses.join(' ')));`;
+    const network = `${project.name}_fleet`;
+    const statuses = await docker([
+      'run',
+      '--rm',
+      '--network',
+      network,
+      '--entrypoint',
+      'node',
+      IMAGE,
+      '-e',
+      probe,
+      wrongKey(),
+      key,
+    ]);
+    expect(statuses.trim()).toBe('401 200');
+  });
+});

@@ -1,0 +1,176 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../../support/database-server.js';
+import { pollUntil } from '../../support/poll.js';
+
+export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+/** Debian's client: it builds with BuildKit without buildx (see test/docker/global-setup.ts). */
+export const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : 'docker';
+/** The image both compose files run (built by the global setup from the project's Dockerfile). */
+export const IMAGE = 'animal-store:local';
+/** The base images' variables: the stand-ins, set by the global setup (test/docker/stand-ins/build.sh). */
+export const BASE_IMAGE_VARIABLES = ['NODE_IMAGE', 'POSTGRES_IMAGE', 'HAPROXY_IMAGE', 'REDIS_IMAGE'] as const;
+
+export interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a program to its end (bounded by `timeoutMs`); a non-zero exit is a result, not an error. */
+export function run(
+  file: string,
+  args: string[],
+  { env, cwd = ROOT, timeoutMs = 120_000 }: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
+): Promise<Result> {
+  return new Promise((resolve) => {
+    execFile(file, args, { env, cwd, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+      resolve({ code, stdout, stderr: stderr + (error && code === -1 ? error.message : '') });
+    });
+  });
+}
+
+/** Like run(), but a non-zero exit throws with the program's output. */
+export async function check(file: string, args: string[], options?: Parameters<typeof run>[2]): Promise<string> {
+  const result = await run(file, args, options);
+  if (result.code !== 0) {
+    throw new Error(`${file} ${args.join(' ')} exited ${result.code}:\n${result.stdout}\n${result.stderr}`);
+  }
+  return result.stdout;
+}
+
+export const docker = (args: string[], timeoutMs?: number) => check(DOCKER, args, { timeoutMs });
+
+/**
+ * A compose project of its own (unique name, free host port) with only what an operator would have in the
+ * environment: PATH, HOME, the engine's address, PORT, and the base images pointing at the stand-ins.
+ */
+export class ComposeProject {
+  private constructor(
+    readonly name: string,
+    readonly port: number,
+    readonly env: NodeJS.ProcessEnv,
+    private readonly files: string[],
+    private readonly shims: string,
+  ) {}
+
+  static async create(label: string, files: string[] = []): Promise<ComposeProject> {
+    const name = `animal-store-${label}-${randomBytes(3).toString('hex')}`;
+    const port = await freePort();
+    // `docker compose` (v2) as written in the docs, run by Debian's docker-compose (v1).
+    const shims = await mkdtemp(join(tmpdir(), 'animal-store-docker-'));
+    await writeFile(
+      join(shims, 'docker'),
+      `#!/bin/sh\nif [ "$1" = compose ]; then shift; exec docker-compose "$@"; fi\nexec ${DOCKER} "$@"\n`,
+    );
+    await chmod(join(shims, 'docker'), 0o755);
+    const env: NodeJS.ProcessEnv = {
+      PATH: `${shims}:${process.env.PATH ?? ''}`,
+      HOME: process.env.HOME ?? tmpdir(),
+      COMPOSE_PROJECT_NAME: name,
+      PORT: String(port),
+      ...(process.env.DOCKER_HOST ? { DOCKER_HOST: process.env.DOCKER_HOST } : {}),
+      ...Object.fromEntries(BASE_IMAGE_VARIABLES.map((name) => [name, process.env[name]])),
+    };
+    return new ComposeProject(name, port, env, files, shims);
+  }
+
+  get origin(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** docker-compose with this project's files and environment. */
+  compose(args: string[], timeoutMs = 180_000): Promise<Result> {
+    return run('docker-compose', [...this.files.flatMap((file) => ['-f', file]), ...args], {
+      env: this.env,
+      timeoutMs,
+    });
+  }
+
+  async composeOk(args: string[], timeoutMs?: number): Promise<string> {
+    const result = await this.compose(args, timeoutMs);
+    if (result.code !== 0) throw new Error(`docker-compose ${args.join(' ')}: ${result.stdout}\n${result.stderr}`);
+    return result.stdout;
+  }
+
+  /** A shell command line run as an operator would, in the project's directory and environment. */
+  shell(command: string, extraEnv: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<Result> {
+    return run('bash', ['-c', command], { env: { ...this.env, ...extraEnv }, timeoutMs });
+  }
+
+  /** The ids of a service's containers, running or not. */
+  async containers(service: string): Promise<string[]> {
+    return (await this.composeOk(['ps', '-a', '-q', service])).split('\n').filter(Boolean);
+  }
+
+  async container(service: string): Promise<string> {
+    const [id] = await this.containers(service);
+    if (!id) throw new Error(`${this.name}: no ${service} container`);
+    return id;
+  }
+
+  /** `docker inspect` of a container. */
+  async inspect(id: string): Promise<ContainerState> {
+    const [info] = JSON.parse(await docker(['inspect', id])) as [{ State: ContainerState }];
+    return info.State;
+  }
+
+  async healthOf(service: string): Promise<string | undefined> {
+    return (await this.inspect(await this.container(service))).Health?.Status;
+  }
+
+  /** Waits until every container of the service reports `status` (healthy, unhealthy). */
+  async waitForHealth(service: string, status: string, timeoutMs: number): Promise<void> {
+    await pollUntil(
+      async () => {
+        const ids = await this.containers(service);
+        const states = await Promise.all(ids.map((id) => this.inspect(id)));
+        return ids.length > 0 && states.every((state) => state.Health?.Status === status);
+      },
+      { timeoutMs, intervalMs: 500, what: `${this.name} ${service} to be ${status}` },
+    );
+  }
+
+  /** Runs SQL in the project's database (through the db container's own psql). */
+  async sql(query: string): Promise<string> {
+    const out = await this.composeOk([
+      'exec',
+      '-T',
+      'db',
+      'psql',
+      '-U',
+      'animal_store',
+      '-d',
+      'animal_store',
+      '-tAc',
+      query,
+    ]);
+    return out.trim();
+  }
+
+  /** Everything down, volumes included; the project's output when asked for (on failure). */
+  async down(): Promise<void> {
+    await this.compose(['down', '-v', '--remove-orphans', '-t', '5'], 120_000);
+    await rm(this.shims, { recursive: true, force: true });
+  }
+
+  async logs(service?: string): Promise<string> {
+    const result = await this.compose(['logs', '--no-color', '--tail', '40', ...(service ? [service] : [])]);
+    return result.stdout;
+  }
+}
+
+export interface ContainerState {
+  Status: string;
+  Running: boolean;
+  ExitCode: number;
+  StartedAt: string;
+  FinishedAt: string;
+  Health?: { Status: string };
+}

@@ -1,0 +1,462 @@
+import { expect, jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
+import { gzipSync } from 'node:zlib';
+import { connect, type Socket } from 'node:net';
+import { loadConfig } from '../src/config/app-config.js';
+import { API_RESPONSE_HEADERS } from '../src/edge/security-headers.js';
+import { MAX_BODY_DEPTH } from '../src/edge/json-body-parser.js';
+import { exchange, rawRequest, RawResponse } from './support/raw-http.js';
+import { pollUntil } from './support/poll.js';
+import { ensureBuilt } from './support/built-service.js';
+import { ServiceProcess, startService } from './support/service-process.js';
+import { createTestDatabase, TestDatabase } from './support/test-database.js';
+import { ApiResponse, auth, jsonBody, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const HOST: [string, string] = ['Host', 'animal-store.test'];
+const BEARER: [string, string] = ['Authorization', `Bearer ${TEST_KEY}`];
+const JSON_TYPE: [string, string] = ['Content-Type', 'application/json'];
+
+/** The Error body, the security headers, Cache-Control and a request id: what every answer carries. */
+function expectEdgeError(
+  response: RawResponse | ApiResponse | undefined,
+  status: number,
+  code: string,
+  { docs = false } = {},
+) {
+  expect(response).toBeDefined();
+  expect({ status: response!.status, body: response!.body }).toEqual({
+    status,
+    body: { code, message: expect.any(String), status },
+  });
+  expect(response!.headers.get('content-type')).toBe('application/json; charset=utf-8');
+  expect(response!.headers.get('x-request-id')).toEqual(expect.any(String));
+  // Swagger UI's paths get helmet's policy for pages (src/edge/security-headers.ts): the same headers, other values.
+  for (const [name, value] of API_RESPONSE_HEADERS) {
+    if (docs) expect([name, response!.headers.has(name)]).toEqual([name, true]);
+    else expect([name, response!.headers.get(name)]).toEqual([name, value]);
+  }
+}
+
+/** `{"name":"B","categoryId":1,"x":[[[…]]]}` with `depth` levels in all (the outer object is level 1). */
+const nestedIn = (field: string, depth: number, open = '[', close = ']') =>
+  `{"name":"B","categoryId":1,"${field}":${open.repeat(depth - 1)}${close.repeat(depth - 1)}}`.replace(
+    `"name":"B","categoryId":1,"name"`,
+    '"categoryId":1,"name"',
+  );
+
+describe('the hardened edge (e2e)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  const post = (body: string | Uint8Array, headers: Record<string, string> = {}) =>
+    request(t.origin, '/v1/pets', {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json', ...headers },
+      body,
+    });
+
+  describe('nesting limit', () => {
+    it('answers a body nested 2,000 deep (about 4 KB) with 400 invalid_json, not 500', async () => {
+      const response = await post(nestedIn('x', 2_000));
+
+      expectEdgeError(response, 400, 'invalid_json');
+      expect((response.body as { message: string }).message).toBe(
+        `The request body is nested deeper than ${MAX_BODY_DEPTH} levels of arrays and objects.`,
+      );
+    });
+
+    it.each([
+      ['arrays in name', nestedIn('name', 5_000)],
+      ['objects', `{"name":"B","categoryId":1,"x":${'{"a":'.repeat(2_500)}1${'}'.repeat(2_500)}}`],
+      ['brackets inside strings do not count', `{"name":"${'['.repeat(100)}","x":${'['.repeat(40)}${']'.repeat(40)}}`],
+    ])('answers %s past the limit with 400 invalid_json', async (_case, body) => {
+      expectEdgeError(await post(body), 400, 'invalid_json');
+    });
+
+    it(`reads a body exactly ${MAX_BODY_DEPTH} levels deep (then refuses the unknown property)`, async () => {
+      const atLimit = await post(nestedIn('x', MAX_BODY_DEPTH));
+      expectEdgeError(atLimit, 400, 'validation_failed');
+      expect((atLimit.body as { message: string }).message).toBe('property x should not exist.');
+
+      expectEdgeError(await post(nestedIn('x', MAX_BODY_DEPTH + 1)), 400, 'invalid_json');
+    });
+  });
+
+  describe('client aborts', () => {
+    it('logs a client that hangs up mid-body at info with its request id: no error, no stack, no 5xx', async () => {
+      const errors = jest.spyOn(Logger.prototype, 'error');
+      const infos = jest.spyOn(Logger.prototype, 'log');
+      try {
+        const ids = ['gone-1', 'gone-2', 'gone-3'];
+        for (const id of ids) {
+          await exchange(t.origin, (socket) => {
+            socket.write(
+              rawRequest('POST', '/v1/pets', [
+                HOST,
+                BEARER,
+                JSON_TYPE,
+                ['Content-Length', '100'],
+                ['X-Request-Id', id],
+              ]) + '{"name":',
+            );
+            setTimeout(() => socket.destroy(), 50);
+          });
+        }
+        // Whatever the service makes of them, each leaves a line with its request id.
+        const reqIdsOf = (spy: typeof errors | typeof infos) =>
+          spy.mock.calls.map(([fields]) => (fields as { reqId?: string } | undefined)?.reqId);
+        await pollUntil(() => ids.every((id) => [...reqIdsOf(errors), ...reqIdsOf(infos)].includes(id)), {
+          what: 'a log line for each aborted request',
+        });
+
+        expect(errors).not.toHaveBeenCalled();
+        for (const id of ids) {
+          expect(infos).toHaveBeenCalledWith(
+            { reqId: id, method: 'POST', route: '/v1/pets', status: 499 },
+            'request abandoned: the client closed the connection before sending the whole body',
+          );
+        }
+        const metrics = await request(t.origin, '/metrics');
+        expect(metrics.text).not.toMatch(/^http_requests_total\{[^}]*status="5\d\d"\} /m);
+      } finally {
+        errors.mockRestore();
+        infos.mockRestore();
+      }
+    });
+  });
+
+  describe('Cache-Control', () => {
+    it('is no-store on every answer: lists, creates, reads, errors, the document and the metrics', async () => {
+      const created = await request<{ id: number }>(t.origin, '/v1/pets', jsonBody({ name: 'Rex', categoryId: 1 }));
+      const answers = [
+        created,
+        await request(t.origin, '/v1/pets', { headers: auth() }),
+        await request(t.origin, `/v1/pets/${created.body.id}`, { headers: auth() }),
+        await request(t.origin, '/v1/pets/999999', { headers: auth() }),
+        await request(t.origin, '/v1/pets?limit=0', { headers: auth() }),
+        await request(t.origin, '/v1/pets'),
+        await request(t.origin, '/v1/nothing-here'),
+        await request(t.origin, '/docs-json'),
+        await request(t.origin, '/metrics'),
+      ];
+      expect(answers.map((answer) => [answer.status, answer.headers.get('cache-control')])).toEqual(
+        [201, 200, 200, 404, 400, 401, 404, 200, 200].map((status) => [status, 'no-store']),
+      );
+    });
+  });
+
+  describe('repeated single-value headers', () => {
+    const create = (headers: [string, string][]) =>
+      exchange(t.origin, rawRequest('POST', '/v1/pets', [...headers, JSON_TYPE], '{"name":"Dup","categoryId":1}'));
+    const countDup = async () =>
+      Number((await t.sql.query<{ n: string }>(`SELECT count(*) AS n FROM pets WHERE name = 'Dup'`)).rows[0].n);
+
+    it('refuses two Idempotency-Key headers with 400, creating nothing', async () => {
+      const response = await create([HOST, BEARER, ['Idempotency-Key', 'dupA'], ['Idempotency-Key', 'dupB']]);
+
+      expectEdgeError(response, 400, 'validation_failed');
+      expect((response!.body as { message: string }).message).toBe(
+        'The request carries more than one Idempotency-Key header; send it once.',
+      );
+      expect(await countDup()).toBe(0);
+    });
+
+    it('refuses two Authorization headers with 400, whichever comes first', async () => {
+      const response = await create([HOST, ['authorization', 'Bearer not-the-key-at-all'], BEARER]);
+
+      expectEdgeError(response, 400, 'validation_failed');
+      expect((response!.body as { message: string }).message).toBe(
+        'The request carries more than one Authorization header; send it once.',
+      );
+      expect(await countDup()).toBe(0);
+    });
+
+    it('refuses two Host headers with 400 (RFC 9112 §3.2)', async () => {
+      const response = await exchange(t.origin, rawRequest('GET', '/v1/pets', [HOST, ['host', 'other.test'], BEARER]));
+
+      expectEdgeError(response, 400, 'validation_failed');
+      expect((response!.body as { message: string }).message).toBe(
+        'The request carries more than one Host header; send it once.',
+      );
+    });
+
+    it('still serves one of each, in any letter case', async () => {
+      const response = await exchange(
+        t.origin,
+        rawRequest('GET', '/v1/pets', [
+          ['HOST', 'a.test'],
+          ['AUTHORIZATION', `Bearer ${TEST_KEY}`],
+        ]),
+      );
+      expect(response!.status).toBe(200);
+    });
+  });
+
+  describe('answers refused before routing', () => {
+    it('answers an HTTP/1.1 request without Host with a 400 Error, headers and request id included', async () => {
+      const response = await exchange(t.origin, rawRequest('GET', '/v1/pets', [BEARER]));
+
+      expectEdgeError(response, 400, 'validation_failed');
+      expect((response!.body as { message: string }).message).toBe('An HTTP/1.1 request must carry a Host header.');
+      expect(response!.headers.get('x-request-id')).toMatch(UUID);
+    });
+
+    it('serves an HTTP/1.0 request without Host', async () => {
+      const response = await exchange(t.origin, rawRequest('GET', '/v1/pets', [BEARER], '', { version: 'HTTP/1.0' }));
+      expect(response!.status).toBe(200);
+    });
+
+    it.each([
+      ['a control character in a header', rawRequest('GET', '/v1/pets', [HOST, ['X-Bad', 'a\u0001b']])],
+      ['a space before the colon', 'GET /v1/pets HTTP/1.1\r\nHost: a\r\nX-Bad : 1\r\n\r\n'],
+      ['an unknown method token', 'GE(T /v1/pets HTTP/1.1\r\nHost: a\r\n\r\n'],
+    ])('answers a request with %s with the Error body and every header, then closes', async (_case, bytes) => {
+      const response = await exchange(t.origin, bytes, { waitForClose: true });
+
+      expectEdgeError(response, 400, 'validation_failed');
+      expect(response!.headers.get('x-request-id')).toMatch(UUID);
+      expect(response!.headers.get('cache-control')).toBe('no-store');
+      expect(response!.closed).toBe(true);
+    });
+
+    it('serves a request with an Expect it does not know instead of a bare 417', async () => {
+      const response = await exchange(t.origin, rawRequest('GET', '/v1/pets', [HOST, BEARER, ['Expect', 'x-y']]));
+      expect(response!.status).toBe(200);
+    });
+
+    it('answers CONNECT with a 400 Error instead of closing without a word', async () => {
+      const response = await exchange(t.origin, 'CONNECT db:5432 HTTP/1.1\r\nHost: db:5432\r\n\r\n');
+      expectEdgeError(response, 400, 'validation_failed');
+    });
+  });
+
+  describe('/docs', () => {
+    it.each([
+      ['/docs/package.json'],
+      ['/docs/index.js'],
+      ['/docs/absolute-path.js'],
+      ['/docs/swagger-ui-bundle.js.map'],
+      ['/docs/swagger-ui.js'],
+      ['/docs/README.md'],
+      ['/docs/oauth2-redirect.html'],
+    ])('answers %s, which the UI does not load, with 404 not_found', async (path) => {
+      const response = await request(t.origin, path);
+      expectEdgeError(response, 404, 'not_found', { docs: true });
+    });
+
+    it('answers /docs/../package.json, sent as is, with 404 not_found (not 403)', async () => {
+      const response = await exchange(t.origin, rawRequest('GET', '/docs/../package.json', [HOST]));
+      expectEdgeError(response, 404, 'not_found', { docs: true });
+    });
+  });
+
+  describe('Content-Encoding', () => {
+    const body = JSON.stringify({ name: 'Zipped', categoryId: 1 });
+
+    it.each([
+      ['a plain body labelled gzip', body, 'gzip'],
+      ['a real gzip body', gzipSync(body), 'gzip'],
+      ['a body labelled br', body, 'br'],
+      ['a body labelled deflate', body, 'deflate'],
+      ['two codings', body, 'identity, gzip'],
+    ])('refuses %s with 415 and Accept-Encoding: identity, storing nothing', async (_case, sent, encoding) => {
+      const response = await post(typeof sent === 'string' ? sent : new Uint8Array(sent), {
+        'content-encoding': encoding,
+      });
+
+      expectEdgeError(response, 415, 'unsupported_media_type');
+      expect(response.headers.get('accept-encoding')).toBe('identity');
+      const stored = await t.sql.query(`SELECT 1 FROM pets WHERE name = 'Zipped'`);
+      expect(stored.rowCount).toBe(0);
+    });
+
+    it('accepts identity', async () => {
+      const response = await post(JSON.stringify({ name: 'Plain', categoryId: 1 }), { 'content-encoding': 'identity' });
+      expect(response.status).toBe(201);
+    });
+  });
+});
+
+/** A create that sends its headers and then its body one byte every `everyMs`. */
+const slowUpload =
+  (length: number, everyMs: number) =>
+  (socket: Socket): void => {
+    socket.write(
+      `POST /v1/pets HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${TEST_KEY}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`,
+    );
+    const timer = setInterval(() => (socket.writable ? socket.write(' ') : clearInterval(timer)), everyMs);
+    socket.once('close', () => clearInterval(timer));
+  };
+
+describe('time limits and the connection cap (e2e)', () => {
+  const LIMITS = { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000, keepAliveTimeoutMs: 1_500, maxConnections: 8 };
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ edgeLimits: LIMITS });
+  });
+  afterAll(() => t.close());
+
+  it('answers a body sent one byte at a time with 408 once the request time limit is over, and closes', async () => {
+    const response = await exchange(t.origin, slowUpload(16_000, 100), { waitForClose: true, timeoutMs: 10_000 });
+
+    expectEdgeError(response, 408, 'request_timeout');
+    expect(response!.closed).toBe(true);
+    // Node checks the limits every 500 ms.
+    expect(response!.elapsedMs).toBeGreaterThanOrEqual(LIMITS.requestTimeoutMs - 50);
+    expect(response!.elapsedMs).toBeLessThan(LIMITS.requestTimeoutMs + 1_500);
+  });
+
+  it('answers headers that never end with 408 once the header time limit is over, and closes', async () => {
+    const response = await exchange(t.origin, 'GET /v1/pets HTTP/1.1\r\nHost: a\r\nX-Slow: 1', {
+      waitForClose: true,
+      timeoutMs: 10_000,
+    });
+
+    expectEdgeError(response, 408, 'request_timeout');
+    expect(response!.elapsedMs).toBeLessThan(LIMITS.headersTimeoutMs + 1_500);
+  });
+
+  it('closes a kept-alive connection idle for longer than the keep-alive timeout', async () => {
+    let closedAfter = 0;
+    const answered = await exchange(
+      t.origin,
+      (socket) => {
+        socket.write(rawRequest('GET', '/v1/pets', [HOST, BEARER]));
+        const started = Date.now();
+        socket.once('close', () => (closedAfter = Date.now() - started));
+      },
+      { waitForClose: true, timeoutMs: 10_000 },
+    );
+    expect(answered!.status).toBe(200);
+    expect(answered!.headers.get('keep-alive')).toBe('timeout=1');
+    expect(closedAfter).toBeGreaterThanOrEqual(LIMITS.keepAliveTimeoutMs - 100);
+    expect(closedAfter).toBeLessThan(LIMITS.keepAliveTimeoutMs + 2_000);
+  });
+});
+
+describe('the connection cap (e2e)', () => {
+  const MAX_CONNECTIONS = 8;
+  let t: TestApp;
+  const held: Socket[] = [];
+  beforeAll(async () => {
+    t = await startTestApp({ edgeLimits: { ...loadConfig({}).edgeLimits, maxConnections: MAX_CONNECTIONS } });
+  });
+  afterAll(async () => {
+    for (const socket of held) socket.destroy();
+    await t.close();
+  });
+
+  const openConnections = () =>
+    new Promise<number>((resolve, reject) =>
+      t.app.getHttpServer().getConnections((error, count) => (error ? reject(error) : resolve(count))),
+    );
+
+  it(`holds at most ${MAX_CONNECTIONS} connections; the next is closed without an answer, and served once one frees`, async () => {
+    const { hostname, port } = new URL(t.origin);
+    for (let open = await openConnections(); open < MAX_CONNECTIONS; open += 1) {
+      const socket = connect(Number(port), hostname);
+      socket.on('error', () => undefined);
+      held.push(socket);
+      await pollUntil(async () => (await openConnections()) === open + 1, { what: `connection ${open + 1}` });
+    }
+
+    const refused = await exchange(t.origin, rawRequest('GET', '/v1/pets', [HOST, BEARER]));
+    expect(refused).toBeUndefined();
+
+    held.pop()!.destroy();
+    await pollUntil(async () => (await openConnections()) < MAX_CONNECTIONS, { what: 'a connection to close' });
+    const served = await exchange(t.origin, rawRequest('GET', '/v1/pets', [HOST, BEARER]));
+    expect(served!.status).toBe(200);
+  });
+});
+
+/** The production build as it ships (JSON log lines on stdout): what the log says about hostile requests. */
+describe('the production build under hostile requests (e2e)', () => {
+  const KEY = 'edge-production-key-0123456789';
+  let database: TestDatabase;
+  let service: ServiceProcess;
+  const lines = () => service.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    database = await createTestDatabase();
+    service = await startService({
+      NODE_ENV: 'production',
+      MIGRATIONS_RUN: 'true',
+      CURSOR_SECRET: 'edge-production-cursor-secret-0123456789',
+      DATABASE_URL: database.url,
+      API_KEYS: KEY,
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_PER_MINUTE: '0',
+    });
+  }, 300_000);
+  afterAll(async () => {
+    service?.kill('SIGKILL');
+    await database?.drop();
+  });
+
+  it('logs 100 clients hanging up mid-body at info with their request ids: no ERROR line, no stack', async () => {
+    const ABORTS = 100;
+    const ids = Array.from({ length: ABORTS }, (_, n) => `abort-${n}`);
+    for (const id of ids) {
+      await exchange(service.origin, (socket) => {
+        socket.write(
+          rawRequest('POST', '/v1/pets', [
+            ['Host', 'a'],
+            ['Authorization', `Bearer ${KEY}`],
+            JSON_TYPE,
+            ['Content-Length', '100'],
+            ['X-Request-Id', id],
+          ]) + '{"name":',
+        );
+        setTimeout(() => socket.destroy(), 20);
+      });
+    }
+
+    // Whatever the service makes of them, each leaves a line with its request id.
+    const about = (line: Record<string, unknown>) => ids.includes(String(line.reqId));
+    await pollUntil(
+      () =>
+        new Set(
+          lines()
+            .filter(about)
+            .map((line) => line.reqId),
+        ).size === ABORTS,
+      {
+        what: `a log line for each of the ${ABORTS} aborted requests`,
+      },
+    );
+    const errors = lines().filter((line) => Number(line.level) >= 50);
+    console.log(`ERROR lines after ${ABORTS} client aborts: ${errors.length}`);
+    expect(errors).toEqual([]);
+    const abandoned = lines().filter((line) => about(line) && String(line.msg).startsWith('request abandoned'));
+    expect(abandoned.map((line) => line.reqId).sort()).toEqual([...ids].sort());
+    expect(abandoned.every((line) => line.level === 30 && line.status === 499 && !('err' in line))).toBe(true);
+  });
+
+  it('answers the deepest body that fits the body limit with 400, with no ERROR line', async () => {
+    // 8,190 levels of arrays, inside the outer object: 16 KiB.
+    const depth = (16 * 1024 - '{"name":"B","categoryId":1,"x":}'.length) / 2 + 1;
+    const body = nestedIn('x', depth);
+    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(16 * 1024);
+    const started = performance.now();
+    const response = await fetch(`${service.origin}/v1/pets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body,
+    });
+    const elapsedMs = performance.now() - started;
+    console.log(
+      `a body nested ${depth} deep (${Buffer.byteLength(body)} bytes): ${response.status} in ${elapsedMs.toFixed(1)} ms`,
+    );
+
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { code: string }).code).toBe('invalid_json');
+    expect(lines().filter((line) => Number(line.level) >= 50)).toEqual([]);
+  });
+});
