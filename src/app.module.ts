@@ -22,7 +22,11 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(config),
-        DatabaseModule.forRoot({ url: config.databaseUrl, migrationsRun: config.migrationsRun }),
+        DatabaseModule.forRoot({
+          url: config.databaseUrl,
+          migrationsRun: config.migrationsRun,
+          pool: config.databasePool,
+        }),
         AuthModule,
         PetsModule,
         HealthModule,

@@ -39,6 +39,7 @@ async function bootstrap(): Promise<void> {
       ).startEmbeddedPostgres({
         dataDir: config.dataDir,
         port: config.embeddedPostgresPort,
+        notice: (message) => logger.warn(message),
       });
 
   const app = await createApp({ ...config, databaseUrl: config.databaseUrl ?? embedded!.url });

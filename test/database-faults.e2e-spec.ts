@@ -119,7 +119,13 @@ describe('database faults', () => {
       proxy.forward();
     }
     expect(await servesAgain(RECOVER_WITHIN_MS)).toBe(true);
-    expect((await boundedRequest('/v1/pets', jsonBody({ name: 'After the hole', categoryId: 1 }))).status).toBe(201);
+    const after = await boundedRequest<Pet>('/v1/pets', jsonBody({ name: 'After the hole', categoryId: 1 }));
+    expect(after.status).toBe(201);
+    // The create answered 503 never reached the database; the acknowledged one is stored.
+    const { rows } = await t.sql.query<{ id: string; name: string }>(
+      `SELECT id, name FROM pets WHERE name IN ('Lost', 'After the hole')`,
+    );
+    expect(rows.map((row) => [row.name, Number(row.id)])).toEqual([['After the hole', after.body.id]]);
   });
 
   it('answers 503 within the bound while PostgreSQL is down, and serves again without a restart', async () => {

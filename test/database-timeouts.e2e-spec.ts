@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source-options.js';
 import { runMigrations } from '../src/database/run-migrations.js';
 import { applySessionTimeouts, SESSION_TIMEOUTS } from '../src/database/session-timeouts.js';
-import { isDatabaseUnavailable } from '../src/edge/errors/to-api-error.js';
+import { databaseFault } from '../src/database/database-faults.js';
 import { startTcpProxy, TcpProxy } from './support/tcp-proxy.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
 
@@ -75,7 +75,7 @@ describe('database timeouts and migrations, as the service sets them', () => {
         .query(`SELECT pg_sleep(${SESSION_TIMEOUTS.statement_timeout / 1000 + 2})`)
         .catch((e: unknown) => e);
       expect(slow).toMatchObject({ code: '57014' });
-      expect(isDatabaseUnavailable(slow)).toBe(true);
+      expect(databaseFault(slow)).toMatchObject({ code: '57014' });
     } finally {
       await session.end();
     }
@@ -106,7 +106,7 @@ describe('database timeouts and migrations, as the service sets them', () => {
         );
         const elapsed = Date.now() - started;
         expect(error).toMatchObject({ message: 'Query read timeout' });
-        expect(isDatabaseUnavailable(error)).toBe(true);
+        expect(databaseFault(error)).toMatchObject({ sqlClass: '08' });
         expect(elapsed).toBeGreaterThanOrEqual(QUERY_TIMEOUT_MS);
         expect(elapsed).toBeLessThan(QUERY_TIMEOUT_MS + 2_000);
         expect(pool.totalCount).toBe(0);

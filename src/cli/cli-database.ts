@@ -9,7 +9,11 @@ import { loadEmbeddedPostgres } from '../database/load-embedded-postgres.js';
 export async function openCliDatabase(config: DatabaseConfig): Promise<{ url: string; close(): Promise<void> }> {
   if (config.databaseUrl) return { url: config.databaseUrl, close: () => Promise.resolve() };
   const { openEmbeddedDatabase } = await loadEmbeddedPostgres();
-  return openEmbeddedDatabase({ dataDir: config.dataDir, port: config.embeddedPostgresPort });
+  return openEmbeddedDatabase({
+    dataDir: config.dataDir,
+    port: config.embeddedPostgresPort,
+    notice: (message) => terminal.err(message),
+  });
 }
 
 /** One line for the operator, whatever was thrown (node-postgres' AggregateError has an empty message). */

@@ -19,6 +19,7 @@ describe('loadConfig', () => {
       host: '127.0.0.1',
       port: 3000,
       databaseUrl: undefined,
+      databasePool: { max: 10, idleTimeoutMs: 10_000 },
       apiKeys: [],
       logLevel: 'info',
       migrationsRun: true,
@@ -63,6 +64,8 @@ describe('loadConfig', () => {
         HOST: '0.0.0.0',
         PORT: '8080',
         DATABASE_URL: 'postgresql://app:secret@db:5432/animal_store',
+        DATABASE_POOL_MAX: '40',
+        DATABASE_POOL_IDLE_TIMEOUT_MS: '0',
         API_KEYS: 'first-key-0123456789, second-key-0123456789',
         LOG_LEVEL: 'debug',
         MIGRATIONS_RUN: 'false',
@@ -77,6 +80,7 @@ describe('loadConfig', () => {
       host: '0.0.0.0',
       port: 8080,
       databaseUrl: 'postgresql://app:secret@db:5432/animal_store',
+      databasePool: { max: 40, idleTimeoutMs: 0 },
       apiKeys: ['first-key-0123456789', 'second-key-0123456789'],
       logLevel: 'debug',
       migrationsRun: false,
@@ -111,6 +115,16 @@ describe('loadConfig', () => {
 
     it.each([['65536'], ['-1'], ['80.5'], ['http'], [' 80'], ['1e3']])('rejects %j, naming PORT', (raw) => {
       expect(configError({ PORT: raw })).toBe(`PORT must be an integer from 0 to 65535, got "${raw}"`);
+    });
+  });
+
+  describe('DATABASE_POOL_MAX and DATABASE_POOL_IDLE_TIMEOUT_MS', () => {
+    it.each([
+      ['DATABASE_POOL_MAX', '0', 'an integer from 1 to 10000'],
+      ['DATABASE_POOL_MAX', 'ten', 'an integer from 1 to 10000'],
+      ['DATABASE_POOL_IDLE_TIMEOUT_MS', '-1', 'an integer from 0 to 3600000'],
+    ])('rejects %s=%j, naming it', (name, raw, rule) => {
+      expect(configError({ [name]: raw })).toBe(`${name} must be ${rule}, got "${raw}"`);
     });
   });
 
@@ -269,6 +283,7 @@ describe('loadDatabaseConfig: the part the migration and key commands validate',
   it('accepts production with DATABASE_URL alone, which the service refuses without CURSOR_SECRET', () => {
     expect(loadDatabaseConfig({ NODE_ENV: 'production', DATABASE_URL: url })).toEqual({
       databaseUrl: url,
+      databasePool: { max: 10, idleTimeoutMs: 10_000 },
       migrationsRun: false,
       dataDir: resolve('.data'),
       embeddedPostgresPort: 5433,

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import {
   ConfigError,
   CURSOR_SECRET_MIN_LENGTH,
+  DATABASE_POOL_DEFAULTS,
   DatabaseEnvironment,
   EnvironmentPart,
   LogLevel,
@@ -10,7 +11,7 @@ import {
   validateEnvironment,
 } from './environment.js';
 
-export { ConfigError, CURSOR_SECRET_MIN_LENGTH, MAX_LIMIT_PER_MINUTE };
+export { ConfigError, CURSOR_SECRET_MIN_LENGTH, DATABASE_POOL_DEFAULTS, MAX_LIMIT_PER_MINUTE };
 export type { EnvironmentPart, LogLevel };
 
 /** Thresholds past which requests are shed with 503; 0 turns one off. */
@@ -34,10 +35,18 @@ export interface EdgeLimitsConfig {
   maxConnections: number;
 }
 
+/** The database pool of each instance (DATABASE_POOL_MAX, DATABASE_POOL_IDLE_TIMEOUT_MS). */
+export interface DatabasePoolConfig {
+  max: number;
+  /** 0: idle connections stay open. */
+  idleTimeoutMs: number;
+}
+
 /** What the commands that open the database read (the database part of the environment), validated and typed. */
 export interface DatabaseConfig {
   /** Absent: the service starts an embedded PostgreSQL under `dataDir`. */
   databaseUrl?: string;
+  databasePool: DatabasePoolConfig;
   migrationsRun: boolean;
   dataDir: string;
   embeddedPostgresPort: number;
@@ -83,6 +92,7 @@ function databaseConfigOf(e: DatabaseEnvironment): DatabaseConfig {
   const production = e.NODE_ENV === 'production';
   return {
     databaseUrl: e.DATABASE_URL,
+    databasePool: { max: e.DATABASE_POOL_MAX, idleTimeoutMs: e.DATABASE_POOL_IDLE_TIMEOUT_MS },
     // In production the one-shot migrate step (compose `migrate`, the Kubernetes Job) applies them before a rollout.
     migrationsRun: e.MIGRATIONS_RUN ?? !production,
     dataDir: resolve(e.DATA_DIR),

@@ -27,6 +27,9 @@ export const CURSOR_SECRET_MIN_LENGTH = 32;
 /** The largest RATE_LIMIT_PER_MINUTE and AUTH_FAILURE_LIMIT_PER_MINUTE accepted (the OpenAPI document's bound too). */
 export const MAX_LIMIT_PER_MINUTE = 1_000_000;
 
+/** The database pool's defaults (docs/operating.md, "Sizing the database pool"). */
+export const DATABASE_POOL_DEFAULTS = { max: 10, idleTimeoutMs: 10_000 } as const;
+
 export class ConfigError extends Error {}
 
 const got = (args: ValidationArguments) => `got "${args.value}"`;
@@ -184,6 +187,14 @@ export class DatabaseEnvironment {
 
   @UrlWithScheme(['postgres:', 'postgresql:'], 'postgres://user:password@host:5432/db')
   DATABASE_URL?: string;
+
+  /** Connections each instance may open to the database. */
+  @IntegerFrom(1, 10_000)
+  DATABASE_POOL_MAX = DATABASE_POOL_DEFAULTS.max;
+
+  /** How long a pooled connection may stay idle before it is closed (0: never). */
+  @IntegerFrom(0, 3_600_000)
+  DATABASE_POOL_IDLE_TIMEOUT_MS = DATABASE_POOL_DEFAULTS.idleTimeoutMs;
 
   /** Unset: true in development, false in production (the one-shot migrate step applies them). */
   @IsOptional()

@@ -8,16 +8,19 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const NAMES = Object.keys(SECRET_VARIABLES) as (keyof typeof SECRET_VARIABLES)[];
 const OWN_CURSOR_SECRET = 'a-cursor-secret-of-our-own-0123456789';
 
-/** What the repository publishes: .env.example, the compose files and the Kubernetes manifests. */
+/** What the repository publishes: .env.example, the compose files (and the services they share) and the Kubernetes manifests. */
 const PUBLISHED_FILES = [
   '.env.example',
   ...readdirSync(ROOT).filter((file) => /^docker-compose.*\.ya?ml$/.test(file)),
+  ...readdirSync(join(ROOT, 'compose'))
+    .filter((file) => /\.ya?ml$/.test(file))
+    .map((file) => join('compose', file)),
   ...readdirSync(join(ROOT, 'k8s')).map((file) => join('k8s', file)),
 ];
 
 /**
  * Every value a published file gives a secret variable: `NAME=value` (commented or not), `NAME: value` in YAML, and
- * the default of `${NAME:-value}` wherever it appears (other `$…` expansions are no examples). API_KEYS is split.
+ * the default of `${NAME:-value}` wherever it appears (a value that is itself a `$…` expansion is no example). API_KEYS is split.
  */
 function exampleValues(): { file: string; name: string; value: string }[] {
   const found: { file: string; name: string; value: string }[] = [];
@@ -26,7 +29,8 @@ function exampleValues(): { file: string; name: string; value: string }[] {
     for (const name of NAMES) {
       const assigned = [...text.matchAll(new RegExp(`^[\\s#-]*${name}\\s*[:=][ \\t]*(.*)$`, 'gm'))].map((m) => m[1]);
       const defaults = [...text.matchAll(new RegExp(`\\$\\{${name}:?-([^}]*)\\}`, 'g'))].map((m) => m[1]);
-      const values = [...assigned.filter((value) => !value.startsWith('$')), ...defaults]
+      const values = [...assigned, ...defaults]
+        .filter((value) => !value.startsWith('$'))
         .map((value) => value.trim().replace(/^(['"])(.*)\1$/, '$2'))
         .flatMap((value) => (name === 'API_KEYS' ? value.split(',') : [value]))
         .map((value) => value.trim())

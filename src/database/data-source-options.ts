@@ -1,23 +1,31 @@
+import pg from 'pg';
 import type { DataSourceOptions } from 'typeorm';
+import type { DatabasePoolConfig } from '../config/app-config.js';
+import { DATABASE_POOL_DEFAULTS } from '../config/environment.js';
 import { DatabaseClient } from './database-client.js';
 import { MIGRATIONS } from '../../migrations/index.js';
+import { DatabasePool } from './database-pool.js';
 import { SESSION_TIMEOUTS } from './session-timeouts.js';
 
 /**
  * The one set of DataSource options, shared by the service and the TypeORM CLI. Entities are not listed
  * here: each feature module registers its own (`TypeOrmModule.forFeature`), and the CLIs list theirs.
  */
-export function dataSourceOptions(url: string): DataSourceOptions {
+export function dataSourceOptions(url: string, pool: DatabasePoolConfig = DATABASE_POOL_DEFAULTS): DataSourceOptions {
   return {
     type: 'postgres',
+    // node-postgres with a pool that waits for its own connections when the server has no slot left.
+    driver: Object.create(pg, { Pool: { value: DatabasePool } }) as typeof pg,
     url,
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
     synchronize: false,
     migrationsRun: false,
     extra: {
-      max: 10,
-      // A dead or unreachable database must fail a request quickly (503), never hang it.
+      max: pool.max,
+      idleTimeoutMillis: pool.idleTimeoutMs,
+      // A dead or unreachable database must fail a request quickly (503), never hang it; a request also waits
+      // this long at most for a pooled connection.
       connectionTimeoutMillis: 2_000,
       // The server cancels a slow statement (SESSION_TIMEOUTS, role settings: no startup parameters, which
       // PgBouncer refuses); this bounds a query whose server or network went silent. The pool then drops

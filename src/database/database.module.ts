@@ -1,19 +1,21 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import type { DatabasePoolConfig } from '../config/app-config.js';
+import { DatabaseFaultLog } from './database-fault-log.js';
 import { dataSourceOptions } from './data-source-options.js';
 import { runMigrations } from './run-migrations.js';
 import { applySessionTimeouts } from './session-timeouts.js';
 
 @Module({})
 export class DatabaseModule {
-  static forRoot(options: { url: string; migrationsRun: boolean }): DynamicModule {
+  static forRoot(options: { url: string; migrationsRun: boolean; pool: DatabasePoolConfig }): DynamicModule {
     return {
       module: DatabaseModule,
       imports: [
         TypeOrmModule.forRootAsync({
           useFactory: () => ({
-            ...dataSourceOptions(options.url),
+            ...dataSourceOptions(options.url, options.pool),
             // Each feature module registers the entities it owns with TypeOrmModule.forFeature.
             autoLoadEntities: true,
             retryAttempts: 3,
@@ -33,6 +35,8 @@ export class DatabaseModule {
           },
         }),
       ],
+      providers: [DatabaseFaultLog],
+      exports: [DatabaseFaultLog],
     };
   }
 }

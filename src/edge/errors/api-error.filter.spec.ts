@@ -2,6 +2,8 @@ import { jest } from '@jest/globals';
 import { ArgumentsHost, HttpException, Logger, NotFoundException } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { errorCodes } from 'fastify';
+import { DatabaseFaultLog } from '../../database/database-fault-log.js';
+import type { DatabaseFault } from '../../database/database-faults.js';
 import { ApiError } from './api-error.js';
 import { ApiErrorFilter } from './api-error.filter.js';
 import { ErrorCode } from './error-code.js';
@@ -34,7 +36,9 @@ function setUp() {
       }),
     },
   } as unknown as HttpAdapterHost;
-  const filter = new ApiErrorFilter(adapterHost);
+  const faults: DatabaseFault[] = [];
+  const faultLog = { record: (fault: DatabaseFault) => faults.push(fault) } as unknown as DatabaseFaultLog;
+  const filter = new ApiErrorFilter(adapterHost, faultLog);
   const reply = new FakeReply();
   const catchFor = (exception: unknown, method: string, url: string, raw: object) => {
     const request = { id: 'req-1', method, url, routeOptions: { url: '/v1/pets' }, raw };
@@ -53,7 +57,7 @@ function setUp() {
     catchFor(exception, 'POST', '/v1/pets', { complete: false, destroyed: true, socket: {} });
     return replied;
   };
-  return { send, abandon };
+  return { send, abandon, faults };
 }
 
 describe('ApiErrorFilter', () => {
@@ -175,14 +179,18 @@ describe('ApiErrorFilter', () => {
       );
     });
 
-    it('logs a 503 too, and sends Retry-After', () => {
-      const { send } = setUp();
+    it('hands a database fault to the fault log (once per kind, no stack) instead of logging it, and sends Retry-After', () => {
+      const { send, faults } = setUp();
 
-      const result = send(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+      const result = send(
+        Object.assign(new Error('cannot execute INSERT in a read-only transaction'), { code: '25006' }),
+      );
 
       expect(result.status).toBe(503);
       expect(result.headers).toEqual({ 'Retry-After': '5' });
-      expect(logged).toHaveBeenCalledTimes(1);
+      expect(JSON.stringify(result.body)).not.toMatch(/INSERT|read-only/);
+      expect(faults).toEqual([expect.objectContaining({ code: '25006', sqlClass: '25' })]);
+      expect(logged).not.toHaveBeenCalled();
     });
 
     it('does not log a 503 thrown on purpose by code that reports it itself (readiness, on every probe)', () => {

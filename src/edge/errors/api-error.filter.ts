@@ -1,6 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DatabaseFaultLog } from '../../database/database-fault-log.js';
+import { databaseFault } from '../../database/database-faults.js';
 import { REALM } from '../http.constants.js';
 import { ApiError } from './api-error.js';
 import { ErrorCode } from './error-code.js';
@@ -26,7 +28,10 @@ export const CLIENT_CLOSED_REQUEST = 499;
 export class ApiErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('ApiErrorFilter');
 
-  constructor(private readonly adapterHost: HttpAdapterHost) {}
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly databaseFaults: DatabaseFaultLog,
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
@@ -45,9 +50,12 @@ export class ApiErrorFilter implements ExceptionFilter {
     }
     const error = this.routeAwareError(toApiError(exception), exception, request);
 
-    // An ApiError is thrown on purpose by code that has reported it (readiness, load shedding): only
-    // unexpected failures are logged here, with their stack.
-    if (error.getStatus() >= 500 && !(exception instanceof ApiError)) {
+    // An ApiError is thrown on purpose by code that has reported it (readiness, load shedding); a database fault
+    // is the database's, reported once per kind without a stack; a bug is logged here, with its stack.
+    const fault = exception instanceof ApiError ? null : databaseFault(exception);
+    if (fault) {
+      this.databaseFaults.record(fault);
+    } else if (error.getStatus() >= 500 && !(exception instanceof ApiError)) {
       this.logger.error(
         // reqId: the field every request-scoped line carries (LoggingModule adds no request context of its own).
         {

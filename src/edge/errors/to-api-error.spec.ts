@@ -10,7 +10,8 @@ import { errorCodes } from 'fastify';
 import { QueryFailedError } from 'typeorm';
 import { ApiError } from './api-error.js';
 import { ErrorCode } from './error-code.js';
-import { isDatabaseUnavailable, toApiError } from './to-api-error.js';
+import { databaseFault } from '../../database/database-faults.js';
+import { toApiError } from './to-api-error.js';
 
 /** What Nest's Fastify adapter hands the filter for a Fastify 4xx error: an HttpException with the original as cause. */
 const wrapped = (error: Error & { statusCode?: number }) =>
@@ -139,7 +140,7 @@ describe('toApiError', () => {
     );
   });
 
-  describe('database unavailable', () => {
+  describe('database faults (src/database/database-faults.ts)', () => {
     const query = 'SELECT id FROM pets';
 
     it.each([
@@ -155,8 +156,14 @@ describe('toApiError', () => {
       ['a class 08 connection exception', new QueryFailedError(query, [], errorWithCode('08006'))],
       ['an admin shutdown (57P01)', new QueryFailedError(query, [], errorWithCode('57P01'))],
       ['a statement timeout (57014)', new QueryFailedError(query, [], errorWithCode('57014'))],
+      ['a full disk (53100)', new QueryFailedError(query, [], errorWithCode('53100', 'could not extend file'))],
+      ['an out-of-memory server (53200)', new QueryFailedError(query, [], errorWithCode('53200', 'out of memory'))],
+      ['too many connections (53300)', errorWithCode('53300', 'sorry, too many clients already')],
+      ['a read-only transaction (25006)', new QueryFailedError(query, [], errorWithCode('25006', 'read-only'))],
+      ['a serialization failure (40001)', new QueryFailedError(query, [], errorWithCode('40001'))],
+      ['a deadlock (40P01)', new QueryFailedError(query, [], errorWithCode('40P01', 'deadlock detected'))],
     ])('answers %s with 503 and Retry-After', (_case, exception) => {
-      expect(isDatabaseUnavailable(exception)).toBe(true);
+      expect(databaseFault(exception)).not.toBeNull();
       const error = toApiError(exception);
       expect(error.toBody()).toEqual(UNAVAILABLE);
       expect(error.headers).toEqual({ 'Retry-After': '5' });
@@ -165,8 +172,10 @@ describe('toApiError', () => {
     it.each([
       ['a unique violation', new QueryFailedError(query, [], errorWithCode('23505', 'duplicate key value'))],
       ['a syntax error', new QueryFailedError(query, [], errorWithCode('42601', 'syntax error at or near "SELEC"'))],
+      ['another transaction-state error', new QueryFailedError(query, [], errorWithCode('25P02', 'aborted'))],
+      ['a data exception', new QueryFailedError(query, [], errorWithCode('22003', 'integer out of range'))],
     ])('answers %s, which is a fault of ours, with the generic 500', (_case, exception) => {
-      expect(isDatabaseUnavailable(exception)).toBe(false);
+      expect(databaseFault(exception)).toBeNull();
       expect(toApiError(exception).toBody()).toEqual(INTERNAL);
     });
   });

@@ -1,4 +1,5 @@
 import { HttpException } from '@nestjs/common';
+import { databaseFault } from '../../database/database-faults.js';
 import { BODY_LIMIT_BYTES } from '../http.constants.js';
 import { ApiError } from './api-error.js';
 import { CODE_BY_STATUS, ErrorCode } from './error-code.js';
@@ -27,26 +28,6 @@ const fastifyErrors: Record<string, () => ApiError> = {
     new ApiError(400, ErrorCode.ValidationFailed, 'A path parameter is longer than allowed.'),
 };
 
-/**
- * node-postgres and PostgreSQL signal "the database is not there right now"
- * in several ways: socket errors, pool timeouts, class 08 (connection
- * exception), 57P0x (server shutting down) and 57014 (statement timeout).
- */
-export function isDatabaseUnavailable(error: unknown): boolean {
-  const err = error as { code?: unknown; message?: unknown; driverError?: unknown } | null;
-  if (!err || typeof err !== 'object') return false;
-  if (err.driverError && isDatabaseUnavailable(err.driverError)) return true;
-  const code = typeof err.code === 'string' ? err.code : '';
-  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', '57014'].includes(code)) {
-    return true;
-  }
-  if (code.startsWith('08') || code.startsWith('57P')) return true;
-  const message = typeof err.message === 'string' ? err.message : '';
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|Query read timeout|the database system is (starting up|shutting down)|ECONNREFUSED/i.test(
-    message,
-  );
-}
-
 /** Maps anything thrown while serving a request to the Error it is answered with. */
 export function toApiError(exception: unknown): ApiError {
   if (exception instanceof ApiError) return exception;
@@ -64,6 +45,7 @@ export function toApiError(exception: unknown): ApiError {
     return new ApiError(status, code, exception.message);
   }
 
-  if (isDatabaseUnavailable(exception)) return serviceUnavailable();
+  // Every row of the database's fault table is a fault we did not cause; the client never sees its message.
+  if (databaseFault(exception)) return serviceUnavailable();
   return internalError();
 }

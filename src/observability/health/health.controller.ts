@@ -7,7 +7,11 @@ import {
   HealthIndicatorService,
   TypeOrmHealthIndicator,
 } from '@nestjs/terminus';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
 import { Public } from '../../auth/public.decorator.js';
+import { DatabasePool } from '../../database/database-pool.js';
+import { pgPool } from '../../database/pg-pool.js';
 import { serviceUnavailable } from '../../edge/errors/to-api-error.js';
 import { ShutdownState } from '../../edge/shutdown-state.js';
 import { OPERATIONS_ROUTES } from '../operations-routes.js';
@@ -15,6 +19,8 @@ import { MigrationsHealthIndicator } from './migrations.health.js';
 import { notReadyReason, ReadinessLog } from './readiness-log.js';
 
 const CHECK_TIMEOUT_MS = 1_000;
+/** The checks that need a database connection, which a server out of connection slots fails. */
+const DATABASE_CHECKS = ['database', 'migrations'];
 /**
  * How long a database and migrations check answers every probe: a flood of `/health/ready` (which needs no key)
  * then costs one round of queries a second, and concurrent probes share the round in progress.
@@ -37,6 +43,7 @@ export class HealthController {
     private readonly migrations: MigrationsHealthIndicator,
     private readonly shutdown: ShutdownState,
     private readonly readiness: ReadinessLog,
+    @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
   /** The process is up and serving HTTP. */
@@ -60,9 +67,32 @@ export class HealthController {
       return result;
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
-      this.readiness.record(false, notReadyReason((error.getResponse() as HealthCheckResult).error ?? {}));
+      const result = error.getResponse() as HealthCheckResult;
+      if (this.crowdedOut(result)) {
+        this.readiness.record(true);
+        return { ...result, status: 'ok' };
+      }
+      this.readiness.record(false, notReadyReason(result.error ?? {}));
       throw serviceUnavailable();
     }
+  }
+
+  /**
+   * The database checks failed only because the server has no connection slot left (53300, seen by the pool
+   * within the check's time). Every replica shares that fault: taking them all out of the load balancer would
+   * turn a slow service into none, so the instance stays ready and its requests wait for its own connections
+   * (docs/operating.md, "Readiness during database faults"). A read-only or full database passes the checks
+   * (they only read).
+   */
+  private crowdedOut(result: HealthCheckResult): boolean {
+    const failed = Object.keys(result.error ?? {});
+    const pool = pgPool(this.dataSource);
+    return (
+      failed.length > 0 &&
+      failed.every((check) => DATABASE_CHECKS.includes(check)) &&
+      pool instanceof DatabasePool &&
+      pool.refusedForSlotsWithin(CHECK_TIMEOUT_MS + READINESS_CACHE_MS)
+    );
   }
 
   private accepting() {

@@ -2,6 +2,7 @@ import { DynamicModule, Global, Injectable, Logger, Module, OnApplicationBootstr
 import { RateLimitStorageGauge } from '../../auth/rate-limit/rate-limit-storage-gauge.js';
 import { RateLimitModule } from '../../auth/rate-limit/rate-limit.module.js';
 import type { AppConfig } from '../../config/app-config.js';
+import { DatabaseFaultCounter } from '../../database/database-fault-log.js';
 import { DeprecatedCallCounter } from '../../deprecation/deprecation.interceptor.js';
 import { OPERATIONS_ROUTES } from '../operations-routes.js';
 import { MetricsController } from './metrics.controller.js';
@@ -37,10 +38,11 @@ export class MetricsModule {
       providers: [
         MetricsService,
         { provide: DeprecatedCallCounter, useExisting: MetricsService },
+        { provide: DatabaseFaultCounter, useExisting: MetricsService },
         { provide: RateLimitStorageGauge, useExisting: MetricsService },
         ...(served ? [MetricsTokenGuard] : [MetricsClosedWarning]),
       ],
-      exports: [MetricsService, DeprecatedCallCounter, RateLimitStorageGauge],
+      exports: [MetricsService, DeprecatedCallCounter, DatabaseFaultCounter, RateLimitStorageGauge],
     };
   }
 }

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
+import type { DatabaseFaultCounter } from '../../database/database-fault-log.js';
 import type { RateLimitStorageGauge, RateLimitStorageKind } from '../../auth/rate-limit/rate-limit-storage-gauge.js';
 import { pgPool } from '../../database/pg-pool.js';
 
@@ -21,7 +22,7 @@ interface RouteSeries {
  * calls by key, the database pool, and the default process metrics.
  */
 @Injectable()
-export class MetricsService implements OnModuleInit, RateLimitStorageGauge {
+export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateLimitStorageGauge {
   readonly registry = new Registry();
 
   private readonly requests = new Counter({
@@ -43,6 +44,13 @@ export class MetricsService implements OnModuleInit, RateLimitStorageGauge {
     name: 'animal_store_deprecated_calls_total',
     help: 'Calls to deprecated operations, by operation and API key id: who still has to migrate.',
     labelNames: ['operation', 'key_id'],
+    registers: [this.registry],
+  });
+
+  private readonly databaseFaults = new Counter({
+    name: 'animal_store_database_faults_total',
+    help: 'Requests answered 503 for a fault of the database (src/database/database-faults.ts), by SQLSTATE class: 08 connection, 25 read-only, 40 conflict, 53 resources, 57 shutdown or timeout.',
+    labelNames: ['sqlstate_class'],
     registers: [this.registry],
   });
 
@@ -91,6 +99,10 @@ export class MetricsService implements OnModuleInit, RateLimitStorageGauge {
       series.duration.observe(reply.elapsedTime / 1000);
       done();
     });
+  }
+
+  recordDatabaseFault(sqlClass: string): void {
+    this.databaseFaults.labels({ sqlstate_class: sqlClass }).inc();
   }
 
   storageInUse(storage: RateLimitStorageKind): void {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { retryOnceOnConflict } from '../../database/database-faults.js';
 import { ApiError } from '../../edge/errors/api-error.js';
 import { ErrorCode } from '../../edge/errors/error-code.js';
 import { IdempotencyKeysRepository, IdempotencyScope, StoredResponse } from './idempotency-keys.repository.js';
@@ -45,25 +46,28 @@ export class IdempotencyService {
     work: (manager: EntityManager) => Promise<StoredResponse & { body: T }>,
   ): Promise<IdempotentOutcome<T>> {
     try {
-      return await this.dataSource.transaction(async (manager) => {
-        await manager.query(`SET LOCAL lock_timeout = ${LOCK_WAIT_MS}`);
-        if (await this.keys.claim(manager, scope, fingerprint)) {
-          const response = await work(manager);
-          await this.keys.saveResponse(manager, scope, response);
-          return { ...response, replayed: false };
-        }
-        const record = await this.keys.find(manager, scope);
-        // Purged between the two statements: the client may simply retry.
-        if (!record?.response) throw keyInUse();
-        if (record.fingerprint !== fingerprint) {
-          throw new ApiError(
-            422,
-            ErrorCode.IdempotencyKeyReused,
-            'This Idempotency-Key was already used with a different request body.',
-          );
-        }
-        return { status: record.response.status, body: record.response.body as T, replayed: true };
-      });
+      // A serialization failure or deadlock rolled the whole transaction back: it is safe to run once more.
+      return await retryOnceOnConflict(() =>
+        this.dataSource.transaction(async (manager) => {
+          await manager.query(`SET LOCAL lock_timeout = ${LOCK_WAIT_MS}`);
+          if (await this.keys.claim(manager, scope, fingerprint)) {
+            const response = await work(manager);
+            await this.keys.saveResponse(manager, scope, response);
+            return { ...response, replayed: false };
+          }
+          const record = await this.keys.find(manager, scope);
+          // Purged between the two statements: the client may simply retry.
+          if (!record?.response) throw keyInUse();
+          if (record.fingerprint !== fingerprint) {
+            throw new ApiError(
+              422,
+              ErrorCode.IdempotencyKeyReused,
+              'This Idempotency-Key was already used with a different request body.',
+            );
+          }
+          return { status: record.response.status, body: record.response.body as T, replayed: true };
+        }),
+      );
     } catch (error) {
       if ((error as { code?: unknown }).code === LOCK_NOT_AVAILABLE) throw keyInUse();
       throw error;

@@ -1,0 +1,104 @@
+/**
+ * What a failure of the database means for the request it failed: the one table of database faults. A failure
+ * that matches a row is a fault of the database, not of the service: it is answered 503 `service_unavailable`
+ * with `Retry-After` (src/edge/errors/to-api-error.ts), logged once per kind every 10 s without a stack
+ * (DatabaseFaultLog) and counted by SQLSTATE class. A row marked `retryOnce` is first retried once, where the
+ * failed statement is safe to repeat (DatabaseClient, retryOnceOnConflict). Anything that matches no row is a
+ * bug: 500, logged with its stack. A new kind of failure gets a row here, not a branch elsewhere.
+ *
+ * SQLSTATEs: https://www.postgresql.org/docs/current/errcodes-appendix.html
+ */
+interface FaultRule {
+  /** A SQLSTATE, or its first characters (a class: `53`; a subclass: `57P`). */
+  sqlstate: string;
+  /** What happened, in the words the log line and docs/operating.md use. */
+  kind: string;
+  /** Serialization failures and deadlocks: PostgreSQL rolled the transaction back, and asks for it to be retried. */
+  retryOnce?: boolean;
+}
+
+export const DATABASE_FAULTS: readonly FaultRule[] = [
+  { sqlstate: '08', kind: 'connection failure' },
+  { sqlstate: '57P', kind: 'server shutting down or not accepting connections' },
+  { sqlstate: '57014', kind: 'statement timeout' },
+  { sqlstate: '53', kind: 'insufficient resources (disk full, out of memory, too many connections)' },
+  { sqlstate: '25006', kind: 'read-only database' },
+  { sqlstate: '40001', kind: 'serialization failure', retryOnce: true },
+  { sqlstate: '40P01', kind: 'deadlock', retryOnce: true },
+];
+
+/**
+ * Failures node-postgres raises itself, before or without a SQLSTATE: socket errors (by `code`) and its own
+ * messages (a dropped connection, the connection or query timeout). They mean the server cannot be reached,
+ * so they count as class 08 (connection exception).
+ */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE']);
+const UNREACHABLE_MESSAGES: readonly [RegExp, string][] = [
+  [/timeout exceeded when trying to connect|due to connection timeout/i, 'connect timeout'],
+  [/Query read timeout/i, 'query timeout'],
+  [/Connection terminated|connection error|Connection is not established/i, 'connection lost'],
+  [/the database system is (starting up|shutting down)/i, 'server starting or stopping'],
+];
+
+export interface DatabaseFault {
+  /** The SQLSTATE (`53100`), or what stands for it when the driver failed without one (`ECONNREFUSED`). */
+  code: string;
+  /** The SQLSTATE class (`53`); `08` for the driver's own connection failures. */
+  sqlClass: string;
+  kind: string;
+  /** PostgreSQL's (or the driver's) own message: for the log, never for a client. */
+  message: string;
+  retryOnce: boolean;
+}
+
+interface DriverError {
+  code?: unknown;
+  message?: unknown;
+  driverError?: unknown;
+}
+
+const SQLSTATE = /^[0-9A-Z]{5}$/;
+
+/** The row of DATABASE_FAULTS that `error` (a pg error, or TypeORM's QueryFailedError around one) matches, or null. */
+export function databaseFault(error: unknown): DatabaseFault | null {
+  if (!error || typeof error !== 'object') return null;
+  const err = error as DriverError;
+  const inner = err.driverError ? databaseFault(err.driverError) : null;
+  if (inner) return inner;
+  const message = typeof err.message === 'string' ? err.message : '';
+  const code = typeof err.code === 'string' ? err.code : '';
+  if (UNREACHABLE_CODES.has(code)) return fromRow('08', code, message);
+  if (SQLSTATE.test(code)) return fromRow(code, code, message);
+  const said = UNREACHABLE_MESSAGES.find(([pattern]) => pattern.test(message));
+  return said ? fromRow('08', said[1], message) : null;
+}
+
+function fromRow(sqlstate: string, code: string, message: string): DatabaseFault | null {
+  const rule = DATABASE_FAULTS.find((row) => sqlstate.startsWith(row.sqlstate));
+  if (!rule) return null;
+  return {
+    code,
+    sqlClass: sqlstate.slice(0, 2),
+    kind: rule.kind,
+    message: message.split('\n')[0],
+    retryOnce: rule.retryOnce === true,
+  };
+}
+
+/** PostgreSQL rolled back and asks to run it again (40001, 40P01): worth one more try where that is safe. */
+export function isRetryableConflict(error: unknown): boolean {
+  return databaseFault(error)?.retryOnce === true;
+}
+
+/**
+ * Runs `work` (a whole transaction, which PostgreSQL rolled back entirely on a serialization failure or a
+ * deadlock) once more when it failed with one of those; a second failure is answered 503 like any fault.
+ */
+export async function retryOnceOnConflict<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!isRetryableConflict(error)) throw error;
+    return work();
+  }
+}

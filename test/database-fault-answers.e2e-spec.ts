@@ -1,0 +1,461 @@
+import { expect } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, rmdirSync } from 'node:fs';
+import { chown, mkdir, mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../src/database/data-source-options.js';
+import { retryOnceOnConflict } from '../src/database/database-faults.js';
+import { pgPool } from '../src/database/pg-pool.js';
+import { toApiError } from '../src/edge/errors/to-api-error.js';
+import type { Pet } from '../src/pets/dto/pet.dto.js';
+import { ensureBuilt } from './support/built-service.js';
+import { EmbeddedServer, startEmbeddedServer } from './support/database-server.js';
+import { pollUntil } from './support/poll.js';
+import { ServiceProcess, startService } from './support/service-process.js';
+import { createTestDatabase, TestDatabase } from './support/test-database.js';
+import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
+
+/**
+ * The database's faults as they happen in production, each on a real PostgreSQL: answered 503 with Retry-After
+ * and the Error body (never the database's message, never a 500), reads served where they still can be, and
+ * every acknowledged create stored. The partition and the server going away are in database-faults.e2e-spec.ts.
+ */
+const UNAVAILABLE = {
+  code: 'service_unavailable',
+  message: 'The service is temporarily unavailable; retry later.',
+  status: 503,
+};
+
+function expectUnavailable(response: ApiResponse): void {
+  expect({ status: response.status, body: response.body }).toEqual({ status: 503, body: UNAVAILABLE });
+  expect(response.headers.get('retry-after')).toBe('5');
+}
+
+/** Sends `total` requests made by `make(i)`, `concurrency` at a time; the answers in order. */
+async function burst<T>(
+  total: number,
+  concurrency: number,
+  make: (index: number) => Promise<ApiResponse<T>>,
+): Promise<ApiResponse<T>[]> {
+  const answers: ApiResponse<T>[] = new Array<ApiResponse<T>>(total);
+  let next = 0;
+  const worker = async () => {
+    while (next < total) {
+      const index = next++;
+      answers[index] = await make(index);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return answers;
+}
+
+const countByStatus = (answers: ApiResponse[]) =>
+  answers.reduce<Record<number, number>>(
+    (counts, { status }) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }),
+    {},
+  );
+
+/** Every create answered 201 is in the database, with the id it was answered with. */
+async function expectAcknowledgedStored(sql: Client, answers: ApiResponse<Pet>[], names: string[]): Promise<void> {
+  const { rows } = await sql.query<{ id: string; name: string }>('SELECT id, name FROM pets WHERE name = ANY($1)', [
+    names,
+  ]);
+  const stored = new Map(rows.map((row) => [row.name, Number(row.id)]));
+  answers.forEach((answer, index) => {
+    if (answer.status === 201) expect(stored.get(names[index])).toBe(answer.body.id);
+  });
+}
+
+/** Ends the service's sessions, as a failover or a restart of the server does; its pool reconnects. */
+async function terminateServiceSessions(sql: Client): Promise<void> {
+  await sql.query(
+    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+     WHERE datname = current_database() AND application_name = 'animal-store'`,
+  );
+}
+
+describe('a read-only database (a demoted primary after a failover, a maintenance switch)', () => {
+  const CURSOR_SECRET = 'fault-answers-cursor-secret-0123456789';
+  const METRICS_TOKEN = 'fault-answers-metrics-token-0123456789';
+  let database: TestDatabase;
+  let sql: Client;
+  let service: ServiceProcess;
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    database = await createTestDatabase();
+    sql = new Client({ connectionString: database.url });
+    await sql.connect();
+    // The built service in production mode: its log is what an operator reads.
+    service = await startService({
+      DATABASE_URL: database.url,
+      API_KEYS: TEST_KEY,
+      NODE_ENV: 'production',
+      CURSOR_SECRET,
+      METRICS_TOKEN,
+      MIGRATIONS_RUN: 'true',
+      RATE_LIMIT_PER_MINUTE: '0',
+    });
+  }, 300_000);
+
+  afterAll(async () => {
+    service?.kill('SIGTERM');
+    await service?.exited;
+    await sql?.end();
+    await database?.drop();
+  }, 60_000);
+
+  const setReadOnly = async (on: boolean) => {
+    const name = new URL(database.url).pathname.slice(1);
+    await sql.query(`ALTER DATABASE ${name} ${on ? 'SET default_transaction_read_only = on' : 'RESET ALL'}`);
+    await terminateServiceSessions(sql);
+    // The pool has dropped its terminated connections once a read answers again.
+    await pollUntil(async () => (await request(service.origin, '/v1/pets', { headers: auth() })).status === 200, {
+      timeoutMs: 10_000,
+      what: 'reads to be served again',
+    });
+  };
+
+  /** animal_store_database_faults_total by SQLSTATE class. */
+  const faultCounts = async (): Promise<Record<string, number>> => {
+    const text = await (
+      await fetch(`${service.origin}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+    ).text();
+    const counts: Record<string, number> = {};
+    for (const [, sqlClass, count] of text.matchAll(
+      /^animal_store_database_faults_total\{sqlstate_class="(\w+)"\} (\d+)$/gm,
+    )) {
+      counts[sqlClass] = Number(count);
+    }
+    return counts;
+  };
+
+  it('answers creates 503 with Retry-After, keeps serving reads and readiness, logs one line and counts each', async () => {
+    const before = await burst(3, 3, (i) =>
+      request<Pet>(service.origin, '/v1/pets', jsonBody({ name: `ro-before-${i}`, categoryId: 1 })),
+    );
+    expect(countByStatus(before)).toEqual({ 201: 3 });
+    const logLinesBefore = service.lines.length;
+
+    await setReadOnly(true);
+    const faultsBefore = await faultCounts();
+    const names = Array.from({ length: 30 }, (_, i) => `ro-during-${i}`);
+    const during = await burst(30, 10, (i) =>
+      request<Pet>(service.origin, '/v1/pets', jsonBody({ name: names[i], categoryId: 1 })),
+    );
+    during.forEach(expectUnavailable);
+
+    const list = await request<Pet[]>(service.origin, '/v1/pets?limit=100', { headers: auth() });
+    expect(list.status).toBe(200);
+    expect(list.body.map((pet) => pet.name)).toEqual(
+      expect.arrayContaining(['ro-before-0', 'ro-before-1', 'ro-before-2']),
+    );
+    expect((await request(service.origin, `/v1/pets/${before[0].body.id}`, { headers: auth() })).status).toBe(200);
+    // Every replica shares a read-only database: taking them all out of the load balancer would leave no reads.
+    expect((await fetch(`${service.origin}/health/ready`)).status).toBe(200);
+
+    // Terminating the sessions (the failover) may fail a request or two on a connection the pool had not yet
+    // dropped (57P01, 08): those are counted and logged as what they are.
+    const counted = await faultCounts();
+    expect(Object.keys(counted).filter((sqlClass) => !['25', '57', '08'].includes(sqlClass))).toEqual([]);
+    expect(counted['25']).toBeGreaterThan(0);
+    const sum = (counts: Record<string, number>) => Object.values(counts).reduce((total, count) => total + count, 0);
+    expect(sum(counted) - sum(faultsBefore)).toBe(30);
+
+    // Lines reach stdout in batches, at least every second.
+    const faultLines = await pollUntil(
+      () => {
+        const lines = service.lines
+          .slice(logLinesBefore)
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
+          .filter((line) => line.context === 'DatabaseFaults');
+        return lines.some((line) => line.sqlstate === '25006') && lines;
+      },
+      { timeoutMs: 5_000, what: 'the fault line' },
+    );
+    expect(faultLines.filter((line) => line.sqlstate === '25006')).toEqual([
+      expect.objectContaining({
+        level: 40,
+        sqlstate: '25006',
+        sqlClass: '25',
+        postgresMessage: 'cannot execute INSERT in a read-only transaction',
+        failedRequests: 1,
+      }),
+    ]);
+    expect(faultLines.filter((line) => !['25', '57', '08'].includes(line.sqlClass as string))).toEqual([]);
+    expect(faultLines.filter((line) => 'stack' in line || 'err' in line)).toEqual([]);
+    const errors = service.lines.slice(logLinesBefore).filter((line) => /"level":50|"stack"/.test(line));
+    expect(errors).toEqual([]);
+
+    await setReadOnly(false);
+    const after = await burst(3, 3, (i) =>
+      request<Pet>(service.origin, '/v1/pets', jsonBody({ name: `ro-after-${i}`, categoryId: 1 })),
+    );
+    expect(countByStatus(after)).toEqual({ 201: 3 });
+    await expectAcknowledgedStored(
+      sql,
+      [...before, ...during, ...after],
+      [...before.map((_, i) => `ro-before-${i}`), ...names, ...after.map((_, i) => `ro-after-${i}`)],
+    );
+    const { rows } = await sql.query<{ count: string }>(`SELECT count(*) FROM pets WHERE name LIKE 'ro-during-%'`);
+    expect(Number(rows[0].count)).toBe(0);
+  }, 60_000);
+});
+
+describe('a crowded database (max_connections reached by other clients)', () => {
+  const MAX_CONNECTIONS = 6;
+  let server: EmbeddedServer;
+  let t: TestApp;
+  const holders: Client[] = [];
+
+  beforeAll(async () => {
+    // Superusers get no reserved slots here, so the test's own connections count like anyone's.
+    server = await startEmbeddedServer({
+      flags: ['-c', `max_connections=${MAX_CONNECTIONS}`, '-c', 'superuser_reserved_connections=0'],
+    });
+    t = await startTestApp({}, { adminUrl: server.adminUrl });
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(holders.map((holder) => holder.end().catch(() => undefined)));
+    await t?.close();
+    await server?.stop();
+  }, 60_000);
+
+  /** Another client's connection, held open; null once the server has no slot left. */
+  const hold = async (): Promise<Client | null> => {
+    const holder = new Client({ connectionString: t.database.url });
+    holder.on('error', () => undefined);
+    try {
+      await holder.connect();
+    } catch {
+      return null;
+    }
+    holders.push(holder);
+    return holder;
+  };
+  const release = async () => {
+    await Promise.all(holders.splice(0).map((holder) => holder.end()));
+  };
+  const slotsTaken = async () =>
+    Number(
+      (
+        await t.sql.query<{ count: string }>(
+          `SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'`,
+        )
+      ).rows[0].count,
+    );
+
+  it('with 3 slots free and 40 requests at a time, every request waits for a pooled connection and none fails', async () => {
+    // The test's own connection (t.sql) and two more: 3 of the 6 slots are another client's.
+    await terminateServiceSessions(t.sql);
+    await pollUntil(() => pgPool(t.app.get(DataSource)).totalCount === 0, { what: 'the pool to drop its sessions' });
+    await hold();
+    await hold();
+    expect(await slotsTaken()).toBe(3);
+
+    const names = Array.from({ length: 200 }, (_, i) => `crowd-${i}`);
+    const answers = await burst(200, 40, (i) =>
+      i % 2 === 0
+        ? request<Pet>(t.origin, '/v1/pets', jsonBody({ name: names[i], categoryId: 1 }))
+        : request<Pet>(t.origin, '/v1/pets', { headers: auth() }),
+    );
+    expect(countByStatus(answers)).toEqual({ 200: 100, 201: 100 });
+    await expectAcknowledgedStored(t.sql, answers, names);
+    await release();
+  }, 60_000);
+
+  it('with no slot at all for the service, answers 503 with Retry-After within the connect timeout, stays ready, and recovers', async () => {
+    await terminateServiceSessions(t.sql);
+    await pollUntil(() => pgPool(t.app.get(DataSource)).totalCount === 0, { what: 'the pool to drop its sessions' });
+    while ((await hold()) !== null);
+    expect(await slotsTaken()).toBe(MAX_CONNECTIONS);
+
+    const started = Date.now();
+    const answers = await Promise.all([
+      ...Array.from({ length: 10 }, () => request(t.origin, '/v1/pets', { headers: auth() })),
+      request(t.origin, '/v1/pets', jsonBody({ name: 'crowded-out', categoryId: 1 })),
+    ]);
+    answers.forEach(expectUnavailable);
+    expect(Date.now() - started).toBeLessThan(4_000);
+    // Every replica shares a server without free slots: they stay in the load balancer, answering 503 themselves.
+    expect((await fetch(`${t.origin}/health/ready`)).status).toBe(200);
+
+    await release();
+    const created = await pollUntil(
+      async () => {
+        const response = await request<Pet>(t.origin, '/v1/pets', jsonBody({ name: 'after-crowd', categoryId: 1 }));
+        return response.status === 201 && response;
+      },
+      { timeoutMs: 10_000, what: 'creates to succeed again' },
+    );
+    await expectAcknowledgedStored(t.sql, [created], ['after-crowd']);
+  }, 60_000);
+});
+
+/** A tmpfs can be mounted here (root, with the capability): the full-disk test needs one. */
+function tmpfsUnavailable(): string | null {
+  if (process.getuid?.() !== 0) return 'not running as root';
+  const probe = join(tmpdir(), `animal-store-tmpfs-probe-${process.pid}`);
+  mkdirSync(probe, { recursive: true });
+  try {
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', probe], { encoding: 'utf8' });
+    if (mounted.status !== 0) return `mount -t tmpfs failed: ${(mounted.stderr || String(mounted.error)).trim()}`;
+    spawnSync('umount', [probe]);
+    return null;
+  } finally {
+    rmdirSync(probe);
+  }
+}
+
+const cannotMount = tmpfsUnavailable();
+if (cannotMount) process.stdout.write(`Skipping the full-disk test: ${cannotMount}.\n`);
+
+describe('a full disk (the tables on a filesystem with no space left)', () => {
+  let server: EmbeddedServer;
+  let t: TestApp;
+  let mountPoint: string;
+
+  beforeAll(async () => {
+    if (cannotMount) return;
+    server = await startEmbeddedServer();
+    mountPoint = await mkdtemp(join(tmpdir(), 'animal-store-full-'));
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=16m,mode=0755', 'tmpfs', mountPoint]);
+    expect(mounted.status).toBe(0);
+    // The cluster runs as the `postgres` user (as root); the tablespace directory must be its own.
+    const postgresUid = Number(spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).stdout.trim());
+    await mkdir(join(mountPoint, 'tablespace'));
+    await chown(join(mountPoint, 'tablespace'), postgresUid, postgresUid);
+    t = await startTestApp({}, { adminUrl: server.adminUrl });
+    await t.sql.query(`CREATE TABLESPACE small LOCATION '${join(mountPoint, 'tablespace')}'`);
+    await t.sql.query('ALTER TABLE pets SET TABLESPACE small');
+    const { rows } = await t.sql.query<{ index: string }>(
+      `SELECT indexrelid::regclass::text AS index FROM pg_index WHERE indrelid = 'pets'::regclass`,
+    );
+    for (const { index } of rows) await t.sql.query(`ALTER INDEX ${index} SET TABLESPACE small`);
+  }, 120_000);
+
+  afterAll(async () => {
+    if (cannotMount) return;
+    await t?.close();
+    await server?.stop();
+    spawnSync('umount', ['-l', mountPoint]);
+    await rm(mountPoint, { recursive: true, force: true });
+  }, 60_000);
+
+  /** Takes every free byte of the filesystem; returns how to give them back. */
+  async function fill(): Promise<() => Promise<void>> {
+    const filler = join(mountPoint, 'filler');
+    const file = await open(filler, 'w');
+    const chunk = Buffer.alloc(256 * 1024);
+    try {
+      for (let written = 0; written < 64 * 1024 * 1024; written += chunk.length) await file.write(chunk);
+      throw new Error('the filesystem did not fill up within 64 MiB');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+    } finally {
+      await file.close();
+    }
+    return () => rm(filler);
+  }
+
+  (cannotMount ? it.skip : it)(
+    'answers creates 503 with Retry-After once no page has room, keeps serving reads, and writes again when space returns',
+    async () => {
+      const before = await burst(3, 3, (i) =>
+        request<Pet>(t.origin, '/v1/pets', jsonBody({ name: `full-before-${i}`, categoryId: 1 })),
+      );
+      expect(countByStatus(before)).toEqual({ 201: 3 });
+      const free = await fill();
+      const names = Array.from({ length: 400 }, (_, i) => `full-during-${i}-${'x'.repeat(60)}`);
+      let during: ApiResponse<Pet>[];
+      try {
+        during = await burst(400, 20, (i) =>
+          request<Pet>(t.origin, '/v1/pets', jsonBody({ name: names[i], categoryId: 1 })),
+        );
+        // Rows still fit into the pages already there; once none has room, the table cannot grow.
+        for (const answer of during) if (answer.status !== 201) expectUnavailable(answer);
+        expect(countByStatus(during)[503]).toBeGreaterThan(0);
+        const list = await request<Pet[]>(t.origin, '/v1/pets?limit=100', { headers: auth() });
+        expect(list.status).toBe(200);
+        expect((await request(t.origin, `/v1/pets/${before[0].body.id}`, { headers: auth() })).status).toBe(200);
+        expect((await fetch(`${t.origin}/health/ready`)).status).toBe(200);
+      } finally {
+        await free();
+      }
+      const after = await request<Pet>(t.origin, '/v1/pets', jsonBody({ name: 'full-after', categoryId: 1 }));
+      expect(after.status).toBe(201);
+      await expectAcknowledgedStored(
+        t.sql,
+        [...before, ...during, after],
+        [...before.map((_, i) => `full-before-${i}`), ...names, 'full-after'],
+      );
+    },
+    120_000,
+  );
+});
+
+describe('serialization failures and deadlocks', () => {
+  let database: TestDatabase;
+  let dataSource: DataSource;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    dataSource = await new DataSource(dataSourceOptions(database.url)).initialize();
+    // A sequence counts attempts outside any transaction, so a rolled-back attempt is still counted.
+    await dataSource.query(`
+      CREATE SEQUENCE attempts;
+      CREATE FUNCTION conflict(failures int, code text) RETURNS int AS $$
+      BEGIN
+        IF nextval('attempts') <= failures THEN
+          RAISE EXCEPTION 'simulated conflict' USING ERRCODE = code;
+        END IF;
+        RETURN 1;
+      END $$ LANGUAGE plpgsql`);
+  });
+
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await database?.drop();
+  });
+
+  // Each case counts its own attempts, whatever the previous one left.
+  beforeEach(() => dataSource.query('ALTER SEQUENCE attempts RESTART'));
+
+  const attempts = async () => {
+    const [row] = await dataSource.query<{ last_value: string; is_called: boolean }[]>(
+      'SELECT last_value, is_called FROM attempts',
+    );
+    await dataSource.query('ALTER SEQUENCE attempts RESTART');
+    return row.is_called ? Number(row.last_value) : 0;
+  };
+  const conflict = (failures: number, sqlstate: string) =>
+    dataSource.query<{ ok: number }[]>(`SELECT conflict(${failures}, '${sqlstate}') AS ok`);
+
+  it.each(['40001', '40P01'])('runs a statement on its own once more after %s, then succeeds', async (sqlstate) => {
+    await expect(conflict(1, sqlstate)).resolves.toEqual([{ ok: 1 }]);
+    expect(await attempts()).toBe(2);
+  });
+
+  it('answers 503 when the second run fails too, and retries nothing else', async () => {
+    const twice: unknown = await conflict(2, '40P01').catch((error: unknown) => error);
+    expect(await attempts()).toBe(2);
+    expect(toApiError(twice).getStatus()).toBe(503);
+    expect(toApiError(twice).headers).toEqual({ 'Retry-After': '5' });
+
+    const other: unknown = await conflict(1, '23505').catch((error: unknown) => error);
+    expect(await attempts()).toBe(1);
+    expect(toApiError(other).getStatus()).toBe(500);
+  });
+
+  it('does not repeat a statement inside a transaction, but runs the whole transaction once more', async () => {
+    const inTransaction = () => dataSource.transaction((manager) => manager.query(`SELECT conflict(1, '40001') AS ok`));
+    await expect(inTransaction()).rejects.toMatchObject({ driverError: { code: '40001' } });
+    expect(await attempts()).toBe(1);
+    await expect(retryOnceOnConflict(inTransaction)).resolves.toEqual([{ ok: 1 }]);
+    expect(await attempts()).toBe(2);
+  });
+});

@@ -1,0 +1,151 @@
+import { expect } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ensureBuilt, ROOT, run } from './support/built-service.js';
+import { freePort } from './support/database-server.js';
+import { pollUntil } from './support/poll.js';
+import { startService } from './support/service-process.js';
+
+/**
+ * The service on its embedded PostgreSQL (no DATABASE_URL), as `npm start` runs it, dying in the ways a process
+ * dies: killed outright (SIGKILL: the OOM killer, a crash in native code), or seeing its end coming (an uncaught
+ * exception). And two services pointed at one DATA_DIR.
+ */
+const KEY = 'recovery-key-0123456789abcdef';
+const auth = { authorization: `Bearer ${KEY}` };
+
+let scratch: string;
+beforeAll(async () => {
+  await ensureBuilt();
+  scratch = await mkdtemp(join(tmpdir(), 'animal-store-recovery-'));
+  // As root, the embedded PostgreSQL runs as `postgres`, which must enter DATA_DIR.
+  await chmod(scratch, 0o755);
+}, 300_000);
+afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+async function serviceEnv(name: string): Promise<Record<string, string>> {
+  const dataDir = join(scratch, name);
+  await mkdir(dataDir, { mode: 0o755 });
+  return {
+    DATA_DIR: dataDir,
+    EMBEDDED_POSTGRES_PORT: String(await freePort()),
+    API_KEYS: KEY,
+    LOG_LEVEL: 'warn',
+  };
+}
+
+/** The PID PostgreSQL records in its postmaster.pid under DATA_DIR. */
+const postmasterPid = (dataDir: string) =>
+  Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+
+/** Alive and not a zombie waiting for its new parent to reap it. */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+}
+
+async function createPet(origin: string, name: string): Promise<number> {
+  const response = await fetch(`${origin}/v1/pets`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, categoryId: 1 }),
+  });
+  expect(response.status).toBe(201);
+  return ((await response.json()) as { id: number }).id;
+}
+
+const node = (script: string, args: string[], env: Record<string, string>) =>
+  run(process.execPath, [join(ROOT, 'dist', script), ...args], { PATH: process.env.PATH ?? '', ...env }, 120_000);
+
+describe('the embedded PostgreSQL when its service dies', () => {
+  it('after a SIGKILL, the next start stops the PostgreSQL left running and serves the same data', async () => {
+    const env = await serviceEnv('killed');
+    const first = await startService(env);
+    const ids = [await createPet(first.origin, 'Rex'), await createPet(first.origin, 'Tom')];
+    ids.push(await createPet(first.origin, 'Kiki'));
+    const orphan = postmasterPid(env.DATA_DIR);
+    first.kill('SIGKILL');
+    await first.exited;
+    // Nothing ran on the way out: the cluster is still up, re-parented, holding DATA_DIR.
+    expect(isRunning(orphan)).toBe(true);
+
+    const second = await startService(env);
+    try {
+      expect([...second.lines, ...second.stderr].join('\n')).toContain(
+        `Stopping the PostgreSQL (process ${orphan}) left running by process ${first.pid}, which no longer exists`,
+      );
+      expect(isRunning(orphan)).toBe(false);
+      const names = await Promise.all(
+        ids.map(async (id) => {
+          const response = await fetch(`${second.origin}/v1/pets/${id}`, { headers: auth });
+          expect(response.status).toBe(200);
+          return ((await response.json()) as { name: string }).name;
+        }),
+      );
+      expect(names).toEqual(['Rex', 'Tom', 'Kiki']);
+    } finally {
+      second.kill('SIGTERM');
+      await second.exited;
+    }
+  }, 180_000);
+
+  it('after a SIGKILL, the key and migration commands stop what was left, work, and leave nothing running', async () => {
+    const env = await serviceEnv('killed-then-command');
+    const service = await startService(env);
+    await createPet(service.origin, 'Rex');
+    const orphan = postmasterPid(env.DATA_DIR);
+    service.kill('SIGKILL');
+    await service.exited;
+
+    const listed = await node('cli/apikey.js', ['list'], env);
+    expect(listed.code).toBe(0);
+    expect(listed.stderr).toContain(`Stopping the PostgreSQL (process ${orphan})`);
+    expect(isRunning(orphan)).toBe(false);
+    const migrated = await node('cli/migrations.js', ['show'], env);
+    expect(migrated.code).toBe(0);
+    // The command stopped the cluster it started for itself.
+    expect(() => postmasterPid(env.DATA_DIR)).toThrow(/ENOENT/);
+  }, 180_000);
+
+  it('on an uncaught exception, the service stops its PostgreSQL on the way out', async () => {
+    const env = await serviceEnv('crashed');
+    // A fault the service does not handle, raised on demand from inside the process.
+    const crash = join(scratch, 'crash-on-sigusr2.mjs');
+    await writeFile(crash, "process.on('SIGUSR2', () => { throw new Error('simulated crash'); });\n");
+    const service = await startService({ ...env, NODE_OPTIONS: `--import=${pathToFileURL(crash).href}` });
+    const postgres = postmasterPid(env.DATA_DIR);
+    service.kill('SIGUSR2');
+    expect((await service.exited).code).toBe(1);
+    await pollUntil(() => !isRunning(postgres), { timeoutMs: 15_000, what: 'the embedded PostgreSQL to stop' });
+  }, 180_000);
+});
+
+describe('two services on one DATA_DIR', () => {
+  it('refuses the second, naming the process that holds the cluster, while the first keeps serving', async () => {
+    const env = await serviceEnv('shared');
+    const first = await startService(env);
+    try {
+      const second = await node('main.js', [], { ...env, PORT: String(await freePort()), HOST: '127.0.0.1' });
+      expect(second.code).toBe(1);
+      expect(second.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^A PostgreSQL already runs from .+ for process ${first.pid} \\(.*dist/main\\.js\\), which is still running: stop that process, or set another DATA_DIR\\.$`,
+          ),
+        ),
+      ]);
+      expect((await fetch(`${first.origin}/health/ready`)).status).toBe(200);
+    } finally {
+      first.kill('SIGTERM');
+      await first.exited;
+    }
+  }, 180_000);
+});
