@@ -1,16 +1,18 @@
 /**
- * `npm run bench [-- --quick] [-- --floor] [-- --lean]`: the built service beside the straightforward NestJS +
- * TypeORM app (bench/straightforward-app.ts) and a bare Fastify + pg server (bench/ceiling.ts) on one PostgreSQL,
- * taking turns on every route in every round, plus the list latency at 10,000 vs 1,000,000 rows and start-up
- * times; then the targets, pass or fail. With `--floor`, bench/nest-floor.ts takes its turn too; with `--lean`,
- * the same build with the features configuration can turn off turned off (LEAN_ENV). See docs/performance.md.
+ * `npm run bench [-- --quick] [-- --floor] [-- --lean]`: the built service, on Node 24, beside three yardsticks on
+ * one PostgreSQL: the same app with the same production features written the usual way
+ * (bench/feature-equal-app.ts), the straightforward NestJS + TypeORM app (bench/straightforward-app.ts) and a bare
+ * Fastify + pg server (bench/ceiling.ts), taking turns on every route in every round; plus the list latency at
+ * 10,000 vs 1,000,000 rows and start-up times; then the targets, pass or fail. With `--floor`, bench/nest-floor.ts
+ * takes its turn too; with `--lean`, the same build with the features configuration can turn off turned off
+ * (LEAN_ENV). See docs/performance.md.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startBenchDatabase } from './bench-database.js';
@@ -28,6 +30,8 @@ import {
 } from './report.js';
 import {
   freePort,
+  node24,
+  NodeRuntime,
   peakRssMiB,
   root,
   RunningService,
@@ -43,7 +47,7 @@ const withLean = process.argv.includes('--lean');
 const settings = {
   mode: quick ? 'quick' : 'full',
   rounds: 3,
-  seconds: quick ? 2 : 10,
+  seconds: quick ? 2 : 5,
   warmupSeconds: quick ? 1 : 2,
   connections: 50,
   seededAnimals: 100_000,
@@ -56,23 +60,27 @@ const settings = {
  * A key issued into the database by the service's own CLI (`npm run apikey -- create`), so that the service
  * authenticates through its database-backed key store, as it does in production.
  */
-async function issueDatabaseKey(databaseUrl: string): Promise<string> {
+async function issueDatabaseKey(node: NodeRuntime, databaseUrl: string): Promise<string> {
   const cli = join(root, 'dist', 'src', 'cli', 'apikey.js');
-  const { stdout } = await promisify(execFile)(process.execPath, [cli, 'create', 'bench'], {
+  const { stdout } = await promisify(execFile)(node.path, [cli, 'create', 'bench'], {
     env: { ...process.env, DATABASE_URL: databaseUrl },
   });
   return stdout.trim();
 }
 
 /**
- * Production settings with the database key only (no API_KEYS) and the per-key rate limit at its maximum:
- * counted and announced in headers on every request, never reached in a run.
+ * The rate limit of the service and the feature-equal app: counted and announced in headers on every request,
+ * never reached in a run.
  */
-const startBenchService = (databaseUrl: string, key: string, logDir: string) =>
+const RATE_LIMIT_PER_MINUTE = '1000000';
+
+/** Production settings with the database key only (no API_KEYS) and the per-key rate limit at RATE_LIMIT_PER_MINUTE. */
+const startBenchService = (node: NodeRuntime, databaseUrl: string, key: string, logDir: string) =>
   startService({
+    node: node.path,
     databaseUrl,
     apiKey: key,
-    env: { API_KEYS: '', RATE_LIMIT_PER_MINUTE: '1000000' },
+    env: { API_KEYS: '', RATE_LIMIT_PER_MINUTE },
     logFile: join(logDir, 'service.log'),
   });
 
@@ -89,14 +97,23 @@ const LEAN_ENV = {
 };
 
 /** The yardsticks, in the order they take their turns after the service, and the script each runs. */
-const YARDSTICKS = { straightforward: 'straightforward-app', ceiling: 'ceiling', floor: 'nest-floor' } as const;
+const YARDSTICKS = {
+  'feature-equal': 'feature-equal-app',
+  straightforward: 'straightforward-app',
+  ceiling: 'ceiling',
+  floor: 'nest-floor',
+} as const;
 type YardstickName = keyof typeof YARDSTICKS;
-const yardsticks: YardstickName[] = withFloor
-  ? ['straightforward', 'ceiling', 'floor']
-  : ['straightforward', 'ceiling'];
+const yardsticks: YardstickName[] = [
+  'feature-equal',
+  'straightforward',
+  'ceiling',
+  ...(withFloor ? ['floor' as const] : []),
+];
 
 /** A yardstick server, given the key in its in-memory set. */
 async function startYardstick(
+  node: NodeRuntime,
   name: YardstickName,
   databaseUrl: string,
   key: string,
@@ -106,10 +123,16 @@ async function startYardstick(
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const server = await startServer({
-    command: process.execPath,
+    command: node.path,
     args: [fileURLToPath(new URL(`./${script}.js`, import.meta.url))],
     cwd: root,
-    env: { PORT: String(port), DATABASE_URL: databaseUrl, API_KEYS: key },
+    env: {
+      NODE_ENV: 'production',
+      PORT: String(port),
+      DATABASE_URL: databaseUrl,
+      API_KEYS: key,
+      RATE_LIMIT_PER_MINUTE,
+    },
     logFile: join(logDir, `${script}.log`),
     readyUrl: `${origin}/v1/pets?limit=1`,
     headers: { authorization: `Bearer ${key}` },
@@ -121,7 +144,13 @@ async function startYardstick(
  * Start-up of a service that brings its own embedded PostgreSQL in a fresh
  * DATA_DIR (initdb, start, migrations); the cluster is stopped and removed after.
  */
-async function coldStart(command: string, args: string[], logDir: string, label: string): Promise<number> {
+async function coldStart(
+  node: NodeRuntime,
+  command: string,
+  args: string[],
+  logDir: string,
+  label: string,
+): Promise<number> {
   const key = `bench-${randomBytes(16).toString('hex')}`;
   const dataDir = await mkdtemp(join(tmpdir(), 'animal-store-bench-cold-'));
   await chmod(dataDir, 0o755);
@@ -134,6 +163,8 @@ async function coldStart(command: string, args: string[], logDir: string, label:
       // A fresh database: the instance applies the migrations itself (production leaves that to a migrate step).
       env: {
         ...serviceEnv(port, key),
+        // `npm start` runs the `node` first on PATH.
+        PATH: `${dirname(node.path)}${delimiter}${process.env.PATH}`,
         DATA_DIR: dataDir,
         EMBEDDED_POSTGRES_PORT: String(await freePort()),
         MIGRATIONS_RUN: 'true',
@@ -168,20 +199,21 @@ async function stopOrphanedPostgres(clusterDir: string): Promise<void> {
 
 async function main(): Promise<number> {
   const logDir = await mkdtemp(join(tmpdir(), 'animal-store-bench-logs-'));
-  console.log(`Benchmark (${settings.mode}); server logs in ${logDir}`);
+  const node = await node24();
+  console.log(`Benchmark (${settings.mode}); servers on Node ${node.version}; server logs in ${logDir}`);
   const database = await startBenchDatabase();
-  const key = await issueDatabaseKey(database.url);
+  const key = await issueDatabaseKey(node, database.url);
   const running: ServerProcess[] = [];
   try {
     // Start-up against a running PostgreSQL, and the list query's latency as the table grows.
     await database.reseed(settings.scaleRows[0]);
     const startups: number[] = [];
     for (let i = 0; i < settings.startupSamples - 1; i++) {
-      const probe = await startBenchService(database.url, key, logDir);
+      const probe = await startBenchService(node, database.url, key, logDir);
       startups.push(probe.startupMs);
       await probe.stop();
     }
-    const service = await startBenchService(database.url, key, logDir);
+    const service = await startBenchService(node, database.url, key, logDir);
     running.push(service);
     startups.push(service.startupMs);
     const startupWarmMs = median(startups);
@@ -204,11 +236,12 @@ async function main(): Promise<number> {
     await database.reseed(settings.seededAnimals);
     const servers: Partial<Record<ServerName, RunningService>> = { service };
     for (const name of yardsticks) {
-      servers[name] = await startYardstick(name, database.url, key, logDir);
+      servers[name] = await startYardstick(node, name, database.url, key, logDir);
       running.push(servers[name]);
     }
     if (withLean) {
       servers.lean = await startService({
+        node: node.path,
         databaseUrl: database.url,
         apiKey: key,
         env: { API_KEYS: '', ...LEAN_ENV },
@@ -220,6 +253,9 @@ async function main(): Promise<number> {
     const routes = benchRoutes(settings.seededAnimals);
     await checkAnswers(Object.fromEntries(names.map((name) => [name, servers[name]!.origin])), routes, key);
     console.log(`every server answers the benchmarked requests as the service does: ${names.join(', ')}`);
+    // How busy the machine was around the rounds (the 1-minute load average): on a shared machine, other work
+    // slows every server, and only the ratios of one run compare.
+    const load1 = [loadavg()[0]];
     const runs = new Map<string, LoadResult[]>();
     let failures = 0;
     for (let round = 1; round <= settings.rounds; round++) {
@@ -239,32 +275,41 @@ async function main(): Promise<number> {
         }
       }
     }
+    load1.push(loadavg()[0]);
     const rss = new Map(names.map((name) => [name, peakRssMiB(servers[name]!.pid)]));
     for (const server of running.splice(0)) await server.stop();
 
     const summaries: RouteSummary[] = routes.flatMap((route) =>
       names.map((name) => summarise(route.name, name, runs.get(`${route.name}|${name}`)!, rss.get(name)!)),
     );
-    const headline = ratios(summaries, 'service', 'straightforward');
+    const headline = ratios(summaries, 'service', 'feature-equal');
+    const againstStraightforward = ratios(summaries, 'service', 'straightforward');
     const againstCeiling = names
       .filter((name) => name !== 'ceiling')
       .map((name) => ({ name, rows: ratios(summaries, name, 'ceiling') }));
 
     // Cold: a fresh DATA_DIR, so the embedded PostgreSQL is created, started and migrated.
-    const coldNodeMs = await coldStart(process.execPath, [join(root, 'dist', 'src', 'main.js')], logDir, 'cold-node');
+    const coldNodeMs = await coldStart(node, node.path, [join(root, 'dist', 'src', 'main.js')], logDir, 'cold-node');
     // `npm start` builds again first: only the full run pays for that.
-    const coldNpmStartMs = quick ? null : await coldStart('npm', ['start'], logDir, 'cold-npm-start');
+    const coldNpmStartMs = quick ? null : await coldStart(node, 'npm', ['start'], logDir, 'cold-npm-start');
 
     console.log(
-      `\n${settings.rounds} rounds of ${settings.seconds} s per route and server (after ${settings.warmupSeconds} s warm-up), ${settings.connections} connections, ${settings.seededAnimals} animals, ${cpus().length} CPUs, Node ${process.version}\n`,
+      `\n${settings.rounds} rounds of ${settings.seconds} s per route and server (after ${settings.warmupSeconds} s warm-up), ${settings.connections} connections, ${settings.seededAnimals} animals, ${cpus().length} CPUs, servers on Node ${node.version} (load generator on ${process.version}), load average ${load1.map((l) => l.toFixed(1)).join(' then ')}\n`,
     );
-    const targetRows = targets(routes, headline, {
-      peakRssMiB: rss.get('service')!,
-      listScaleRatio: scaleRatio,
-      startupWarmMs,
-    });
+    const targetRows = targets(
+      routes,
+      { featureEqual: headline, straightforward: againstStraightforward },
+      {
+        peakRssMiB: rss.get('service')!,
+        listScaleRatio: scaleRatio,
+        startupWarmMs,
+      },
+    );
     console.log(
-      `The service against the straightforward app:\n\n${ratioTable('service', 'straightforward', headline)}\n`,
+      `The service against the same features written the usual way:\n\n${ratioTable('service', 'feature-equal', headline)}\n`,
+    );
+    console.log(
+      `The service against the straightforward app:\n\n${ratioTable('service', 'straightforward', againstStraightforward)}\n`,
     );
     console.log(`${targetTable(targetRows)}\n`);
     if (servers.lean) {
@@ -287,13 +332,13 @@ async function main(): Promise<number> {
     const resultsDir = fileURLToPath(new URL('../results/', import.meta.url));
     await mkdir(resultsDir, { recursive: true });
     const file = join(resultsDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    const machine = { cpus: cpus().length, node: process.version };
+    const machine = { cpus: cpus().length, node: node.version, loadGeneratorNode: process.version, load1 };
     const startup = { warmMs: startupWarmMs, samples: startups, coldNodeMs, coldNpmStartMs };
     const results = {
       settings: { ...settings, servers: names },
       machine,
       summaries,
-      ratios: { againstStraightforward: headline, againstCeiling },
+      ratios: { againstFeatureEqual: headline, againstStraightforward, againstCeiling },
       targets: targetRows,
       peakRssMiB: Object.fromEntries(rss),
       scale: { rows: scale, ratio: scaleRatio },

@@ -11,7 +11,7 @@ export interface Route {
   randomPath?: () => string;
   /** The status every answer must have. */
   status: 200 | 201;
-  /** Target: the service's CPU per request at most this many times the straightforward app's (issue 14). */
+  /** Target: the service's CPU per request at most this many times the straightforward app's (docs/performance.md). */
   maxCpuRatio: number;
 }
 

@@ -1,9 +1,9 @@
 /**
- * A second yardstick, not part of the product (`npm run bench -- --floor`):
+ * A yardstick, not part of the product (`npm run bench -- --floor`):
  * the parts of the stack the service is required to use, and nothing else.
- * NestJS 12 on Fastify with a global `@nestjs/passport` bearer guard
+ * NestJS 12 on Fastify with the global `@nestjs/passport` bearer guard
  * (passport-http-bearer, keys in an in-memory set), a global validation pipe,
- * an exception filter and an interceptor on `GET /v1/pets/{petId}`, serving
+ * the Error filter and an interceptor setting the deprecation headers on `GET /v1/pets/{petId}`, serving
  * the same queries as bench/ceiling.ts with the same response schemas. No
  * logging, metrics, rate limits, request ids, security headers, cursors or
  * body validation: whatever this server costs beyond the ceiling, the service
@@ -13,15 +13,11 @@
 import 'reflect-metadata';
 import { setFlagsFromString } from 'node:v8';
 import {
-  ArgumentsHost,
   Body,
   CallHandler,
-  Catch,
   Controller,
-  ExceptionFilter,
   ExecutionContext,
   Get,
-  HttpException,
   Injectable,
   Module,
   NestInterceptor,
@@ -34,14 +30,13 @@ import {
   ValidationPipe,
 } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
-import { AuthGuard, PassportModule, PassportStrategy } from '@nestjs/passport';
+import { PassportModule } from '@nestjs/passport';
 import { RouteSchema } from '@nestjs/platform-fastify';
 import type { FastifyReply } from 'fastify';
-import { Strategy } from 'passport-http-bearer';
 import pg from 'pg';
 import type { Observable } from 'rxjs';
-import { serveNest } from './nest-yardstick.js';
-import { API_KEYS, COLUMNS, PET_SCHEMA, PetRow, toPet } from './yardstick-pets.js';
+import { BearerGuard, BearerStrategy, DEPRECATION_HEADERS, ErrorFilter, serveNest } from './nest-yardstick.js';
+import { COLUMNS, PET_SCHEMA, PetRow, toPet } from './yardstick-pets.js';
 
 setFlagsFromString('--heap-growing-percent=50');
 setFlagsFromString('--no-allocation-site-pretenuring');
@@ -55,32 +50,10 @@ interface NewPetBody {
 }
 
 @Injectable()
-class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
-  validate(token: string): { token: string } | false {
-    return API_KEYS.has(token) ? { token } : false;
-  }
-}
-
-@Injectable()
-class BearerGuard extends AuthGuard('bearer') {}
-
-@Injectable()
 class DeprecationInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    context.switchToHttp().getResponse<FastifyReply>().header('Deprecation', '@1795132800');
+    context.switchToHttp().getResponse<FastifyReply>().headers(DEPRECATION_HEADERS);
     return next.handle();
-  }
-}
-
-@Catch()
-class ErrorFilter implements ExceptionFilter {
-  catch(error: unknown, host: ArgumentsHost): void {
-    const status = error instanceof HttpException ? error.getStatus() : 500;
-    void host
-      .switchToHttp()
-      .getResponse<FastifyReply>()
-      .code(status)
-      .send({ code: 'error', message: 'Failed.', status });
   }
 }
 
@@ -131,4 +104,4 @@ class PetsController {
 })
 class FloorModule {}
 
-await serveNest(FloorModule, () => pool.end());
+await serveNest(FloorModule, { afterClose: () => pool.end() });

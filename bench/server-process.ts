@@ -1,4 +1,4 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -6,9 +6,30 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 /** The repository root (this module runs from bench/dist/). */
 export const root = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface NodeRuntime {
+  /** The node binary. */
+  path: string;
+  /** What it answers to `--version`. */
+  version: string;
+}
+
+/**
+ * Node 24, the image's runtime: this process's own Node when it is 24, else the one `.ci/node24` finds or installs
+ * outside the project, as CI does (NODE24_TOOLS_DIR names a directory where it is already installed).
+ */
+export async function node24(): Promise<NodeRuntime> {
+  if (process.versions.node.split('.')[0] === '24') return { path: process.execPath, version: process.version };
+  const run = promisify(execFile);
+  const { stdout: bin } = await run(join(root, '.ci', 'node24'));
+  const path = join(bin.trim(), 'node');
+  const { stdout: version } = await run(path, ['--version']);
+  return { path, version: version.trim() };
+}
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -153,6 +174,8 @@ export interface ServiceOptions extends Pick<SpawnOptions, 'logFile' | 'ipc'> {
   env?: Record<string, string>;
   /** Node options before dist/src/main.js, e.g. `--import` of a preloaded module. */
   nodeArgs?: string[];
+  /** The node binary; this process's by default. */
+  node?: string;
 }
 
 export type RunningService = ServerProcess & { origin: string };
@@ -164,7 +187,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const server = await startServer({
-    command: process.execPath,
+    command: options.node ?? process.execPath,
     args: [...(options.nodeArgs ?? []), main],
     cwd: root,
     env: { ...serviceEnv(port, options.apiKey), DATABASE_URL: options.databaseUrl, ...options.env },
