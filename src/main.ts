@@ -11,7 +11,7 @@ import { stopGracefullyOnSignals } from './edge/graceful-shutdown.js';
 
 // Under load most request data dies young but some is promoted, and V8 lets the old generation grow up to
 // 4x its live size before a full collection: peak RSS went from about 145 MiB at start to 280 MiB. At most
-// 1.5x costs no measurable CPU and keeps the peak near 175 MiB (docs/performance.md). V8 reads this
+// 1.5x costs no measurable CPU and keeps the peak near 175 MiB. V8 reads this
 // factor whenever it sets the next collection's limit, so setting it here applies wherever main.js runs.
 setFlagsFromString('--heap-growing-percent=50');
 // V8 allocates objects straight into the old generation from allocation sites whose objects mostly survived a
