@@ -100,6 +100,29 @@ describe('RequestValidationPipe', () => {
         });
       },
     );
+
+    it('answers the same parameters again with the same frozen instance, without validating them again', async () => {
+      const own = new RequestValidationPipe();
+      const first = await own.transform({ limit: '50', status: 'sold' }, query);
+      const again = own.transform({ limit: '50', status: 'sold' }, query);
+
+      expect(again).toBe(first);
+      expect(Object.isFrozen(first)).toBe(true);
+      expect(first).toEqual({ limit: 50, status: 'sold' });
+      await expect(own.transform({ limit: '50', status: 'pending' }, query)).resolves.toEqual({
+        limit: 50,
+        status: 'pending',
+      });
+    });
+
+    it('validates a refused query again every time', async () => {
+      const own = new RequestValidationPipe();
+      for (let i = 0; i < 2; i++) {
+        await expect(rejection(() => own.transform({ limit: '0' }, query))).resolves.toMatchObject({
+          message: 'limit must be an integer from 1 to 100.',
+        });
+      }
+    });
   });
 
   it('leaves path parameters to their own pipes', () => {
