@@ -92,7 +92,7 @@ export class RequestValidationPipe implements PipeTransform {
     const metatype = metadata.metatype;
     return this.query.transform(value, metadata).then((query: unknown) => {
       // Only the query classes' instances: a plain object or string passed through is the request's own.
-      if (query instanceof metatype) cache.set(key, Object.freeze(query));
+      if (query instanceof metatype) cache.set(key, Object.freeze(query as object));
       return query;
     });
   }
