@@ -1,13 +1,15 @@
 /**
  * Where a `--cpu-prof` profile's busy time goes, per package or folder of the service: self time (samples whose
- * innermost frame is there) and total time (samples with the place anywhere on the stack, counted once).
+ * innermost frame is there), owned time (self time plus that of the Node core code it called: what it asked Node to
+ * do) and total time (samples with the place anywhere on the stack, counted once).
  * Built-ins without a script (`writev`, `JSON.stringify`...) are charged, as self time, to the nearest caller that
  * has one: the work is that caller's. Idle samples are left out of the busy time; the garbage collector and
  * `(program)` (V8 and native code outside any JavaScript frame) are places of their own.
  *
- * `node bench/dist/cpu-profile.js <file.cpuprofile>... [--top N]`, or through bench/profile.ts.
+ * `node bench/dist/cpu-profile.js <file.cpuprofile>... [--top N]` (only the measured seconds when bench/profile.ts left
+ * a `<name>.window.json` beside the profile), or through bench/profile.ts.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 interface CallFrame {
@@ -33,17 +35,20 @@ export interface CpuProfile {
 
 export interface Place {
   place: string;
-  /** Share of the busy time, 0 to 1. */
+  /** Shares of the busy time, 0 to 1: its own code's. */
   self: number;
+  /** Its own code's and that of the Node core it called (socket writes, streams, events...). */
+  owned: number;
+  /** With it anywhere on the stack. */
   total: number;
 }
 
 export interface ProfileSummary {
   /** Busy time (every sample but idle), in ms. */
   busyMs: number;
-  /** Per package or folder, by self time, largest first. */
+  /** Per package or folder, by owned time, largest first. */
   places: Place[];
-  /** Per function (`name place:line`), by self time, largest first. */
+  /** Per function (`name place:line`), by self time, largest first (owned and total unset). */
   functions: Place[];
 }
 
@@ -66,7 +71,7 @@ export function placeOf(url: string): string {
   }
   if (url.startsWith('node:')) {
     const path = url.slice('node:'.length).split('/');
-    return `node:${path[0] === 'internal' && path.length > 2 ? `internal/${path[1]}` : path[0]}`;
+    return `node:${path[0] === 'internal' && path.length > 1 ? `internal/${path[1]}` : path[0]}`;
   }
   return url;
 }
@@ -95,8 +100,21 @@ export function summariseProfile(profile: CpuProfile, window?: { from: number; t
     charged.set(id, place);
     return place;
   };
+  // The place that asked Node core for the work of each node: the nearest caller outside Node core.
+  const owners = new Map<number, string>();
+  const ownerFor = (id: number): string => {
+    const known = owners.get(id);
+    if (known !== undefined) return known;
+    const place = placeFor(id);
+    const caller = parent.get(id);
+    const inNode = place.startsWith('node:') || place.startsWith('native ');
+    const owner = inNode && caller !== undefined && placeFor(caller) !== '(root)' ? ownerFor(caller) : place;
+    owners.set(id, owner);
+    return owner;
+  };
 
   const self = new Map<string, number>();
+  const owned = new Map<string, number>();
   const total = new Map<string, number>();
   const functions = new Map<string, number>();
   const add = (map: Map<string, number>, key: string, value: number) => map.set(key, (map.get(key) ?? 0) + value);
@@ -113,17 +131,21 @@ export function summariseProfile(profile: CpuProfile, window?: { from: number; t
     busy += weight;
     const place = placeFor(id);
     add(self, place, weight);
+    add(owned, ownerFor(id), weight);
     const where = frame.url === '' ? place : `${placeOf(frame.url)}:${frame.lineNumber + 1}`;
     add(functions, `${frame.functionName || '(anonymous)'} ${where}`, weight);
     const onStack = new Set<string>();
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) onStack.add(placeFor(at));
     for (const seen of onStack) add(total, seen, weight);
   }
-  const ranked = (map: Map<string, number>, totals?: Map<string, number>): Place[] =>
-    [...new Set([...map.keys(), ...(totals?.keys() ?? [])])]
-      .map((place) => ({ place, self: (map.get(place) ?? 0) / busy, total: (totals ?? map).get(place)! / busy }))
-      .sort((a, b) => b.self - a.self || b.total - a.total);
-  return { busyMs: busy / 1000, places: ranked(self, total), functions: ranked(functions) };
+  const share = (map: Map<string, number>, key: string) => (map.get(key) ?? 0) / busy;
+  const places = [...total.keys()]
+    .map((place) => ({ place, self: share(self, place), owned: share(owned, place), total: share(total, place) }))
+    .sort((a, b) => b.owned - a.owned || b.total - a.total);
+  const byFunction = [...functions.keys()]
+    .map((place) => ({ place, self: share(functions, place), owned: NaN, total: NaN }))
+    .sort((a, b) => b.self - a.self);
+  return { busyMs: busy / 1000, places, functions: byFunction };
 }
 
 const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
@@ -132,14 +154,14 @@ const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
 export function profileTables(summary: ProfileSummary, top = 25): string {
   const places = summary.places
     .slice(0, top)
-    .map((p) => `| ${p.place} | ${percent(p.self)} | ${percent(p.total)} |`)
+    .map((p) => `| ${p.place} | ${percent(p.owned)} | ${percent(p.self)} | ${percent(p.total)} |`)
     .join('\n');
   const functions = summary.functions
     .slice(0, top)
     .map((f) => `| \`${f.place}\` | ${percent(f.self)} |`)
     .join('\n');
   return (
-    `busy ${summary.busyMs.toFixed(0)} ms\n\n| place | self | total |\n| --- | --- | --- |\n${places}\n\n` +
+    `busy ${summary.busyMs.toFixed(0)} ms\n\n| place | owned | self | total |\n| --- | --- | --- | --- |\n${places}\n\n` +
     `| function | self |\n| --- | --- |\n${functions}`
   );
 }
@@ -150,6 +172,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const files = process.argv.slice(2).filter((arg, i, args) => arg !== '--top' && args[i - 1] !== '--top');
   for (const file of files) {
     const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-    console.log(`## ${file}\n\n${profileTables(summariseProfile(profile), top)}\n`);
+    const windowFile = file.replace(/\.cpuprofile$/, '.window.json');
+    const window = existsSync(windowFile)
+      ? (JSON.parse(readFileSync(windowFile, 'utf8')) as { from: number; to: number })
+      : undefined;
+    console.log(`## ${file}\n\n${profileTables(summariseProfile(profile, window), top)}\n`);
   }
 }

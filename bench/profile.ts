@@ -78,6 +78,8 @@ async function main(): Promise<void> {
         if (profile.startTime > from || profile.endTime < to)
           throw new Error(`${name}: the profile does not cover the measured seconds`);
         const summary = summariseProfile(profile, { from, to });
+        // The measured seconds on the profile's clock, to summarise the profile again later.
+        await writeFile(join(out, `${name}.window.json`), JSON.stringify({ from, to }));
         const heading = `## ${route.name}: ${run.reqPerSec.toFixed(0)} req/s, ${run.cpuMicrosPerRequest.toFixed(0)} µs CPU/req, ${run.errors + run.non2xx} failed, load average ${load1.toFixed(1)}`;
         report.push(`${heading}\n\n${profileTables(summary)}`);
         console.log(`${heading}\n\n${profileTables(summary, 15)}\n`);
