@@ -1,6 +1,5 @@
 import { ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
 import { validateSync, type ValidatorOptions } from 'class-validator';
-import { LRUCache } from 'lru-cache';
 import { ApiError } from './errors/api-error.js';
 import { ErrorCode } from './errors/error-code.js';
 
@@ -28,8 +27,8 @@ class SynchronousValidationPipe extends ValidationPipe {
 const exceptionFactory = (errors: ValidationError[]) =>
   new ApiError(400, ErrorCode.ValidationFailed, `${firstMessages(errors).join('; ')}.`);
 
-/** Validated queries kept at once, per query class; past it, the least recently used is validated again. */
-const VALIDATED_QUERIES_MAX = 1_000;
+/** Validated queries kept at once, per query class; past it, the one kept longest ago is dropped. */
+export const VALIDATED_QUERIES_MAX = 1_000;
 /** A query whose JSON form is longer than this is validated every time rather than kept. */
 const VALIDATED_QUERY_MAX_LENGTH = 512;
 
@@ -61,7 +60,8 @@ export class RequestValidationPipe implements PipeTransform {
     exceptionFactory,
   });
 
-  private readonly validatedQueries = new Map<ArgumentMetadata['metatype'], LRUCache<string, object>>();
+  // A plain Map rather than an LRU cache: a lookup then costs no bookkeeping, and the queries that matter come back.
+  private readonly validatedQueries = new Map<ArgumentMetadata['metatype'], Map<string, object>>();
 
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     if (metadata.type === 'query') return this.validQuery(value, metadata);
@@ -83,7 +83,7 @@ export class RequestValidationPipe implements PipeTransform {
     }
     let validated = this.validatedQueries.get(metadata.metatype);
     if (validated === undefined) {
-      validated = new LRUCache({ max: VALIDATED_QUERIES_MAX });
+      validated = new Map();
       this.validatedQueries.set(metadata.metatype, validated);
     }
     const known = validated.get(key);
@@ -92,7 +92,10 @@ export class RequestValidationPipe implements PipeTransform {
     const metatype = metadata.metatype;
     return this.query.transform(value, metadata).then((query: unknown) => {
       // Only the query classes' instances: a plain object or string passed through is the request's own.
-      if (query instanceof metatype) cache.set(key, Object.freeze(query as object));
+      if (query instanceof metatype) {
+        cache.set(key, Object.freeze(query as object));
+        if (cache.size > VALIDATED_QUERIES_MAX) cache.delete(cache.keys().next().value!);
+      }
       return query;
     });
   }

@@ -2,7 +2,7 @@ import { ArgumentMetadata } from '@nestjs/common';
 import { NewPet } from './create-pet.dto.js';
 import { ListPetsQuery } from './list-pets.query.js';
 import { ApiError } from '../../edge/errors/api-error.js';
-import { RequestValidationPipe } from '../../edge/request-validation.pipe.js';
+import { RequestValidationPipe, VALIDATED_QUERIES_MAX } from '../../edge/request-validation.pipe.js';
 
 const body: ArgumentMetadata = { type: 'body', metatype: NewPet };
 const query: ArgumentMetadata = { type: 'query', metatype: ListPetsQuery };
@@ -113,6 +113,19 @@ describe('RequestValidationPipe', () => {
         limit: 50,
         status: 'pending',
       });
+    });
+
+    it('keeps at most VALIDATED_QUERIES_MAX queries, dropping the one kept longest ago', async () => {
+      const own = new RequestValidationPipe();
+      const oldest = await own.transform({ limit: '1', page: '0' }, query);
+      for (let page = 1; page < VALIDATED_QUERIES_MAX; page++)
+        await own.transform({ limit: '1', page: `${page}` }, query);
+      expect(own.transform({ limit: '1', page: '0' }, query)).toBe(oldest);
+
+      await own.transform({ limit: '1', page: 'one more' }, query);
+      const again = await own.transform({ limit: '1', page: '0' }, query);
+      expect(again).not.toBe(oldest);
+      expect(again).toEqual({ limit: 1 });
     });
 
     it('validates a refused query again every time', async () => {
