@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -96,4 +97,54 @@ export async function ensureBuilt(): Promise<void> {
 /** `npm run apikey -- <args>` against the given database. */
 export function apikey(databaseUrl: string, ...args: string[]): Promise<Finished> {
   return run('npm', ['run', '--silent', 'apikey', '--', ...args], { ...process.env, DATABASE_URL: databaseUrl });
+}
+
+/** A migration of a copy of the build: its name (`SlowBackfill`, `AddPetNote`) and the SQL its up() runs. */
+export interface ExtraMigration {
+  name: string;
+  sql: string;
+}
+
+/**
+ * A copy of the build (dist/, package.json, node_modules linked) in a temporary directory, with `extra` migrations
+ * appended to its list: the migration commands and the service run from it as from the checkout, which they never
+ * write into. `remove()` deletes it.
+ */
+export async function buildCopyWith(
+  extra: readonly ExtraMigration[],
+): Promise<{ root: string; remove(): Promise<void> }> {
+  const root = await mkdtemp(join(tmpdir(), 'animal-store-build-'));
+  try {
+    await cp(join(ROOT, 'dist'), join(root, 'dist'), { recursive: true });
+    await cp(join(ROOT, 'package.json'), join(root, 'package.json'));
+    await symlink(join(ROOT, 'node_modules'), join(root, 'node_modules'), 'dir');
+    const migrations = join(root, 'dist', 'migrations');
+    const classes = extra.map(({ name }, i) => ({
+      name,
+      className: `${name}${1795500000000 + i}`,
+      file: `${1795500000000 + i}-${name}.js`,
+    }));
+    for (const [i, { className, file }] of classes.entries()) {
+      await writeFile(
+        join(migrations, file),
+        `export class ${className} {\n  name = '${className}';\n  revertDrops = 'no data';\n` +
+          `  async up(queryRunner) { await queryRunner.query(${JSON.stringify(extra[i].sql)}); }\n  async down() {}\n}\n`,
+      );
+    }
+    const index = await readFile(join(migrations, 'index.js'), 'utf8');
+    const imports = classes.map(({ className, file }) => `import { ${className} } from './${file}';\n`).join('');
+    await writeFile(
+      join(migrations, 'index.js'),
+      imports +
+        index.replace(
+          /export const MIGRATIONS = \[(.*)\];/,
+          (_, listed: string) =>
+            `export const MIGRATIONS = [${[listed, ...classes.map((c) => c.className)].join(', ')}];`,
+        ),
+    );
+  } catch (error) {
+    await rm(root, { recursive: true, force: true });
+    throw error;
+  }
+  return { root, remove: () => rm(root, { recursive: true, force: true }) };
 }
