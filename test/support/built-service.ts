@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -106,17 +106,20 @@ export interface ExtraMigration {
 }
 
 /**
- * A copy of the build (dist/, package.json, node_modules linked) in a temporary directory, with `extra` migrations
- * appended to its list: the migration commands and the service run from it as from the checkout, which they never
- * write into. `remove()` deletes it.
+ * A copy of the build (dist/, migrations/, package.json, node_modules linked) in a temporary directory, with `extra`
+ * migrations appended to its compiled list: the migration commands and the service run from it as from the
+ * checkout, which they never write into. `remove()` deletes it.
  */
 export async function buildCopyWith(
   extra: readonly ExtraMigration[],
 ): Promise<{ root: string; remove(): Promise<void> }> {
   const root = await mkdtemp(join(tmpdir(), 'animal-store-build-'));
   try {
+    // As root, an embedded PostgreSQL started from the copy runs as the `postgres` user, which must enter it.
+    await chmod(root, 0o755);
     await cp(join(ROOT, 'dist'), join(root, 'dist'), { recursive: true });
-    await cp(join(ROOT, 'package.json'), join(root, 'package.json'));
+    await cp(join(ROOT, 'migrations'), join(root, 'migrations'), { recursive: true });
+    for (const file of ['package.json', '.prettierrc']) await cp(join(ROOT, file), join(root, file));
     await symlink(join(ROOT, 'node_modules'), join(root, 'node_modules'), 'dir');
     const migrations = join(root, 'dist', 'migrations');
     const classes = extra.map(({ name }, i) => ({
