@@ -340,10 +340,18 @@ describe('a full disk (the tables on a filesystem with no space left)', () => {
 
   afterAll(async () => {
     if (cannotMount) return;
-    await t?.close();
-    await server?.stop();
-    spawnSync('umount', ['-l', mountPoint]);
-    await rm(mountPoint, { recursive: true, force: true });
+    try {
+      // Bounded below the hook's own limit, so that the unmount below always runs.
+      const closed = (async () => {
+        await t?.close();
+        await server?.stop();
+      })();
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 45_000).unref())]);
+    } finally {
+      // Whatever happened above: a tmpfs left mounted outlives the run.
+      if (mountPoint) spawnSync('umount', ['-l', mountPoint]);
+      if (mountPoint) await rm(mountPoint, { recursive: true, force: true });
+    }
   }, 60_000);
 
   /** Takes every free byte of the filesystem; returns how to give them back. */

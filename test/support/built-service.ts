@@ -56,9 +56,13 @@ export function run(
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    const kill = () => child.kill('SIGKILL');
+    const timer = setTimeout(kill, timeoutMs);
+    // A test that fails or times out first leaves no process behind: the worker's exit ends it too.
+    process.once('exit', kill);
     child.once('error', reject);
     child.once('close', (code) => {
+      process.removeListener('exit', kill);
       clearTimeout(timer);
       resolvePromise({ code, stdout, stderr });
     });
