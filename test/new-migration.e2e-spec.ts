@@ -1,4 +1,5 @@
 import { expect } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -20,7 +21,12 @@ const newMigration = (args: string[], env: Record<string, string> = {}, root = c
     { cwd: root },
   );
 const migrationFiles = (root = copy.root) => readdir(join(root, 'migrations'));
-const checkoutStatus = () => run('git', ['status', '--porcelain', '--untracked-files=all'], process.env, 30_000);
+const checkoutStatus = () =>
+  execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
 
 async function scratchDatabases(adminUrl: string): Promise<string[]> {
   const sql = new Client({ connectionString: adminUrl });
@@ -89,7 +95,7 @@ describe('npm run migration:generate', () => {
     // The copy's build lacks an index its entities declare, as a build does after an entity change.
     const changed = await buildCopyWith([{ name: 'DropPetsIndex', sql: 'DROP INDEX "pets_status_id_idx"' }]);
     try {
-      const before = await checkoutStatus();
+      const before = checkoutStatus();
       const finished = await newMigration(
         ['generate', 'migrations/AddPetsIndex'],
         { DATABASE_URL: adminUrl },
@@ -103,7 +109,7 @@ describe('npm run migration:generate', () => {
       expect(await readFile(join(changed.root, 'migrations', written), 'utf8')).toContain(
         'CREATE INDEX "pets_status_id_idx"',
       );
-      expect(await checkoutStatus()).toEqual(before);
+      expect(checkoutStatus()).toEqual(before);
       expect(await readdir(join(ROOT, 'migrations'))).not.toContain(written);
     } finally {
       await changed.remove();

@@ -78,9 +78,8 @@ const RELATION =
 /** A lock wait that ran out (SQLSTATE 55P03) as what it means for the operator; any other error as it is. */
 function lockTimeoutExplained(error: unknown, timeoutMs: number): unknown {
   if (databaseFault(error)?.answer !== 'lock-wait') return error;
-  const statement = String((error as { query?: unknown }).query ?? '')
-    .trim()
-    .replace(/\s+/g, ' ');
+  const query = (error as { query?: unknown }).query;
+  const statement = (typeof query === 'string' ? query : '').trim().replace(/\s+/g, ' ');
   const relation = RELATION.exec(statement)?.[1];
   const what = relation ? `a lock on ${relation}` : 'a lock';
   const holders = relation
