@@ -262,6 +262,14 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
       return states;
     };
     const url = (database = 'postgres', user = 'postgres') => `postgres://${user}@127.0.0.1:${port}/${database}`;
+    // HAProxy counts a server up until its checks have failed `fall` times: wait until only the primary is.
+    await pollUntil(
+      async () => {
+        const states = await haproxyStates();
+        return states.node1 === 'UP' && states.node2 === 'DOWN';
+      },
+      { timeoutMs: 20_000, intervalMs: 50, what: `HAProxy to lead to the primary only (${haproxy.output()})` },
+    );
     await pollUntil(
       async () => {
         const client = new pg.Client({ connectionString: url(), connectionTimeoutMillis: 2_000 });
