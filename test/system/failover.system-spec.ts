@@ -27,7 +27,7 @@ const APP_ROLE = 'animal_store';
 const DATABASE = 'animal_store';
 const KEY = 'failover-test-key-0123456789abcdef';
 // Shorter than Patroni's defaults (30/10/10), so the crash case fits a bounded suite; loop_wait + 2 x retry_timeout
-// stays within ttl, as Patroni requires.
+// stays within ttl, the rule Patroni's documentation sets. Patroni 3.0 accepts a ttl below 20; later versions do not.
 const SETTINGS: FailoverSettings = { ttl: 10, loopWait: 2, retryTimeout: 4, interMs: 500, fall: 2, rise: 1 };
 /** The service's wait for a database connection (src/database/data-source-options.ts). */
 const CONNECT_TIMEOUT_MS = 2_000;

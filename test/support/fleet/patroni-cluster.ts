@@ -21,7 +21,7 @@ export interface FailoverSettings {
   ttl: number;
   /** Patroni: seconds between two runs of its loop. */
   loopWait: number;
-  /** Patroni: seconds it retries etcd and PostgreSQL before demoting. Patroni wants loop_wait + 2 x this <= ttl. */
+  /** Patroni: seconds it retries etcd and PostgreSQL before demoting. Patroni's documentation: loop_wait + 2 x this <= ttl. */
   retryTimeout: number;
   /** HAProxy: check interval (ms), failed checks before a node is marked down, passed ones before up. */
   interMs: number;
