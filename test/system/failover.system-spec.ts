@@ -156,9 +156,8 @@ interface Measured {
 }
 
 /**
- * Steady load, then `fault()`, then waits until `newPrimary` leads through HAProxy and a create sent after that was
- * acknowledged, then steady load again. `during` runs beside, once the first failure was seen (or at once, when
- * none comes within the fault).
+ * Steady load, then `fault(load)`, then waits until HAProxy leads to `newPrimary` and a create sent after that was
+ * acknowledged, then steady load again; `/health/ready` is sampled throughout. Every wait is bounded.
  */
 async function underLoad(
   prefix: string,
