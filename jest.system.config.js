@@ -10,4 +10,7 @@ export default {
   ...base,
   roots: ['<rootDir>/test/system'],
   testRegex: '\\.system-spec\\.ts$',
+  // One file at a time: the fleet and the failover each put a service under steady load and measure its answers;
+  // two of them on two cores would measure each other.
+  maxWorkers: 1,
 };
