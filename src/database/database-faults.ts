@@ -53,6 +53,9 @@ const UNREACHABLE_MESSAGES: readonly [RegExp, string][] = [
   [/timeout exceeded when trying to connect|due to connection timeout/i, 'connect timeout'],
   [/Query read timeout/i, 'query timeout'],
   [/Connection terminated|connection error|Connection is not established/i, 'connection lost'],
+  // TypeORM releases a transaction's query runner when its connection fails; the transaction's next statement (or
+  // its COMMIT, never sent) then fails with one of these.
+  [/Query runner already released|connection provided by a query runner was already released/i, 'connection lost'],
   [/the database system is (starting up|shutting down)/i, 'server starting or stopping'],
 ];
 
