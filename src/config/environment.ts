@@ -8,7 +8,10 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export const CURSOR_SECRET_MIN_LENGTH = 32;
 
-/** The window both rate-limit budgets count in: what RATE_LIMIT_PER_MINUTE and AUTH_FAILURE_LIMIT_PER_MINUTE mean. */
+/**
+ * The window both rate-limit budgets count in (what RATE_LIMIT_PER_MINUTE and AUTH_FAILURE_LIMIT_PER_MINUTE mean);
+ * no Retry-After is longer.
+ */
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 
 /** The largest RATE_LIMIT_PER_MINUTE and AUTH_FAILURE_LIMIT_PER_MINUTE accepted (the OpenAPI document's bound too). */
