@@ -135,7 +135,7 @@ const DATABASE = {
       integer(0, 3_600_000).default(DATABASE_POOL_DEFAULTS.idleTimeoutMs),
     ),
   },
-  /** Apply pending migrations at start. Unset: true, but false in production (the one-shot migrate step applies them). */
+  /** Apply pending migrations at start (unset: settleMigrationsRun). */
   migrationsRun: env('MIGRATIONS_RUN', trueOrFalse.optional()),
   /** The embedded PostgreSQL's cluster, its password and the development key; relative to the working directory. */
   dataDir: env('DATA_DIR', rule((raw) => resolve(raw)).prefault('.data')),
@@ -271,10 +271,15 @@ export type DatabasePoolConfig = AppConfig['databasePool'];
 export type LoadSheddingConfig = AppConfig['loadShedding'];
 export type EdgeLimitsConfig = AppConfig['edgeLimits'];
 
+/** MIGRATIONS_RUN unset: true, but false in production, where the one-shot migrate step applies them. */
+const settleMigrationsRun = <C extends ConfigOf<typeof DATABASE>>(config: C) => ({
+  ...config,
+  migrationsRun: config.migrationsRun ?? !config.production,
+});
+
 /** The database part of `env`: what the migration and key commands validate. */
 export function loadDatabaseConfig(env: Env = process.env): DatabaseConfig {
-  const config = parseEnvironment('database', env);
-  return { ...config, migrationsRun: config.migrationsRun ?? !config.production };
+  return settleMigrationsRun(parseEnvironment('database', env));
 }
 
 /** All of `env`, as the service reads it; the rules between variables are checked once each one is valid. */
@@ -291,8 +296,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     throw new ConfigError('CURSOR_SECRET is required when NODE_ENV=production (the same value on every instance)');
   }
   return {
-    ...config,
-    migrationsRun: config.migrationsRun ?? !production,
+    ...settleMigrationsRun(config),
     shutdownDrainDelayMs: config.shutdownDrainDelayMs ?? (production ? 5_000 : 0),
   };
 }
