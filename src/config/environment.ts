@@ -137,6 +137,11 @@ const DATABASE = {
   },
   /** Apply pending migrations at start (unset: settleMigrationsRun). */
   migrationsRun: env('MIGRATIONS_RUN', trueOrFalse.optional()),
+  /**
+   * How long a migration waits for each lock before it gives up. Requests on a table queue behind a migration
+   * waiting for it; below the requests' statement timeout they are delayed, not failed.
+   */
+  migrationLockTimeoutMs: env('MIGRATION_LOCK_TIMEOUT_MS', integer(1, 600_000).default(3_000)),
   /** The embedded PostgreSQL's cluster, its password and the development key; relative to the working directory. */
   dataDir: env('DATA_DIR', rule((raw) => resolve(raw)).prefault('.data')),
   embeddedPostgresPort: env('EMBEDDED_POSTGRES_PORT', integer(1, 65535).default(5433)),
