@@ -9,16 +9,16 @@ import { loadEmbeddedPostgres } from './dev/load-embedded-postgres.js';
 import { developmentApiKey, developmentKeyFile } from './auth/development-key.js';
 import { stopGracefullyOnSignals } from './edge/graceful-shutdown.js';
 
-// Under load most request data dies young but some is promoted, and V8 lets the old generation grow up to
-// 4x its live size before a full collection: peak RSS went from about 145 MiB at start to 280 MiB. At most
-// 1.5x costs no measurable CPU and keeps the peak near 175 MiB. V8 reads this
-// factor whenever it sets the next collection's limit, so setting it here applies wherever main.js runs.
+// Under load most request data dies young but some is promoted, and V8 lets the old generation grow to several
+// times its live size before a full collection, which is where the peak memory went; capped at half its size more,
+// the heap stays near its live size at no measurable CPU cost. V8 reads this factor whenever it sets the next
+// collection's limit, so setting it here applies wherever main.js runs (docs/performance.md, "Where the time goes").
 setFlagsFromString('--heap-growing-percent=50');
 // V8 allocates objects straight into the old generation from allocation sites whose objects mostly survived a
-// young collection. A request's objects often do (they live while it waits for the database), so its
-// per-request objects were pretenured: they then died in the old generation, full collections came three
-// times as often and young ones took twice as long, as the old objects pointed at young ones (README,
-// "Performance"). Set before the application's code runs, so no site is pretenured.
+// young collection. A request's objects often do (they live while it waits for the database), so they were
+// pretenured, then died in the old generation: full collections came more often and young ones took longer, as
+// the old objects pointed at young ones (docs/performance.md, "Where the time goes"). Set before the application's
+// code runs, so no site is pretenured.
 setFlagsFromString('--no-allocation-site-pretenuring');
 
 async function bootstrap(): Promise<void> {

@@ -431,7 +431,7 @@ describe('loadConfig: rate limits and Redis', () => {
   });
 });
 
-describe('readConfig: .env through @nestjs/config', () => {
+describe('readConfig: .env under the real environment', () => {
   const directory = mkdtempSync(join(tmpdir(), 'animal-store-env-'));
   const envFile = (name: string, lines: string[]) => {
     const path = join(directory, name);

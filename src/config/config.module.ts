@@ -1,12 +1,12 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
-import { appConfig, type AppConfig } from './app-config.js';
+import type { AppConfig } from './app-config.js';
 
 /** Injection token of the typed configuration: `@Inject(APP_CONFIG) config: AppConfig`. */
-export const APP_CONFIG = appConfig.KEY;
+export const APP_CONFIG = Symbol('AppConfig');
 
 /**
  * The configuration as the application runs with it: what `readConfig()` read, with the database the
- * entry point resolved (or a test's overrides), under the `app` namespace's token.
+ * entry point resolved (or a test's overrides).
  */
 @Global()
 @Module({})

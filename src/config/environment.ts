@@ -1,28 +1,18 @@
 import { isIP } from 'node:net';
-import { applyDecorators } from '@nestjs/common';
-import { ClassConstructor, plainToInstance, Transform } from 'class-transformer';
-import {
-  IsBoolean,
-  IsDefined,
-  IsIn,
-  IsInt,
-  IsNumber,
-  IsOptional,
-  Matches,
-  Max,
-  Min,
-  MinLength,
-  ValidateBy,
-  ValidateIf,
-  ValidationArguments,
-  validateSync,
-} from 'class-validator';
-import { publishedSecretProblem } from './published-secrets.js';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { PUBLISHED_EXAMPLE_SECRETS, SECRET_VARIABLES } from './published-secrets.js';
 
 export const LOG_LEVELS = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export const CURSOR_SECRET_MIN_LENGTH = 32;
+
+/**
+ * The window both rate-limit budgets count in (what RATE_LIMIT_PER_MINUTE and AUTH_FAILURE_LIMIT_PER_MINUTE mean);
+ * no Retry-After is longer.
+ */
+export const RATE_LIMIT_WINDOW_MS = 60_000;
 
 /** The largest RATE_LIMIT_PER_MINUTE and AUTH_FAILURE_LIMIT_PER_MINUTE accepted (the OpenAPI document's bound too). */
 export const MAX_LIMIT_PER_MINUTE = 1_000_000;
@@ -32,296 +22,286 @@ export const DATABASE_POOL_DEFAULTS = { max: 10, idleTimeoutMs: 10_000 } as cons
 
 export class ConfigError extends Error {}
 
-const got = (args: ValidationArguments) => `got "${args.value}"`;
-
-/** A whole decimal number from `min` to `max`; anything else (` 80`, `1e3`, `80.5`) stays a string and is refused. */
-function IntegerFrom(min: number, max: number) {
-  const message = (args: ValidationArguments) =>
-    `${args.property} must be an integer from ${min} to ${max}, ${got(args)}`;
-  return applyDecorators(
-    Transform(({ value }: { value: unknown }) =>
-      typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value,
-    ),
-    IsInt({ message }),
-    Min(min, { message }),
-    Max(max, { message }),
-  );
+/** What a rule says of a value it refuses: what is allowed, without the variable's name (put in front of it). */
+class Refusal {
+  constructor(readonly message: string) {}
 }
+const mustBe = (allowed: string, raw: string) => new Refusal(`must be ${allowed}, got "${raw}"`);
 
-function FractionFrom0To1() {
-  const message = (args: ValidationArguments) => `${args.property} must be a number from 0 to 1, ${got(args)}`;
-  return applyDecorators(
-    Transform(({ value }: { value: unknown }) =>
-      typeof value === 'string' && /^(0(\.\d+)?|1(\.0+)?)$/.test(value) ? Number(value) : value,
-    ),
-    IsNumber({}, { message }),
-  );
-}
-
-function TrueOrFalse() {
-  return applyDecorators(
-    Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value)),
-    IsBoolean({ message: (args) => `${args.property} must be "true" or "false", ${got(args)}` }),
-  );
-}
-
-function schemeOf(value: unknown): string | null {
-  try {
-    return new URL(String(value)).protocol;
-  } catch {
-    return null;
-  }
-}
-
-/** An optional URL with one of `protocols` (as `URL.protocol` gives them); the value is never echoed (it may hold a password). */
-function UrlWithScheme(protocols: [string, string], example: string) {
-  return applyDecorators(
-    IsOptional(),
-    ValidateBy({
-      name: 'urlWithScheme',
-      validator: {
-        validate: (value) => protocols.includes(schemeOf(value) ?? ''),
-        defaultMessage: (args) =>
-          schemeOf(args!.value) === null
-            ? `${args!.property} must be a URL such as ${example}`
-            : `${args!.property} must start with ${protocols.map((p) => `${p}//`).join(' or ')}`,
-      },
-    }),
-  );
-}
-
-/** A base URL of the OpenAPI document's `servers`: http(s), path ending in /v1, no query or fragment. */
-function BaseUrlEndingInV1(example: string) {
-  const baseUrl = (value: unknown) => {
-    try {
-      return new URL(String(value));
-    } catch {
-      return null;
-    }
-  };
-  return ValidateBy({
-    name: 'baseUrlEndingInV1',
-    validator: {
-      validate: (value) => {
-        const url = baseUrl(value);
-        return (
-          url !== null &&
-          ['http:', 'https:'].includes(url.protocol) &&
-          /\/v1\/?$/.test(url.pathname) &&
-          !url.search &&
-          !url.hash
-        );
-      },
-      defaultMessage: (args) =>
-        baseUrl(args!.value) === null
-          ? `${args!.property} must be a URL such as ${example}, ${got(args!)}`
-          : `${args!.property} must be an http(s) URL ending in /v1, ${got(args!)}`,
-    },
+/** A variable's rule: its raw string to its typed value, or a Refusal. */
+function rule<T>(parse: (raw: string) => T | Refusal) {
+  return z.string().transform((raw, context) => {
+    const value = parse(raw);
+    if (!(value instanceof Refusal)) return value;
+    context.addIssue({ code: 'custom', message: value.message });
+    return z.NEVER;
   });
 }
 
-const TOKEN = /^[\x21-\x7e]{16,512}$/;
-
-/** Comma-separated keys, trimmed, empty entries dropped; an invalid one is named by its position, never shown. */
-function KeyList() {
-  const firstInvalid = (keys: unknown) => (Array.isArray(keys) ? keys.findIndex((key: string) => !TOKEN.test(key)) : 0);
-  return applyDecorators(
-    Transform(({ value }) =>
-      String(value ?? '')
-        .split(',')
-        .map((key) => key.trim())
-        .filter((key) => key !== ''),
-    ),
-    ValidateBy({
-      name: 'keyList',
-      validator: {
-        validate: (keys) => firstInvalid(keys) === -1,
-        defaultMessage: (args) =>
-          `${args!.property} entry ${firstInvalid(args!.value) + 1} must be 16 to 512 printable characters without spaces`,
-      },
-    }),
+/** A whole decimal number from `min` to `max`: ` 80`, `1e3` and `80.5` are refused. */
+const integer = (min: number, max: number) =>
+  rule((raw) =>
+    /^\d+$/.test(raw) && +raw >= min && +raw <= max ? +raw : mustBe(`an integer from ${min} to ${max}`, raw),
   );
-}
+const fraction = rule((raw) => (/^(0(\.\d+)?|1(\.0+)?)$/.test(raw) ? +raw : mustBe('a number from 0 to 1', raw)));
+const trueOrFalse = rule((raw) => raw === 'true' || (raw === 'false' ? false : mustBe('"true" or "false"', raw)));
+const oneOf = <T extends string>(values: readonly T[]) =>
+  rule((raw) => (values.includes(raw as T) ? (raw as T) : mustBe(`one of ${values.join(', ')}`, raw)));
+
+const urlOf = (raw: string) => (URL.canParse(raw) ? new URL(raw) : null);
+
+/** A URL with one of `protocols` (as `URL.protocol` gives them); never echoed, it may hold a password. */
+const urlWithScheme = (protocols: [string, string], example: string) =>
+  rule((raw) => {
+    const protocol = urlOf(raw)?.protocol;
+    if (protocol === undefined) return new Refusal(`must be a URL such as ${example}`);
+    return protocols.includes(protocol) ? raw : new Refusal(`must start with ${protocols.join('// or ')}//`);
+  });
+
+/** A base URL of the OpenAPI document's `servers`: http(s), path ending in /v1, no query or fragment. */
+const baseUrlEndingInV1 = (example: string) =>
+  rule((raw) => {
+    const url = urlOf(raw);
+    if (url === null) return mustBe(`a URL such as ${example}`, raw);
+    const fits =
+      ['http:', 'https:'].includes(url.protocol) && /\/v1\/?$/.test(url.pathname) && !url.search && !url.hash;
+    return fits ? raw.replace(/\/$/, '') : mustBe('an http(s) URL ending in /v1', raw);
+  });
+
+/** The rule of every comma-separated variable: entries trimmed, empty ones dropped. */
+export const commaList = (raw: string): string[] =>
+  raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+
+const TOKEN = /^[\x21-\x7e]{16,512}$/;
+const TOKEN_RULE = '16 to 512 printable characters without spaces';
+const token = rule((raw) => (TOKEN.test(raw) ? raw : new Refusal(`must be ${TOKEN_RULE}`)));
+
+/** Keys are named by their position, never shown. */
+const keyList = rule((raw) => {
+  const keys = commaList(raw);
+  const invalid = keys.findIndex((key) => !TOKEN.test(key));
+  return invalid === -1 ? keys : new Refusal(`entry ${invalid + 1} must be ${TOKEN_RULE}`);
+});
 
 // Each entry as proxy-addr (Fastify's trustProxy) parses it; `true` or a hop count would trust forged headers.
 const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
-
 function isAddressOrRange(entry: string): boolean {
   const [address, bits, extra] = entry.split('/');
   const version = isIP(address);
   if (version === 0 || extra !== undefined) return false;
-  if (bits === undefined) return true;
-  return /^\d{1,3}$/.test(bits) && Number(bits) <= (version === 4 ? 32 : 128);
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (version === 4 ? 32 : 128));
 }
+const proxyList = rule((raw) => {
+  const entries = commaList(raw);
+  const invalid = entries.find((entry) => !PROXY_NAMES.includes(entry) && !isAddressOrRange(entry));
+  return invalid === undefined
+    ? entries
+    : new Refusal(
+        `must list proxy addresses or CIDR ranges (or ${PROXY_NAMES.join(', ')}), comma-separated; "${invalid}" is none of these`,
+      );
+});
 
-/** Comma-separated proxy addresses, CIDR ranges or proxy-addr's names; the first invalid one is named. */
-function ProxyList() {
-  const firstInvalid = (entries: unknown) =>
-    Array.isArray(entries)
-      ? (entries as string[]).find((entry) => !PROXY_NAMES.includes(entry) && !isAddressOrRange(entry))
-      : '';
-  return applyDecorators(
-    Transform(({ value }) =>
-      String(value ?? '')
-        .split(',')
-        .map((entry) => entry.trim())
-        .filter((entry) => entry !== ''),
-    ),
-    ValidateBy({
-      name: 'proxyList',
-      validator: {
-        validate: (entries) => firstInvalid(entries) === undefined,
-        defaultMessage: (args) =>
-          `${args!.property} must list proxy addresses or CIDR ranges (or ${PROXY_NAMES.join(', ')}), comma-separated; "${firstInvalid(args!.value)}" is none of these`,
-      },
-    }),
-  );
+/** One environment variable: its name, and its rule with its default; unset and empty are the same. */
+class Variable<S extends z.ZodType = z.ZodType> {
+  constructor(
+    readonly name: string,
+    readonly schema: S,
+  ) {}
 }
+const env = <S extends z.ZodType>(name: string, schema: S) => new Variable(name, schema);
+type Declaration = { readonly [key: string]: Variable | Declaration };
+/** The typed configuration a declaration gives: its shape, each variable's value where it is declared. */
+export type ConfigOf<D> = { -readonly [K in keyof D]: D[K] extends Variable<infer S> ? z.output<S> : ConfigOf<D[K]> };
 
 /**
- * The database part: what every command that opens the database reads (the migration and key commands, TypeORM's
- * CLI, and the service). Those commands validate this part alone, so that they run with DATABASE_URL only.
+ * What every command that opens the database reads (the migration and key commands, and the service). Those
+ * commands validate this part alone, so that they run with DATABASE_URL only.
  */
-export class DatabaseEnvironment {
-  NODE_ENV?: string;
-
-  @UrlWithScheme(['postgres:', 'postgresql:'], 'postgres://user:password@host:5432/db')
-  DATABASE_URL?: string;
-
-  /** Connections each instance may open to the database. */
-  @IntegerFrom(1, 10_000)
-  DATABASE_POOL_MAX = DATABASE_POOL_DEFAULTS.max;
-
-  /** How long a pooled connection may stay idle before it is closed (0: never). */
-  @IntegerFrom(0, 3_600_000)
-  DATABASE_POOL_IDLE_TIMEOUT_MS = DATABASE_POOL_DEFAULTS.idleTimeoutMs;
-
-  /** Unset: true in development, false in production (the one-shot migrate step applies them). */
-  @IsOptional()
-  @TrueOrFalse()
-  MIGRATIONS_RUN?: boolean;
-
+const DATABASE = {
+  /** `postgres://` URL of the database. Absent: the service starts an embedded PostgreSQL under `dataDir`. */
+  databaseUrl: env(
+    'DATABASE_URL',
+    urlWithScheme(['postgres:', 'postgresql:'], 'postgres://user:password@host:5432/db').optional(),
+  ),
+  databasePool: {
+    /** Connections each instance may open to the database. */
+    max: env('DATABASE_POOL_MAX', integer(1, 10_000).default(DATABASE_POOL_DEFAULTS.max)),
+    /** How long a pooled connection may stay idle before it is closed (0: never). */
+    idleTimeoutMs: env(
+      'DATABASE_POOL_IDLE_TIMEOUT_MS',
+      integer(0, 3_600_000).default(DATABASE_POOL_DEFAULTS.idleTimeoutMs),
+    ),
+  },
+  /** Apply pending migrations at start (unset: settleMigrationsRun). */
+  migrationsRun: env('MIGRATIONS_RUN', trueOrFalse.optional()),
   /**
    * How long a migration waits for each lock before it gives up. Requests on a table queue behind a migration
    * waiting for it; below the requests' statement timeout they are delayed, not failed.
    */
-  @IntegerFrom(1, 600_000)
-  MIGRATION_LOCK_TIMEOUT_MS = 3_000;
+  migrationLockTimeoutMs: env('MIGRATION_LOCK_TIMEOUT_MS', integer(1, 600_000).default(3_000)),
+  /** The embedded PostgreSQL's cluster, its password and the development key; relative to the working directory. */
+  dataDir: env('DATA_DIR', rule((raw) => resolve(raw)).prefault('.data')),
+  embeddedPostgresPort: env('EMBEDDED_POSTGRES_PORT', integer(1, 65535).default(5433)),
+  /** NODE_ENV=production. */
+  production: env('NODE_ENV', rule((raw) => raw === 'production').default(false)),
+};
 
-  DATA_DIR = '.data';
+/** The service reads every variable: its own and the database part. */
+const SERVICE = {
+  host: env('HOST', z.string().default('127.0.0.1')),
+  port: env('PORT', integer(0, 65535).default(3000)),
+  ...DATABASE,
+  /** Comma-separated keys accepted beside the issued ones. */
+  apiKeys: env('API_KEYS', keyList.default([])),
+  logLevel: env('LOG_LEVEL', oneOf(LOG_LEVELS).default('info')),
+  /** Signs pagination cursors; required in production. Absent (development only): a random secret per process. */
+  cursorSecret: env(
+    'CURSOR_SECRET',
+    rule((raw) =>
+      raw.length >= CURSOR_SECRET_MIN_LENGTH
+        ? raw
+        : new Refusal(`must be at least ${CURSOR_SECRET_MIN_LENGTH} characters`),
+    ).optional(),
+  ),
+  /** Production and staging base URLs listed as `servers` in the OpenAPI document; each ends in `/v1`. */
+  publicBaseUrl: env(
+    'PUBLIC_BASE_URL',
+    baseUrlEndingInV1('https://api.example.com/v1').default('https://api.example.com/v1'),
+  ),
+  stagingBaseUrl: env(
+    'STAGING_BASE_URL',
+    baseUrlEndingInV1('https://staging-api.example.com/v1').default('https://staging-api.example.com/v1'),
+  ),
+  /**
+   * After SIGTERM/SIGINT: how long the instance keeps serving (readiness 503, every response `Connection: close`)
+   * so load balancers take it out before its listener closes. Unset: 5000 in production, 0 otherwise.
+   */
+  shutdownDrainDelayMs: env('SHUTDOWN_DRAIN_DELAY_MS', integer(0, 600_000).optional()),
+  /** How long in-flight requests may run after SIGTERM/SIGINT before the process exits anyway. */
+  shutdownGraceMs: env('SHUTDOWN_GRACE_MS', integer(0, 600_000).default(10_000)),
+  /** Proxies whose `X-Forwarded-For` is believed; empty: the peer's address is the client's. */
+  trustProxy: env('TRUST_PROXY', proxyList.default([])),
+  /** Absent: `/metrics` needs no credentials (keep the port private then). */
+  metricsToken: env('METRICS_TOKEN', token.optional()),
+  /** Thresholds past which requests are shed with 503; 0 turns one off. */
+  loadShedding: {
+    /** Requests being served at once; past it, new ones are refused rather than queued. */
+    maxInFlight: env('LOAD_SHEDDING_MAX_IN_FLIGHT', integer(0, 100_000).default(256)),
+    maxEventLoopDelayMs: env('LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS', integer(0, 60_000).default(1000)),
+    /** 0 to 1: the share of time the event loop was busy over the last sample. */
+    maxEventLoopUtilization: env('LOAD_SHEDDING_MAX_EVENT_LOOP_UTILIZATION', fraction.default(0)),
+  },
+  /** Requests per minute per API key; 0 turns per-key limiting off. */
+  rateLimitPerMinute: env('RATE_LIMIT_PER_MINUTE', integer(0, MAX_LIMIT_PER_MINUTE).default(600)),
+  /** Failed authentications per minute per client address. */
+  authFailureLimitPerMinute: env('AUTH_FAILURE_LIMIT_PER_MINUTE', integer(1, MAX_LIMIT_PER_MINUTE).default(30)),
+  /** Set: rate-limit counters live in this Redis, shared by every instance. */
+  redisUrl: env('REDIS_URL', urlWithScheme(['redis:', 'rediss:'], 'redis://127.0.0.1:6379').optional()),
+  /** The HTTP edge's bounds on a client's time and on the connections an instance holds (docs/operating.md). */
+  edgeLimits: {
+    /** From a request's first byte until its headers are complete; past it: 408 and the connection closed. */
+    headersTimeoutMs: env('HEADERS_TIMEOUT_MS', integer(1000, 600_000).default(10_000)),
+    /** From a request's first byte until its body is complete (at least headersTimeoutMs); past it: 408 and closed. */
+    requestTimeoutMs: env('REQUEST_TIMEOUT_MS', integer(1000, 600_000).default(30_000)),
+    /** How long an idle kept-alive connection stays open; above the load balancer's idle timeout. */
+    keepAliveTimeoutMs: env('KEEP_ALIVE_TIMEOUT_MS', integer(1000, 3_600_000).default(72_000)),
+    /** Open connections per instance; past it, new ones are closed at once without an answer. */
+    maxConnections: env('MAX_CONNECTIONS', integer(1, 1_000_000).default(4096)),
+  },
+};
 
-  @IntegerFrom(1, 65535)
-  EMBEDDED_POSTGRES_PORT = 5433;
+/** The parts an entry point can read: the service all of it, the commands that open the database their part. */
+export const DECLARATIONS = { database: DATABASE, service: SERVICE } as const;
+export type EnvironmentPart = keyof typeof DECLARATIONS;
+
+const variablesOf = (declaration: Declaration): Variable[] =>
+  Object.values(declaration).flatMap((entry) => (entry instanceof Variable ? [entry] : variablesOf(entry)));
+
+/** Every variable the service reads, in declaration order. */
+export const VARIABLES: readonly string[] = variablesOf(SERVICE).map(({ name }) => name);
+
+const shapeOf = (declaration: Declaration, values: Record<string, unknown>): object =>
+  Object.fromEntries(
+    Object.entries(declaration).map(([key, entry]) => [
+      key,
+      entry instanceof Variable ? values[entry.name] : shapeOf(entry, values),
+    ]),
+  );
+
+type Env = Record<string, string | undefined>;
+
+/** The first secret variable of `set` holding a published example, and what to do instead; never the value. */
+function publishedSecretProblem(set: Env): string | null {
+  for (const [name, instead] of Object.entries(SECRET_VARIABLES)) {
+    const value = set[name] ?? '';
+    const index = (name === 'API_KEYS' ? commaList(value) : [value.trim()]).findIndex((entry) =>
+      PUBLISHED_EXAMPLE_SECRETS.has(entry),
+    );
+    if (index === -1) continue;
+    const variable = name === 'API_KEYS' ? `API_KEYS entry ${index + 1}` : name;
+    return `${variable} is an example value published with this service, refused when NODE_ENV=production: ${instead}`;
+  }
+  return null;
 }
 
 /**
- * The service's environment: every variable, its rule and its default, in one place. The service validates
- * all of it; a new variable is one property here (and its typed name in AppConfig), or in DatabaseEnvironment
- * when the commands read it too. Values arrive as strings; empty ones count as unset.
- * Variables of other tools (PATH, TEST_DATABASE_URL …) pass through unchecked.
+ * Validates the variables of `raw` a part declares and gives them its typed shape, or throws a ConfigError whose one
+ * line names the first bad variable and says what is allowed. Other variables (PATH, TEST_DATABASE_URL …) pass
+ * unchecked. Whatever the part, production refuses a secret this repository publishes as an example.
  */
-export class Environment extends DatabaseEnvironment {
-  HOST = '127.0.0.1';
-
-  @IntegerFrom(0, 65535)
-  PORT = 3000;
-
-  @KeyList()
-  API_KEYS: string[] = [];
-
-  @IsIn(LOG_LEVELS, { message: (args) => `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, ${got(args)}` })
-  LOG_LEVEL: LogLevel = 'info';
-
-  // Every instance behind a load balancer must verify the cursors the others sign,
-  // so production refuses to start with a per-process secret.
-  @ValidateIf((env: Environment) => env.NODE_ENV === 'production' || env.CURSOR_SECRET !== undefined)
-  @IsDefined({ message: 'CURSOR_SECRET is required when NODE_ENV=production (the same value on every instance)' })
-  @MinLength(CURSOR_SECRET_MIN_LENGTH, {
-    message: `CURSOR_SECRET must be at least ${CURSOR_SECRET_MIN_LENGTH} characters`,
-  })
-  CURSOR_SECRET?: string;
-
-  @BaseUrlEndingInV1('https://api.example.com/v1')
-  PUBLIC_BASE_URL = 'https://api.example.com/v1';
-
-  @BaseUrlEndingInV1('https://staging-api.example.com/v1')
-  STAGING_BASE_URL = 'https://staging-api.example.com/v1';
-
-  /** Unset: 5000 in production, 0 otherwise. */
-  @IsOptional()
-  @IntegerFrom(0, 600_000)
-  SHUTDOWN_DRAIN_DELAY_MS?: number;
-
-  @IntegerFrom(0, 600_000)
-  SHUTDOWN_GRACE_MS = 10_000;
-
-  @ProxyList()
-  TRUST_PROXY: string[] = [];
-
-  @IsOptional()
-  @Matches(TOKEN, { message: 'METRICS_TOKEN must be 16 to 512 printable characters without spaces' })
-  METRICS_TOKEN?: string;
-
-  @IntegerFrom(0, 100_000)
-  LOAD_SHEDDING_MAX_IN_FLIGHT = 256;
-
-  @IntegerFrom(0, 60_000)
-  LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS = 1000;
-
-  @FractionFrom0To1()
-  LOAD_SHEDDING_MAX_EVENT_LOOP_UTILIZATION = 0;
-
-  @IntegerFrom(0, MAX_LIMIT_PER_MINUTE)
-  RATE_LIMIT_PER_MINUTE = 600;
-
-  @IntegerFrom(1, MAX_LIMIT_PER_MINUTE)
-  AUTH_FAILURE_LIMIT_PER_MINUTE = 30;
-
-  @UrlWithScheme(['redis:', 'rediss:'], 'redis://127.0.0.1:6379')
-  REDIS_URL?: string;
-
-  // The HTTP edge's time limits and connection cap (docs/operating.md, "Timeouts and connections").
-  @IntegerFrom(1000, 600_000)
-  HEADERS_TIMEOUT_MS = 10_000;
-
-  @ValidateBy({
-    name: 'notBelowHeadersTimeout',
-    validator: {
-      validate: (value, args) => typeof value !== 'number' || value >= (args!.object as Environment).HEADERS_TIMEOUT_MS,
-      defaultMessage: (args) => `REQUEST_TIMEOUT_MS must be at least HEADERS_TIMEOUT_MS, ${got(args!)}`,
-    },
-  })
-  @IntegerFrom(1000, 600_000)
-  REQUEST_TIMEOUT_MS = 30_000;
-
-  @IntegerFrom(1000, 3_600_000)
-  KEEP_ALIVE_TIMEOUT_MS = 72_000;
-
-  @IntegerFrom(1, 1_000_000)
-  MAX_CONNECTIONS = 4096;
-}
-
-/** The parts an entry point can validate: the service all of it, the commands that open the database their part. */
-export const ENVIRONMENT_PARTS = { database: DatabaseEnvironment, service: Environment } as const;
-export type EnvironmentPart = keyof typeof ENVIRONMENT_PARTS;
-type PartOf<P extends EnvironmentPart> = InstanceType<(typeof ENVIRONMENT_PARTS)[P]>;
-
-/**
- * Validates `raw` against one part of the schema (the `validate` function of `ConfigModule.forRoot`): the typed
- * environment, or a ConfigError whose one-line message names the first bad variable. Whatever the part, production
- * refuses a secret this repository publishes as an example.
- */
-export function validateEnvironment<P extends EnvironmentPart = 'service'>(
-  raw: Record<string, unknown>,
-  part: P = 'service' as P,
-): PartOf<P> {
+function parseEnvironment<P extends EnvironmentPart>(part: P, raw: Env): ConfigOf<(typeof DECLARATIONS)[P]> {
   const set = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== undefined && value !== ''));
   const published = set.NODE_ENV === 'production' ? publishedSecretProblem(set) : null;
   if (published) throw new ConfigError(published);
-  const environment = plainToInstance(ENVIRONMENT_PARTS[part] as ClassConstructor<PartOf<P>>, set, {
-    exposeDefaultValues: true,
-  });
-  const [error] = validateSync(environment, { stopAtFirstError: true });
-  if (error) throw new ConfigError(Object.values(error.constraints ?? {})[0] ?? `${error.property} is invalid`);
-  return environment;
+  const declaration: Declaration = DECLARATIONS[part];
+  const schema = z.object(Object.fromEntries(variablesOf(declaration).map(({ name, schema }) => [name, schema])));
+  const parsed = schema.safeParse(set);
+  if (!parsed.success) {
+    const [issue] = parsed.error.issues;
+    throw new ConfigError(`${String(issue.path[0])} ${issue.message}`);
+  }
+  return shapeOf(declaration, parsed.data) as ConfigOf<(typeof DECLARATIONS)[P]>;
+}
+
+/** Variables whose default depends on NODE_ENV: always set once read. */
+type Settled<T, K extends keyof T> = Omit<T, K> & { [V in K]-?: NonNullable<T[V]> };
+/** What the commands that open the database read, validated and typed. */
+export type DatabaseConfig = Settled<ConfigOf<typeof DATABASE>, 'migrationsRun'>;
+/** Everything the service reads from its environment, validated and typed. */
+export type AppConfig = Settled<ConfigOf<typeof SERVICE>, 'migrationsRun' | 'shutdownDrainDelayMs'>;
+export type DatabasePoolConfig = AppConfig['databasePool'];
+export type LoadSheddingConfig = AppConfig['loadShedding'];
+export type EdgeLimitsConfig = AppConfig['edgeLimits'];
+
+/** MIGRATIONS_RUN unset: true, but false in production, where the one-shot migrate step applies them. */
+const settleMigrationsRun = <C extends ConfigOf<typeof DATABASE>>(config: C) => ({
+  ...config,
+  migrationsRun: config.migrationsRun ?? !config.production,
+});
+
+/** The database part of `env`: what the migration and key commands validate. */
+export function loadDatabaseConfig(env: Env = process.env): DatabaseConfig {
+  return settleMigrationsRun(parseEnvironment('database', env));
+}
+
+/** All of `env`, as the service reads it; the rules between variables are checked once each one is valid. */
+export function loadConfig(env: Env = process.env): AppConfig {
+  const config = parseEnvironment('service', env);
+  const { production, edgeLimits } = config;
+  if (edgeLimits.requestTimeoutMs < edgeLimits.headersTimeoutMs) {
+    throw new ConfigError(
+      `REQUEST_TIMEOUT_MS must be at least HEADERS_TIMEOUT_MS, got "${edgeLimits.requestTimeoutMs}"`,
+    );
+  }
+  // Every instance behind a load balancer must verify the cursors the others sign: no per-process secret there.
+  if (production && config.cursorSecret === undefined) {
+    throw new ConfigError('CURSOR_SECRET is required when NODE_ENV=production (the same value on every instance)');
+  }
+  return {
+    ...settleMigrationsRun(config),
+    shutdownDrainDelayMs: config.shutdownDrainDelayMs ?? (production ? 5_000 : 0),
+  };
 }

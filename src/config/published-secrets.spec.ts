@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig, loadDatabaseConfig } from './app-config.js';
+import { commaList, ConfigError, loadConfig, loadDatabaseConfig } from './app-config.js';
 import { PUBLISHED_EXAMPLE_SECRETS, SECRET_VARIABLES } from './published-secrets.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -20,7 +20,7 @@ const PUBLISHED_FILES = [
 
 /**
  * Every value a published file gives a secret variable: `NAME=value` (commented or not), `NAME: value` in YAML, and
- * the default of `${NAME:-value}` wherever it appears (a value that is itself a `$…` expansion is no example). API_KEYS is split.
+ * the default of `${NAME:-value}` wherever it appears (a value that is itself a `$…` expansion is no example). API_KEYS is split as the service splits it.
  */
 function exampleValues(): { file: string; name: string; value: string }[] {
   const found: { file: string; name: string; value: string }[] = [];
@@ -32,8 +32,7 @@ function exampleValues(): { file: string; name: string; value: string }[] {
       const values = [...assigned, ...defaults]
         .filter((value) => !value.startsWith('$'))
         .map((value) => value.trim().replace(/^(['"])(.*)\1$/, '$2'))
-        .flatMap((value) => (name === 'API_KEYS' ? value.split(',') : [value]))
-        .map((value) => value.trim())
+        .flatMap((value) => (name === 'API_KEYS' ? commaList(value) : [value]))
         .filter((value) => value !== '');
       found.push(...values.map((value) => ({ file, name, value })));
     }

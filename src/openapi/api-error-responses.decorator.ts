@@ -4,8 +4,8 @@ import { ErrorBodyDto } from '../edge/errors/error-body.dto.js';
 import { CODE_BY_STATUS } from '../edge/errors/error-code.js';
 import { REALM } from '../edge/http.constants.js';
 import { RETRY_AFTER_SECONDS } from '../edge/errors/to-api-error.js';
-import { MAX_LIMIT_PER_MINUTE } from '../config/app-config.js';
-import { RATE_LIMIT_HEADERS, RATE_LIMIT_WINDOW_MS } from '../auth/rate-limit/rate-limited.error.js';
+import { MAX_LIMIT_PER_MINUTE, RATE_LIMIT_WINDOW_MS } from '../config/app-config.js';
+import { RATE_LIMIT_HEADERS } from '../auth/rate-limit/rate-limited.error.js';
 
 const WINDOW_SECONDS = RATE_LIMIT_WINDOW_MS / 1000;
 

@@ -15,7 +15,7 @@ import { CurrentApiKey } from '../auth/current-api-key.decorator.js';
 import { ApiErrorResponses, rateLimitHeaderDocs } from '../openapi/api-error-responses.decorator.js';
 import { deprecationHeaderDocs } from '../openapi/deprecation-headers.js';
 import { Deprecated } from '../deprecation/deprecated.decorator.js';
-import { BODY_LIMIT_BYTES } from '../edge/http.constants.js';
+import { API_PREFIX, BODY_LIMIT_BYTES } from '../edge/http.constants.js';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENCY_KEY_MAX_LENGTH,
@@ -32,8 +32,9 @@ import { MAX_ID, MIN_ID } from './pet-id.js';
 import { PetIdPipe } from './pet-id.pipe.js';
 import { PetsService } from './pets.service.js';
 
+const PETS_PATH = 'pets';
 /** listPets' URL as a client sees it, under the global prefix. */
-const LIST_PETS_URL = '/v1/pets';
+const LIST_PETS_URL = `/${API_PREFIX}/${PETS_PATH}`;
 const longestStatus = PET_STATUSES.reduce((a, b) => (b.length > a.length ? b : a));
 
 export const GET_PET_DEPRECATION = {
@@ -44,7 +45,7 @@ export const GET_PET_DEPRECATION = {
 
 @ApiTags('animals')
 @ApiExtraModels(Pet)
-@Controller('pets')
+@Controller(PETS_PATH)
 export class PetsController {
   constructor(private readonly pets: PetsService) {}
 
@@ -63,14 +64,14 @@ export class PetsController {
       ...rateLimitHeaderDocs({ required: false }),
       Link: {
         description:
-          'Present only when more animals match: `<…/v1/pets?limit=N&status=S&cursor=C>; rel="next"` (RFC 8288), ' +
+          `Present only when more animals match: \`<…${LIST_PETS_URL}?limit=N&status=S&cursor=C>; rel="next"\` (RFC 8288), ` +
           'the same query parameters plus the cursor of the next page. The target is relative to the request URL. ' +
           'Absent on the last page.',
         schema: {
           type: 'string',
           // The longest link: the largest limit, the longest status and a cursor's fixed length.
           maxLength: nextPageLink(LIST_PETS_URL, LIMIT_MAX, longestStatus, 'x'.repeat(CURSOR_LENGTH)).length,
-          example: '</v1/pets?limit=20&status=available&cursor=AQEAAAAAAAAAAkSyaFXD96jEr34WvngD>; rel="next"',
+          example: `<${LIST_PETS_URL}?limit=20&status=available&cursor=AQEAAAAAAAAAAkSyaFXD96jEr34WvngD>; rel="next"`,
         },
       },
     },

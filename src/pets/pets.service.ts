@@ -11,7 +11,8 @@ import { PageCursorCodec } from './page-cursor.codec.js';
 import { PetStatus } from './pet-status.enum.js';
 import { NewPetRow, PetsRepository } from './pets.repository.js';
 
-export interface PetPage {
+/** What listPets answers: one page of animals, and the cursor of the next page. */
+export interface PetListing {
   pets: Pet[];
   /** Present when more animals match: the `cursor` of the next page. */
   nextCursor?: string;
@@ -24,7 +25,7 @@ export class PetsService {
     private readonly cursors: PageCursorCodec,
   ) {}
 
-  async list({ status, limit, cursor }: ListPetsQuery): Promise<PetPage> {
+  async list({ status, limit, cursor }: ListPetsQuery): Promise<PetListing> {
     const after = cursor === undefined ? 0 : this.pageStart(cursor, status);
     const { pets, more } = await this.pets.findPage({ status, limit, after });
     if (!more) return { pets };

@@ -17,11 +17,6 @@ export class ApiKeyThrottlerGuard extends ThrottlerGuard {
     return Promise.resolve((request as unknown as AuthenticatedRequest).user!.id);
   }
 
-  /** One budget per key, whichever route it calls (the default key is per route). */
-  protected override generateKey(_context: ExecutionContext, tracker: string, throttlerName: string): string {
-    return `${throttlerName}:${tracker}`;
-  }
-
   protected override throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
     throw rateLimitedError(detail.limit, detail.timeToBlockExpire, 'requests for this API key');
   }

@@ -2,11 +2,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectThrottlerStorage, type ThrottlerStorage } from '@nestjs/throttler';
 import { LRUCache } from 'lru-cache';
-import type { AppConfig } from '../../config/app-config.js';
+import { type AppConfig, RATE_LIMIT_WINDOW_MS } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import type { ApiError } from '../../edge/errors/api-error.js';
 import { clientAddressKey } from './client-address.js';
-import { RATE_LIMIT_WINDOW_MS, rateLimitedError } from './rate-limited.error.js';
+import { rateLimitedError } from './rate-limited.error.js';
 
 export const AUTH_FAILURE_THROTTLER = 'auth-failure';
 /** The most blocked addresses one instance remembers; beyond it, the oldest are asked of the storage again. */

@@ -1,4 +1,4 @@
-// Hand-written: @nestjs/throttler's ThrottlerStorageService keeps one timestamp per hit and filters them all on every hit; at the benchmark's 1,000,000 requests/min budget that cost over 1 ms of CPU per request.
+// Hand-written: @nestjs/throttler's ThrottlerStorageService keeps one timestamp per hit and filters them all on every hit, a cost that grows with the budget (docs/performance.md, "The servers compared").
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import { LRUCache } from 'lru-cache';
 

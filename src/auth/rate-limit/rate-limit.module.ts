@@ -1,11 +1,10 @@
 import { Module } from '@nestjs/common';
 import { ThrottlerModule, type ThrottlerModuleOptions, type ThrottlerStorage } from '@nestjs/throttler';
-import type { AppConfig } from '../../config/app-config.js';
+import { type AppConfig, RATE_LIMIT_WINDOW_MS } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { AuthFailureLimiter } from './auth-failure-limiter.js';
 import { MemoryRateLimitStorage } from './memory-rate-limit-storage.js';
 import { RateLimitStorageGauge } from './rate-limit-storage-gauge.js';
-import { RATE_LIMIT_WINDOW_MS } from './rate-limited.error.js';
 
 const REDIS_STORAGE = Symbol('redis-rate-limit-storage');
 
@@ -45,6 +44,9 @@ class RedisStorageModule {}
           { name: 'default', ttl: RATE_LIMIT_WINDOW_MS, limit: config.rateLimitPerMinute, blockDuration: 0 },
         ],
         skipIf: () => config.rateLimitPerMinute === 0,
+        // One budget per key, whichever route it calls (throttler's default key is per route); the storage is handed
+        // the throttler's name beside the key and keeps each throttler's counters apart by it.
+        generateKey: (_context, tracker) => tracker,
         storage: redis ?? new MemoryRateLimitStorage(),
       }),
     }),

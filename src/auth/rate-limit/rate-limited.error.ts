@@ -1,9 +1,6 @@
 import { ApiError } from '../../edge/errors/api-error.js';
 import { ErrorCode } from '../../edge/errors/error-code.js';
 
-/** Both budgets, per API key and per address, count requests per minute; no Retry-After is longer. */
-export const RATE_LIMIT_WINDOW_MS = 60_000;
-
 /** The headers of the per-key budget, on every response to an authenticated request while the limit is on. */
 export const RATE_LIMIT_HEADERS = {
   limit: 'X-RateLimit-Limit',

@@ -174,7 +174,7 @@ describe('ApiErrorFilter', () => {
       expect(JSON.stringify(result.body)).not.toMatch(/SELECT|relation|stack|at /);
       expect(logged).toHaveBeenCalledTimes(1);
       expect(logged).toHaveBeenCalledWith(
-        { err: bug, reqId: 'req-1', requestId: 'req-1', method: 'POST', route: '/v1/pets' },
+        { err: bug, reqId: 'req-1', method: 'POST', route: '/v1/pets' },
         'POST /v1/pets failed with 500',
       );
     });

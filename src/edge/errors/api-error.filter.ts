@@ -58,13 +58,7 @@ export class ApiErrorFilter implements ExceptionFilter {
     } else if (error.getStatus() >= 500 && !fault && !(exception instanceof ApiError)) {
       this.logger.error(
         // reqId: the field every request-scoped line carries (LoggingModule adds no request context of its own).
-        {
-          err: exception,
-          reqId: request.id,
-          requestId: request.id,
-          method: request.method,
-          route: request.routeOptions?.url,
-        },
+        { err: exception, reqId: request.id, method: request.method, route: request.routeOptions?.url },
         `${request.method} ${request.routeOptions?.url ?? 'unmatched route'} failed with ${error.getStatus()}`,
       );
     }

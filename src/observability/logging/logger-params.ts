@@ -11,7 +11,7 @@ const require = createRequire(import.meta.url);
 /**
  * Lines waiting to be written are held up to this size, then new ones are dropped. Under overload the event
  * loop turns slowly and pino's asynchronous stdout writes one 16 KiB chunk per turn, less than the per-request
- * lines it is given: unbounded, that queue grew by about 1 MiB a second of overload (docs/operating.md, "Resilience").
+ * lines it is given: unbounded, that queue grew for as long as the overload lasted (docs/operating.md, "Resilience").
  */
 export const LOG_BUFFER_MAX_BYTES = 4 * 1024 * 1024;
 
