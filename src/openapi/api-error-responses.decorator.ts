@@ -1,7 +1,8 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, type HeadersObject } from '@nestjs/swagger';
+import type { ApiKeyScope } from '../auth/api-key-scope.js';
 import { ErrorBodyDto } from '../edge/errors/error-body.dto.js';
-import { CODE_BY_STATUS } from '../edge/errors/error-code.js';
+import { CODE_BY_STATUS, ErrorCode } from '../edge/errors/error-code.js';
 import { REALM } from '../edge/http.constants.js';
 import { RETRY_AFTER_SECONDS } from '../edge/errors/to-api-error.js';
 import { MAX_LIMIT_PER_MINUTE } from '../config/app-config.js';
@@ -115,6 +116,30 @@ function errorResponse(status: string, description: string, headers: HeadersObje
     type: ErrorBodyDto,
     example: { code: CODE_BY_STATUS[Number(status)], message: description, status: Number(status) },
     ...(Object.keys(all).length > 0 ? { headers: all } : {}),
+  });
+}
+
+/**
+ * The 403 of an operation that needs `scope`: answered by the API key guard, so before the rate limits and any
+ * interceptor (no budget headers, no operation headers), with the RFC 6750 §3.1 challenge naming the scope.
+ */
+export function ApiInsufficientScopeResponse(scope: ApiKeyScope) {
+  const description = `The API key is valid but limited to scopes without \`${scope}\`, which this operation needs.`;
+  return ApiResponse({
+    status: 403,
+    description,
+    type: ErrorBodyDto,
+    example: { code: ErrorCode.InsufficientScope, message: description, status: 403 },
+    headers: {
+      'WWW-Authenticate': {
+        description: 'The bearer challenge (RFC 6750 §3.1), naming the scope the operation needs.',
+        required: true,
+        schema: {
+          type: 'string',
+          enum: [`Bearer realm="${REALM}", error="insufficient_scope", scope="${scope}"`],
+        },
+      },
+    },
   });
 }
 
