@@ -1,8 +1,9 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, type HeadersObject } from '@nestjs/swagger';
 import type { ApiKeyScope } from '../auth/api-key-scope.js';
+import { insufficientScope } from '../auth/key-refused.error.js';
 import { ErrorBodyDto } from '../edge/errors/error-body.dto.js';
-import { CODE_BY_STATUS, ErrorCode } from '../edge/errors/error-code.js';
+import { CODE_BY_STATUS } from '../edge/errors/error-code.js';
 import { REALM } from '../edge/http.constants.js';
 import { RETRY_AFTER_SECONDS } from '../edge/errors/to-api-error.js';
 import { MAX_LIMIT_PER_MINUTE } from '../config/app-config.js';
@@ -80,10 +81,11 @@ const ANSWERED_BEFORE_INTERCEPTORS = new Set(['401', '408', '429']);
  */
 const COMMON_ERRORS = {
   401: {
-    description: 'Missing or invalid API key.',
+    description: 'Missing or invalid API key (unknown, revoked or expired: an expired key is named so in the message).',
     headers: {
       'WWW-Authenticate': {
-        description: 'The bearer challenge (RFC 6750): no key, an unknown key, or a malformed Authorization header.',
+        description:
+          'The bearer challenge (RFC 6750): no key; an unknown, revoked or expired key (`invalid_token`); or a malformed Authorization header.',
         required: true,
         schema: {
           type: 'string',
@@ -129,7 +131,7 @@ export function ApiInsufficientScopeResponse(scope: ApiKeyScope) {
     status: 403,
     description,
     type: ErrorBodyDto,
-    example: { code: ErrorCode.InsufficientScope, message: description, status: 403 },
+    example: insufficientScope(scope).toBody(),
     headers: {
       'WWW-Authenticate': {
         description: 'The bearer challenge (RFC 6750 §3.1), naming the scope the operation needs.',
