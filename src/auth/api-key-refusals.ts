@@ -20,10 +20,13 @@ export class ApiKeyRefusals {
       labelNames: ['reason'],
       registers: [metrics.registry],
     });
-    this.byReason = Object.fromEntries(REASONS.map((reason) => [reason, counter.labels({ reason })])) as Record<
-      ApiKeyRefusalReason,
-      Counter.Internal
-    >;
+    this.byReason = Object.fromEntries(
+      REASONS.map((reason) => {
+        const series = counter.labels({ reason });
+        series.inc(0);
+        return [reason, series];
+      }),
+    ) as Record<ApiKeyRefusalReason, Counter.Internal>;
   }
 
   count(reason: ApiKeyRefusalReason): void {

@@ -170,7 +170,7 @@ describe('OpenAPI document', () => {
     ['/pets/{petId}', 'get', 'pets:read'],
   ] as const)('names the scope %s %s needs, and declares its 403 with the challenge', (path, method, scope) => {
     const op = operation(path, method);
-    expect((op as Record<string, unknown>)['x-required-scopes']).toEqual([scope]);
+    expect((op as unknown as Record<string, unknown>)['x-required-scopes']).toEqual([scope]);
     expect(op.description).toContain(`Needs an API key with the \`${scope}\` scope`);
     const forbidden = response(op, 403);
     expect(forbidden.headers!['WWW-Authenticate']).toMatchObject({
