@@ -321,7 +321,7 @@ describe('API keys with scopes, expiry and rotation', () => {
     for (let i = 0; i < 3; i += 1) expect(await statusOn(other.origin, key)).toBe(200);
     const said = `API key ${id} was used and expires at`;
     const logged = () => other.lines.filter((line) => line.includes(said));
-    expect(await within(5_000, async () => logged().length > 0)).not.toBeNull();
+    expect(await within(5_000, () => Promise.resolve(logged().length > 0))).not.toBeNull();
     expect(logged()).toHaveLength(1);
     expect(logged()[0]).toMatch(/"level":40|WARN/);
     expect(other.lines.join('\n')).not.toContain(key);
