@@ -70,15 +70,18 @@ function problem(route: Route, answer: Answer): string | null {
 }
 
 /**
- * Asks every server each route's request once and throws, naming the server and what it answered, unless every
- * answer is right and the reads (list, get) return the same animals as the service's. Creates one animal per
- * server.
+ * Asks every server each route's request once, with the server's key, and throws, naming the server and what it
+ * answered, unless every answer is right and the reads (list, get) return the same animals as the service's.
+ * Creates one animal per server.
  */
-export async function checkAnswers(origins: Record<string, string>, routes: Route[], key: string): Promise<void> {
+export async function checkAnswers(
+  servers: Record<string, { origin: string; key: string }>,
+  routes: Route[],
+): Promise<void> {
   const failures: string[] = [];
   for (const route of routes) {
     let reference: { server: string; body: unknown } | undefined;
-    for (const [server, origin] of Object.entries(origins)) {
+    for (const [server, { origin, key }] of Object.entries(servers)) {
       const answer = await ask(origin, route, key);
       const found = problem(route, answer);
       if (found) {

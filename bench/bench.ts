@@ -1,26 +1,28 @@
 /**
- * `npm run bench [-- --quick] [-- --floor] [-- --lean]`: the built service, on Node 24, beside three yardsticks on
- * one PostgreSQL: the same app with the same production features written the usual way
+ * `npm run bench [-- --quick] [-- --floor] [-- --lean] [-- --baseline <dir>]`: the built service, on Node 24, beside
+ * three yardsticks on one PostgreSQL: the same app with the same production features written the usual way
  * (bench/feature-equal-app.ts), the straightforward NestJS + TypeORM app (bench/straightforward-app.ts) and a bare
  * Fastify + pg server (bench/ceiling.ts), taking turns on every route in every round; plus the list latency at
  * 10,000 vs 1,000,000 rows and start-up times; then the targets, pass or fail. With `--floor`, bench/nest-floor.ts
  * takes its turn too; with `--lean`, the same build with the features configuration can turn off turned off
- * (LEAN_ENV). See docs/performance.md.
+ * (LEAN_ENV); with `--baseline <dir>`, another built checkout of the service (bench/baseline.ts). See
+ * docs/performance.md.
  */
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { startBenchDatabase } from './bench-database.js';
+import { issueDatabaseKey, RATE_LIMIT_PER_MINUTE, startBenchService } from './bench-service.js';
+import { baselineOption } from './baseline.js';
 import { checkAnswers } from './answers.js';
 import { benchRoutes, load, LoadResult, median, sequentialLatency } from './load.js';
 import {
   ratios,
   ratioTable,
+  rssRatio,
   resultsTable,
   RouteSummary,
   ServerName,
@@ -44,6 +46,7 @@ import {
 const quick = process.argv.includes('--quick');
 const withFloor = process.argv.includes('--floor');
 const withLean = process.argv.includes('--lean');
+const baseline = await baselineOption(process.argv);
 const settings = {
   mode: quick ? 'quick' : 'full',
   rounds: 3,
@@ -55,34 +58,6 @@ const settings = {
   scaleRequests: quick ? 200 : 500,
   startupSamples: 3,
 };
-
-/**
- * A key issued into the database by the service's own CLI (`npm run apikey -- create`), so that the service
- * authenticates through its database-backed key store, as it does in production.
- */
-async function issueDatabaseKey(node: NodeRuntime, databaseUrl: string): Promise<string> {
-  const cli = join(root, 'dist', 'src', 'cli', 'apikey.js');
-  const { stdout } = await promisify(execFile)(node.path, [cli, 'create', 'bench'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl },
-  });
-  return stdout.trim();
-}
-
-/**
- * The rate limit of the service and the feature-equal app: counted and announced in headers on every request,
- * never reached in a run.
- */
-const RATE_LIMIT_PER_MINUTE = '1000000';
-
-/** Production settings with the database key only (no API_KEYS) and the per-key rate limit at RATE_LIMIT_PER_MINUTE. */
-const startBenchService = (node: NodeRuntime, databaseUrl: string, key: string, logDir: string) =>
-  startService({
-    node: node.path,
-    databaseUrl,
-    apiKey: key,
-    env: { API_KEYS: '', RATE_LIMIT_PER_MINUTE },
-    logFile: join(logDir, 'service.log'),
-  });
 
 /**
  * The service with request log lines, rate limits and load shedding off: what those features cost, measured in
@@ -201,8 +176,12 @@ async function main(): Promise<number> {
   const logDir = await mkdtemp(join(tmpdir(), 'animal-store-bench-logs-'));
   const node = await node24();
   console.log(`Benchmark (${settings.mode}); servers on Node ${node.version}; server logs in ${logDir}`);
+  if (baseline) console.log(`baseline: ${baseline.dir} at ${baseline.revision}`);
   const database = await startBenchDatabase();
   const key = await issueDatabaseKey(node, database.url);
+  // Each server's key; the yardsticks hold the service's in their in-memory sets.
+  const keys: Partial<Record<ServerName, string>> = {};
+  const keyOf = (name: ServerName) => keys[name] ?? key;
   const running: ServerProcess[] = [];
   try {
     // Start-up against a running PostgreSQL, and the list query's latency as the table grows.
@@ -235,6 +214,14 @@ async function main(): Promise<number> {
     // A B C A B C: the servers take turns on each route, every round; each round starts one server later.
     await database.reseed(settings.seededAnimals);
     const servers: Partial<Record<ServerName, RunningService>> = { service };
+    if (baseline) {
+      keys.baseline = await issueDatabaseKey(node, database.url, baseline.dir);
+      servers.baseline = await startBenchService(node, database.url, keys.baseline, logDir, {
+        checkout: baseline.dir,
+        label: 'baseline',
+      });
+      running.push(servers.baseline);
+    }
     for (const name of yardsticks) {
       servers[name] = await startYardstick(node, name, database.url, key, logDir);
       running.push(servers[name]);
@@ -251,7 +238,10 @@ async function main(): Promise<number> {
     }
     const names = Object.keys(servers) as ServerName[];
     const routes = benchRoutes(settings.seededAnimals);
-    await checkAnswers(Object.fromEntries(names.map((name) => [name, servers[name]!.origin])), routes, key);
+    await checkAnswers(
+      Object.fromEntries(names.map((name) => [name, { ...servers[name]!, key: keyOf(name) }])),
+      routes,
+    );
     console.log(`every server answers the benchmarked requests as the service does: ${names.join(', ')}`);
     // How busy the machine was around the rounds (the 1-minute load average): on a shared machine, other work
     // slows every server, and only the ratios of one run compare.
@@ -263,7 +253,7 @@ async function main(): Promise<number> {
       for (const route of routes) {
         for (const name of order) {
           const { origin, pid } = servers[name]!;
-          const options = { connections: settings.connections, key };
+          const options = { connections: settings.connections, key: keyOf(name) };
           const warmup = await load(origin, pid, route, { ...options, seconds: settings.warmupSeconds });
           const run = await load(origin, pid, route, { ...options, seconds: settings.seconds });
           failures += warmup.errors + warmup.non2xx + run.errors + run.non2xx;
@@ -284,6 +274,7 @@ async function main(): Promise<number> {
     );
     const headline = ratios(summaries, 'service', 'feature-equal');
     const againstStraightforward = ratios(summaries, 'service', 'straightforward');
+    const againstBaseline = baseline ? ratios(summaries, 'service', 'baseline') : undefined;
     const againstCeiling = names
       .filter((name) => name !== 'ceiling')
       .map((name) => ({ name, rows: ratios(summaries, name, 'ceiling') }));
@@ -311,6 +302,11 @@ async function main(): Promise<number> {
     console.log(
       `The service against the straightforward app:\n\n${ratioTable('service', 'straightforward', againstStraightforward)}\n`,
     );
+    if (baseline) {
+      console.log(
+        `The service against the baseline (${baseline.dir} at ${baseline.revision}):\n\n${ratioTable('service', 'baseline', againstBaseline!)}\n\n${rssRatio('service', 'baseline', rss)}\n`,
+      );
+    }
     console.log(`${targetTable(targetRows)}\n`);
     if (servers.lean) {
       const features = ratios(summaries, 'service', 'lean');
@@ -335,10 +331,10 @@ async function main(): Promise<number> {
     const machine = { cpus: cpus().length, node: node.version, loadGeneratorNode: process.version, load1 };
     const startup = { warmMs: startupWarmMs, samples: startups, coldNodeMs, coldNpmStartMs };
     const results = {
-      settings: { ...settings, servers: names },
+      settings: { ...settings, servers: names, baseline },
       machine,
       summaries,
-      ratios: { againstFeatureEqual: headline, againstStraightforward, againstCeiling },
+      ratios: { againstFeatureEqual: headline, againstStraightforward, againstCeiling, againstBaseline },
       targets: targetRows,
       peakRssMiB: Object.fromEntries(rss),
       scale: { rows: scale, ratio: scaleRatio },

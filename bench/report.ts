@@ -3,9 +3,10 @@ import { LoadResult, median, Route } from './load.js';
 /**
  * The service and the yardsticks: the same app with the same production features written the usual way
  * (feature-equal), the straightforward NestJS + TypeORM app, the bare Fastify + pg ceiling, (with `--floor`) the Nest
- * parts the service must use, and (with `--lean`) the service with its optional features off.
+ * parts the service must use, (with `--lean`) the service with its optional features off, and (with `--baseline`)
+ * another build of the service.
  */
-export type ServerName = 'service' | 'feature-equal' | 'straightforward' | 'ceiling' | 'floor' | 'lean';
+export type ServerName = 'service' | 'feature-equal' | 'straightforward' | 'ceiling' | 'floor' | 'lean' | 'baseline';
 
 export interface RouteSummary {
   route: string;
@@ -131,6 +132,12 @@ export function ratioTable(server: ServerName, against: ServerName, rows: RouteR
     ['route', `CPU/req ${server}/${against}`, `req/s ${server}/${against}`, `p99 ${server}/${against}`],
     rows.map((r) => [r.route, `${fixed(r.cpuPerRequest, 2)}x`, `${fixed(r.reqPerSec, 2)}x`, `${fixed(r.p99, 2)}x`]),
   );
+}
+
+/** `server`'s peak RSS over `against`'s, with both. */
+export function rssRatio(server: ServerName, against: ServerName, peakRssMiB: Map<ServerName, number>): string {
+  const [measured, base] = [peakRssMiB.get(server)!, peakRssMiB.get(against)!];
+  return `peak RSS ${server}/${against}: ${fixed(measured / base, 2)}x (${fixed(measured)} MiB / ${fixed(base)} MiB)`;
 }
 
 export function targetTable(rows: Target[]): string {

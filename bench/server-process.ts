@@ -176,20 +176,23 @@ export interface ServiceOptions extends Pick<SpawnOptions, 'logFile' | 'ipc'> {
   nodeArgs?: string[];
   /** The node binary; this process's by default. */
   node?: string;
+  /** The root of the built checkout to run (its dist/src/main.js, from its own directory); this one by default. */
+  checkout?: string;
 }
 
 export type RunningService = ServerProcess & { origin: string };
 
 /** Runs the build (`node dist/src/main.js`) on a free port against `databaseUrl`; resolves once it lists animals. */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
-  const main = join(root, 'dist', 'src', 'main.js');
-  if (!existsSync(main)) throw new Error('dist/src/main.js is missing: run `npm run build` first');
+  const checkout = options.checkout ?? root;
+  const main = join(checkout, 'dist', 'src', 'main.js');
+  if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` in ${checkout} first`);
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const server = await startServer({
     command: options.node ?? process.execPath,
     args: [...(options.nodeArgs ?? []), main],
-    cwd: root,
+    cwd: checkout,
     env: { ...serviceEnv(port, options.apiKey), DATABASE_URL: options.databaseUrl, ...options.env },
     logFile: options.logFile,
     readyUrl: `${origin}/v1/pets?limit=1`,

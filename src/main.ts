@@ -4,8 +4,8 @@ import { setFlagsFromString } from 'node:v8';
 import { createApp } from './app.setup.js';
 import { API_PREFIX, DOCS_PATH } from './edge/http.constants.js';
 import { ConfigError, readConfig } from './config/app-config.js';
-import { EmbeddedPostgresError } from './database/embedded-postgres-error.js';
-import { loadEmbeddedPostgres } from './database/load-embedded-postgres.js';
+import { EmbeddedPostgresError } from './dev/embedded-postgres-error.js';
+import { loadEmbeddedPostgres } from './dev/load-embedded-postgres.js';
 import { developmentApiKey, developmentKeyFile } from './auth/development-key.js';
 import { stopGracefullyOnSignals } from './edge/graceful-shutdown.js';
 

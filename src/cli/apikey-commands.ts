@@ -2,7 +2,7 @@ import type { ApiKeySummary, ApiKeysRepository } from '../auth/api-keys/api-keys
 import { generateApiKey, publicPrefix } from '../auth/api-keys/api-key-format.js';
 import { type ApiKeyScope, parseScopes } from '../auth/api-key-scope.js';
 import { keyDigest } from '../auth/key-digest.js';
-import { ArgumentProblem } from './cli-database.js';
+import { ArgumentProblem, type CommandOutput } from './cli-database.js';
 import { parseDuration } from './duration.js';
 
 /** How long a rotated-out key keeps working when `rotate` is not given `--overlap`. */
@@ -26,12 +26,6 @@ export type ApiKeyCommand =
   | { command: 'rotate'; reference: string; overlapMs: number }
   | { command: 'list' }
   | { command: 'revoke'; reference: string };
-
-/** Where a command writes: `out` for results (the new key alone), `err` for everything said to the operator. */
-export interface CommandOutput {
-  out(line: string): void;
-  err(line: string): void;
-}
 
 const NAME = /^[^\p{Cc}]{1,100}$/u;
 

@@ -1,9 +1,14 @@
-import { expect } from '@jest/globals';
+import { expect, jest } from '@jest/globals';
 import { CallHandler, ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { PinoLogger } from 'nestjs-pino';
 import { firstValueFrom, of } from 'rxjs';
-import { DEPRECATION_POLICY, DeprecationInterceptor, deprecationHeaders } from './deprecation.interceptor.js';
+import {
+  DEPRECATION_LOG_INTERVAL_MS,
+  DEPRECATION_POLICY,
+  DeprecationInterceptor,
+  deprecationHeaders,
+} from './deprecation.interceptor.js';
 
 const KEY = 'raw-secret-key-0123456789';
 
@@ -125,6 +130,26 @@ describe('DeprecationInterceptor', () => {
       ['getPet', 'env-1'],
       ['getPet', '7'],
     ]);
+  });
+
+  it('logs a key again once DEPRECATION_LOG_INTERVAL_MS has passed since its last line, not before', async () => {
+    const { executionContext } = context(getPet, { id: 'env-1', name: 'API_KEYS #1' });
+    const start = Date.parse('2027-01-01T00:00:00Z');
+    const clock = jest.spyOn(Date, 'now');
+    try {
+      for (const at of [0, DEPRECATION_LOG_INTERVAL_MS - 1, DEPRECATION_LOG_INTERVAL_MS]) {
+        clock.mockReturnValue(start + at);
+        await firstValueFrom(interceptor.intercept(executionContext, handlerReturning(null)));
+      }
+    } finally {
+      clock.mockRestore();
+    }
+
+    expect(warned.map((line) => line.fields)).toEqual([
+      expect.objectContaining({ keyId: 'env-1' }),
+      expect.objectContaining({ keyId: 'env-1' }),
+    ]);
+    expect(deprecatedCalls).toHaveLength(3);
   });
 
   it('says "unknown" when no identity is attached', async () => {

@@ -1,7 +1,6 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply } from 'fastify';
-import { LRUCache } from 'lru-cache';
 import { PinoLogger } from 'nestjs-pino';
 import type { Logger as Pino } from 'pino';
 import { Observable } from 'rxjs';
@@ -28,11 +27,19 @@ export abstract class DeprecatedCallCounter {
  * a line per call would double the log volume of the operation and say nothing new.
  */
 export const DEPRECATION_LOG_INTERVAL_MS = 10 * 60_000;
-/** Keys remembered at once; past it, the least recently seen key may be logged again within the interval. */
+/** Keys remembered at once per operation; past it, the key logged longest ago may be logged again within the interval. */
 const DEPRECATION_LOG_MAX_KEYS = 10_000;
 
 // Where @nestjs/swagger's @ApiOperation keeps its options (not exported by the package).
 const API_OPERATION_METADATA = 'swagger/apiOperation';
+
+/** What the interceptor keeps per deprecated handler. */
+interface DeprecatedOperation {
+  headers: Record<string, string>;
+  operationId: string;
+  /** Per API key id: when its next call is logged (ms since the epoch). */
+  nextLogAt: Map<string, number>;
+}
 
 /** The response headers a policy calls for, computed once per route. */
 export function deprecationHeaders(policy: DeprecationPolicy): Record<string, string> {
@@ -53,11 +60,7 @@ export function deprecationHeaders(policy: DeprecationPolicy): Record<string, st
 @Injectable()
 export class DeprecationInterceptor implements NestInterceptor {
   private readonly logger: Pino;
-  private readonly logged = new LRUCache<string, true>({
-    max: DEPRECATION_LOG_MAX_KEYS,
-    ttl: DEPRECATION_LOG_INTERVAL_MS,
-  });
-  private readonly operations = new WeakMap<object, { headers: Record<string, string>; operationId: string }>();
+  private readonly operations = new WeakMap<object, DeprecatedOperation>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -76,6 +79,7 @@ export class DeprecationInterceptor implements NestInterceptor {
       operation = {
         headers: policy ? deprecationHeaders(policy) : {},
         operationId: apiOperation?.operationId ?? handler.name,
+        nextLogAt: new Map(),
       };
       this.operations.set(handler, operation);
     }
@@ -85,9 +89,15 @@ export class DeprecationInterceptor implements NestInterceptor {
     const request = http.getRequest<AuthenticatedRequest>();
     const keyId = request.user?.id ?? 'unknown';
     this.metrics.recordDeprecatedCall(operation.operationId, keyId);
-    const caller = `${operation.operationId} ${keyId}`;
-    if (!this.logged.has(caller)) {
-      this.logged.set(caller, true);
+    const now = Date.now();
+    const nextLogAt = operation.nextLogAt.get(keyId);
+    if (nextLogAt === undefined || now >= nextLogAt) {
+      // Re-inserted, so that the Map's first entry is always the key logged longest ago.
+      operation.nextLogAt.delete(keyId);
+      operation.nextLogAt.set(keyId, now + DEPRECATION_LOG_INTERVAL_MS);
+      if (operation.nextLogAt.size > DEPRECATION_LOG_MAX_KEYS) {
+        operation.nextLogAt.delete(operation.nextLogAt.keys().next().value!);
+      }
       this.logger.warn(
         { reqId: request.id, operation: operation.operationId, keyId },
         `Deprecated operation ${operation.operationId} called by API key ${keyId} (logged once per key every ${DEPRECATION_LOG_INTERVAL_MS / 60_000} minutes; every call is counted in animal_store_deprecated_calls_total)`,

@@ -81,7 +81,7 @@ export class PetsController {
   async list(@Query() query: ListPetsQuery, @Res({ passthrough: true }) reply: FastifyReply): Promise<Pet[]> {
     const page = await this.pets.list(query);
     if (page.nextCursor !== undefined) {
-      reply.header('Link', nextPageLink(reply.request.routeOptions.url!, query.limit, query.status, page.nextCursor));
+      reply.header('Link', nextPageLink(LIST_PETS_URL, query.limit, query.status, page.nextCursor));
     }
     return page.pets;
   }

@@ -2,7 +2,7 @@ import { ArgumentMetadata } from '@nestjs/common';
 import { NewPet } from './create-pet.dto.js';
 import { ListPetsQuery } from './list-pets.query.js';
 import { ApiError } from '../../edge/errors/api-error.js';
-import { RequestValidationPipe } from '../../edge/request-validation.pipe.js';
+import { RequestValidationPipe, VALIDATED_QUERIES_MAX } from '../../edge/request-validation.pipe.js';
 
 const body: ArgumentMetadata = { type: 'body', metatype: NewPet };
 const query: ArgumentMetadata = { type: 'query', metatype: ListPetsQuery };
@@ -100,6 +100,42 @@ describe('RequestValidationPipe', () => {
         });
       },
     );
+
+    it('answers the same parameters again with the same frozen instance, without validating them again', async () => {
+      const own = new RequestValidationPipe();
+      const first = await own.transform({ limit: '50', status: 'sold' }, query);
+      const again = own.transform({ limit: '50', status: 'sold' }, query);
+
+      expect(again).toBe(first);
+      expect(Object.isFrozen(first)).toBe(true);
+      expect(first).toEqual({ limit: 50, status: 'sold' });
+      await expect(own.transform({ limit: '50', status: 'pending' }, query)).resolves.toEqual({
+        limit: 50,
+        status: 'pending',
+      });
+    });
+
+    it('keeps at most VALIDATED_QUERIES_MAX queries, dropping the one kept longest ago', async () => {
+      const own = new RequestValidationPipe();
+      const oldest = await own.transform({ limit: '1', page: '0' }, query);
+      for (let page = 1; page < VALIDATED_QUERIES_MAX; page++)
+        await own.transform({ limit: '1', page: `${page}` }, query);
+      expect(own.transform({ limit: '1', page: '0' }, query)).toBe(oldest);
+
+      await own.transform({ limit: '1', page: 'one more' }, query);
+      const again = await own.transform({ limit: '1', page: '0' }, query);
+      expect(again).not.toBe(oldest);
+      expect(again).toEqual({ limit: 1 });
+    });
+
+    it('validates a refused query again every time', async () => {
+      const own = new RequestValidationPipe();
+      for (let i = 0; i < 2; i++) {
+        await expect(rejection(() => own.transform({ limit: '0' }, query))).resolves.toMatchObject({
+          message: 'limit must be an integer from 1 to 100.',
+        });
+      }
+    });
   });
 
   it('leaves path parameters to their own pipes', () => {

@@ -1,0 +1,52 @@
+/** The service as `npm run bench` runs it, shared with bench/profile.ts so that a profile sees the same service. */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { NodeRuntime, root, startService } from './server-process.js';
+
+/**
+ * A key issued into the database by the service's own CLI (`npm run apikey -- create`), so that the service
+ * authenticates through its database-backed key store, as it does in production. `checkout`: whose CLI.
+ */
+export async function issueDatabaseKey(node: NodeRuntime, databaseUrl: string, checkout = root): Promise<string> {
+  const cli = join(checkout, 'dist', 'src', 'cli', 'apikey.js');
+  const { stdout } = await promisify(execFile)(node.path, [cli, 'create', 'bench'], {
+    env: { ...process.env, DATABASE_URL: databaseUrl },
+  });
+  return stdout.trim();
+}
+
+/**
+ * The rate limit of the service and the feature-equal app: counted and announced in headers on every request,
+ * never reached in a run.
+ */
+export const RATE_LIMIT_PER_MINUTE = '1000000';
+
+export interface BenchServiceOptions {
+  /** Whose build: this checkout's by default (the baseline's, with `--baseline`). */
+  checkout?: string;
+  /** Names its log file in the run's log directory. */
+  label?: string;
+  /** Only to profile it (bench/profile.ts), never in a measured run. */
+  nodeArgs?: string[];
+  /** Only to profile it, as `nodeArgs`. */
+  env?: Record<string, string>;
+}
+
+/** Production settings with the database key only (no API_KEYS) and the per-key rate limit at RATE_LIMIT_PER_MINUTE. */
+export const startBenchService = (
+  node: NodeRuntime,
+  databaseUrl: string,
+  key: string,
+  logDir: string,
+  { checkout = root, label = 'service', nodeArgs = [], env = {} }: BenchServiceOptions = {},
+) =>
+  startService({
+    node: node.path,
+    nodeArgs,
+    checkout,
+    databaseUrl,
+    apiKey: key,
+    env: { API_KEYS: '', RATE_LIMIT_PER_MINUTE, ...env },
+    logFile: join(logDir, `${label}.log`),
+  });

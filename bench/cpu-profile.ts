@@ -1,0 +1,181 @@
+/**
+ * Where a `--cpu-prof` profile's busy time goes, per package or folder of the service: self time (samples whose
+ * innermost frame is there), owned time (self time plus that of the Node core code it called: what it asked Node to
+ * do) and total time (samples with the place anywhere on the stack, counted once).
+ * Built-ins without a script (`writev`, `JSON.stringify`...) are charged, as self time, to the nearest caller that
+ * has one: the work is that caller's. Idle samples are left out of the busy time; the garbage collector and
+ * `(program)` (V8 and native code outside any JavaScript frame) are places of their own.
+ *
+ * `node bench/dist/cpu-profile.js <file.cpuprofile>... [--top N]` (only the measured seconds when bench/profile.ts left
+ * a `<name>.window.json` beside the profile), or through bench/profile.ts.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+  children?: number[];
+}
+
+/** The `.cpuprofile` format V8 writes (Chrome DevTools Protocol `Profiler.Profile`). */
+export interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+export interface Place {
+  place: string;
+  /** Shares of the busy time, 0 to 1: its own code's. */
+  self: number;
+  /** Its own code's and that of the Node core it called (socket writes, streams, events...). */
+  owned: number;
+  /** With it anywhere on the stack. */
+  total: number;
+}
+
+export interface ProfileSummary {
+  /** Busy time (every sample but idle), in ms. */
+  busyMs: number;
+  /** Per package or folder, by owned time, largest first. */
+  places: Place[];
+  /** Per function (`name place:line`), by self time, largest first (owned and total unset). */
+  functions: Place[];
+}
+
+const VIRTUAL = new Set(['(garbage collector)', '(program)', '(idle)', '(root)']);
+
+/**
+ * The place of a script: an npm package (the innermost `node_modules/…`), a folder of the built service
+ * (`service/pets`), a Node core module (`node:net`, `node:internal/streams`), or the script itself.
+ */
+export function placeOf(url: string): string {
+  const packageAt = url.lastIndexOf('/node_modules/');
+  if (packageAt !== -1) {
+    const [scope, name] = url.slice(packageAt + '/node_modules/'.length).split('/');
+    return scope.startsWith('@') ? `${scope}/${name}` : scope;
+  }
+  const serviceAt = url.lastIndexOf('/dist/src/');
+  if (serviceAt !== -1) {
+    const path = url.slice(serviceAt + '/dist/src/'.length).split('/');
+    return `service/${path.length > 1 ? path.slice(0, -1).join('/') : path[0]}`;
+  }
+  if (url.startsWith('node:')) {
+    const path = url.slice('node:'.length).split('/');
+    return `node:${path[0] === 'internal' && path.length > 1 ? `internal/${path[1]}` : path[0]}`;
+  }
+  return url;
+}
+
+/**
+ * Summarises the samples taken within `window` (µs on the profile's clock, the monotonic clock of
+ * `process.hrtime`), or all of them.
+ */
+export function summariseProfile(profile: CpuProfile, window?: { from: number; to: number }): ProfileSummary {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+
+  // The place each node's time is charged to.
+  const charged = new Map<number, string>();
+  const placeFor = (id: number): string => {
+    const known = charged.get(id);
+    if (known !== undefined) return known;
+    const { functionName, url } = byId.get(id)!.callFrame;
+    const caller = parent.get(id);
+    let place: string;
+    if (url !== '') place = placeOf(url);
+    else if (VIRTUAL.has(functionName)) place = functionName;
+    else if (caller === undefined || placeFor(caller) === '(root)') place = `native ${functionName}`;
+    else place = placeFor(caller);
+    charged.set(id, place);
+    return place;
+  };
+  // The place that asked Node core for the work of each node: the nearest caller outside Node core.
+  const owners = new Map<number, string>();
+  const ownerFor = (id: number): string => {
+    const known = owners.get(id);
+    if (known !== undefined) return known;
+    const place = placeFor(id);
+    const caller = parent.get(id);
+    const inNode = place.startsWith('node:') || place.startsWith('native ');
+    const owner = inNode && caller !== undefined && placeFor(caller) !== '(root)' ? ownerFor(caller) : place;
+    owners.set(id, owner);
+    return owner;
+  };
+
+  const self = new Map<string, number>();
+  const owned = new Map<string, number>();
+  const total = new Map<string, number>();
+  const functions = new Map<string, number>();
+  const add = (map: Map<string, number>, key: string, value: number) => map.set(key, (map.get(key) ?? 0) + value);
+  let busy = 0;
+  let time = profile.startTime;
+  for (let i = 0; i < profile.samples.length; i++) {
+    time += profile.timeDeltas[i];
+    // A sample stands for the time until the next one.
+    const weight = profile.timeDeltas[i + 1] ?? 0;
+    if (window && (time < window.from || time > window.to)) continue;
+    const id = profile.samples[i];
+    const frame = byId.get(id)!.callFrame;
+    if (frame.functionName === '(idle)') continue;
+    busy += weight;
+    const place = placeFor(id);
+    add(self, place, weight);
+    add(owned, ownerFor(id), weight);
+    const where = frame.url === '' ? place : `${placeOf(frame.url)}:${frame.lineNumber + 1}`;
+    add(functions, `${frame.functionName || '(anonymous)'} ${where}`, weight);
+    const onStack = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) onStack.add(placeFor(at));
+    for (const seen of onStack) add(total, seen, weight);
+  }
+  const share = (map: Map<string, number>, key: string) => (map.get(key) ?? 0) / busy;
+  const places = [...total.keys()]
+    .map((place) => ({ place, self: share(self, place), owned: share(owned, place), total: share(total, place) }))
+    .sort((a, b) => b.owned - a.owned || b.total - a.total);
+  const byFunction = [...functions.keys()]
+    .map((place) => ({ place, self: share(functions, place), owned: NaN, total: NaN }))
+    .sort((a, b) => b.self - a.self);
+  return { busyMs: busy / 1000, places, functions: byFunction };
+}
+
+const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
+
+/** The summary as Markdown: the `top` places, then the `top` functions. */
+export function profileTables(summary: ProfileSummary, top = 25): string {
+  const places = summary.places
+    .slice(0, top)
+    .map((p) => `| ${p.place} | ${percent(p.owned)} | ${percent(p.self)} | ${percent(p.total)} |`)
+    .join('\n');
+  const functions = summary.functions
+    .slice(0, top)
+    .map((f) => `| \`${f.place}\` | ${percent(f.self)} |`)
+    .join('\n');
+  return (
+    `busy ${summary.busyMs.toFixed(0)} ms\n\n| place | owned | self | total |\n| --- | --- | --- | --- |\n${places}\n\n` +
+    `| function | self |\n| --- | --- |\n${functions}`
+  );
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const topAt = process.argv.indexOf('--top');
+  const top = topAt === -1 ? 25 : Number(process.argv[topAt + 1]);
+  const files = process.argv.slice(2).filter((arg, i, args) => arg !== '--top' && args[i - 1] !== '--top');
+  for (const file of files) {
+    const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+    const windowFile = file.replace(/\.cpuprofile$/, '.window.json');
+    const window = existsSync(windowFile)
+      ? (JSON.parse(readFileSync(windowFile, 'utf8')) as { from: number; to: number })
+      : undefined;
+    console.log(`## ${file}\n\n${profileTables(summariseProfile(profile, window), top)}\n`);
+  }
+}
