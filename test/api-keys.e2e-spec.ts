@@ -72,12 +72,23 @@ describe('API keys issued with `npm run apikey`', () => {
     expect(body.status).toBe(401);
   });
 
-  it('list shows id, name, prefix and dates, never the key or its digest', async () => {
+  it('list shows id, name, prefix, scopes and dates, never the key or its digest', async () => {
     const listed = await apikey(t.database.url, 'list');
     expect(listed.code).toBe(0);
     const [header, row] = listed.stdout.trim().split('\n');
-    expect(header.split(/\s{2,}/)).toEqual(['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED']);
-    expect(row).toMatch(/^1\s+Acme shop\s+pet_[0-9A-Za-z]{8}\s+\d{4}-\d\d-\d\dT[\d:]+Z\s+\d{4}-\d\d-\d\dT[\d:]+Z\s+-$/);
+    expect(header.split(/\s{2,}/)).toEqual([
+      'ID',
+      'NAME',
+      'PREFIX',
+      'SCOPES',
+      'CREATED',
+      'LAST USED',
+      'EXPIRES',
+      'REVOKED',
+    ]);
+    expect(row).toMatch(
+      /^1\s+Acme shop\s+pet_[0-9A-Za-z]{8}\s+all\s+\d{4}-\d\d-\d\dT[\d:]+Z\s+\d{4}-\d\d-\d\dT[\d:]+Z\s+-\s+-$/,
+    );
     const output = listed.stdout + listed.stderr;
     expect(output).not.toContain(key);
     expect(output).not.toContain(createHash('sha256').update(key).digest('hex'));
@@ -113,6 +124,7 @@ describe('API keys issued with `npm run apikey`', () => {
     const missing = await apikey(t.database.url, 'revoke', 'pet_NoSuchKy');
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('No API key has the id or prefix "pet_NoSuchKy"');
+    expect(missing.stdout).toBe('');
   });
 
   it.each([[[]], [['create', 'a', 'b']], [['delete', '1']]])(

@@ -1,3 +1,4 @@
+import type { ApiKeyIdentity } from '../src/auth/api-key-identity.js';
 import { ApiKeyStore } from '../src/auth/api-key-store.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
 import { auth, jsonBody, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
@@ -15,7 +16,7 @@ describe('/metrics', () => {
   let keyId: string;
   beforeAll(async () => {
     t = await startTestApp();
-    keyId = (await t.app.get(ApiKeyStore).verify(TEST_KEY))!.id;
+    keyId = ((await t.app.get(ApiKeyStore).verify(TEST_KEY)) as ApiKeyIdentity).id;
   });
   afterAll(() => t.close());
 

@@ -1,9 +1,9 @@
-import type { ApiKeyIdentity } from './api-key-identity.js';
+import type { ApiKeyVerdict } from './api-key-identity.js';
 
 /** Where the guard looks keys up; implementations hold digests, never raw keys. */
 export abstract class ApiKeyStore {
-  /** The identity a presented key belongs to, or `null` when it is not a valid key. */
-  abstract verify(key: string): Promise<ApiKeyIdentity | null>;
+  /** The identity a presented key belongs to, or why it is refused (`unknown`, `revoked`, `expired`). */
+  abstract verify(key: string): Promise<ApiKeyVerdict>;
 
   /**
    * Whether `key` may be valid, answered without a lookup of its own (from memory, or a snapshot of the active

@@ -1,23 +1,35 @@
+import { jest } from '@jest/globals';
 import { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiError } from '../edge/errors/api-error.js';
 import { loadConfig } from '../config/app-config.js';
 import { AuthFailureLimiter } from './rate-limit/auth-failure-limiter.js';
 import { MemoryRateLimitStorage } from './rate-limit/memory-rate-limit-storage.js';
-import { ApiKeyIdentity } from './api-key-identity.js';
+import { ApiKeyIdentity, ApiKeyRefusalReason, ApiKeyVerdict } from './api-key-identity.js';
+import type { ApiKeyRefusals } from './api-key-refusals.js';
+import { type ApiKeyScope, RequiredScope } from './api-key-scope.js';
 import { ApiKeyStore } from './api-key-store.js';
 import { ApiKeyGuard } from './api-key.guard.js';
 import { BearerStrategy } from './bearer.strategy.js';
+import { KeyRefusedError } from './key-refused.error.js';
 import { IS_PUBLIC, Public } from './public.decorator.js';
 
 const VALID_KEY = 'valid-key-0123456789abcdef';
-const IDENTITY: ApiKeyIdentity = { id: 'env-0123abcd', name: 'API_KEYS #1' };
+const READ_KEY = 'read-key-0123456789abcdef';
+const IDENTITY: ApiKeyIdentity = { id: 'env-0123abcd', name: 'API_KEYS #1', scopes: null };
+const STOREFRONT: ApiKeyIdentity = { id: '12', name: 'storefront', scopes: ['pets:read'] };
+const VERDICTS: Record<string, ApiKeyVerdict> = {
+  [VALID_KEY]: IDENTITY,
+  [READ_KEY]: STOREFRONT,
+  'revoked-key-0123456789abcdef': 'revoked',
+  'expired-key-0123456789abcdef': 'expired',
+};
 
 class FakeApiKeyStore extends ApiKeyStore {
   readonly presented: string[] = [];
-  verify(key: string): Promise<ApiKeyIdentity | null> {
+  verify(key: string): Promise<ApiKeyVerdict> {
     this.presented.push(key);
-    return Promise.resolve(key === VALID_KEY ? IDENTITY : null);
+    return Promise.resolve(VERDICTS[key] ?? 'unknown');
   }
   isKnown(key: string): Promise<boolean> {
     return Promise.resolve(key === VALID_KEY);
@@ -34,9 +46,10 @@ interface FakeRequest {
 
 type Marking = 'public handler' | 'public controller' | 'explicitly not public';
 
-function contextFor(request: FakeRequest, marking?: Marking) {
+function contextFor(request: FakeRequest, marking?: Marking, scope?: ApiKeyScope) {
   const handler = () => undefined;
   class Controller {}
+  if (scope) RequiredScope(scope)(handler, 'handler', { value: handler });
   if (marking === 'public handler') Public()(handler);
   if (marking === 'public controller') Public()(Controller);
   if (marking === 'explicitly not public') Reflect.defineMetadata(IS_PUBLIC, false, handler);
@@ -80,16 +93,29 @@ const MALFORMED = {
   headers: { 'WWW-Authenticate': 'Bearer realm="animal-store", error="invalid_request"' },
 };
 
+const EXPIRED = {
+  body: {
+    code: 'unauthorized',
+    message: 'The API key has expired: use the key that replaced it, or ask for a new one.',
+    status: 401,
+  },
+  headers: INVALID.headers,
+};
+
 describe('ApiKeyGuard', () => {
   let store: FakeApiKeyStore;
   let guard: ApiKeyGuard;
   let failures: string[];
+  let refused: ApiKeyRefusalReason[];
+  const refusals = () =>
+    ({ count: (reason: ApiKeyRefusalReason) => refused.push(reason) }) as unknown as ApiKeyRefusals;
 
   beforeEach(() => {
     store = new FakeApiKeyStore();
     // Registers the "bearer" strategy with passport, backed by the fake store.
     new BearerStrategy(store);
     failures = [];
+    refused = [];
     // Rate limiting has specs of its own; here it is off, and failed attempts are only recorded.
     const authFailures = {
       isBlocked: () => false,
@@ -98,7 +124,7 @@ describe('ApiKeyGuard', () => {
         return Promise.resolve();
       },
     } as unknown as AuthFailureLimiter;
-    guard = new ApiKeyGuard(new Reflector(), authFailures, store);
+    guard = new ApiKeyGuard(new Reflector(), authFailures, store, refusals());
   });
 
   describe('the failed-authentication budget', () => {
@@ -111,7 +137,7 @@ describe('ApiKeyGuard', () => {
         ...loadConfig({}),
         authFailureLimitPerMinute: BUDGET,
       });
-      limited = new ApiKeyGuard(new Reflector(), limiter, store);
+      limited = new ApiKeyGuard(new Reflector(), limiter, store, refusals());
     });
     const statusOf = (promise: Promise<unknown>) =>
       promise.then(
@@ -130,6 +156,7 @@ describe('ApiKeyGuard', () => {
 
       expect(await statusOf(limited.canActivate(from('203.0.113.7', `Bearer ${VALID_KEY}`)))).toBe(200);
       expect(await statusOf(limited.canActivate(from('203.0.113.8', 'Bearer wrong-key-z-0123456789')))).toBe(401);
+      expect(refused).toEqual(Array.from({ length: BUDGET + 3 }, () => 'unknown'));
     });
 
     it('does not count requests without credentials, nor malformed ones: no lookup, no storage round trip', async () => {
@@ -192,9 +219,36 @@ describe('ApiKeyGuard', () => {
     });
 
     it('answers a wrong key with 401 and error="invalid_token"', async () => {
-      const context = contextFor({ headers: { authorization: 'Bearer wrong-key-0123456789abcdef' } });
+      const context = contextFor({
+        ip: '198.51.100.1',
+        headers: { authorization: 'Bearer wrong-key-0123456789abcdef' },
+      });
 
       await expect(rejection(guard.canActivate(context))).resolves.toEqual(INVALID);
+      expect(refused).toEqual(['unknown']);
+      expect(failures).toEqual(['198.51.100.1']);
+    });
+
+    it('answers a revoked key as a wrong one, and counts it as revoked', async () => {
+      const context = contextFor({
+        ip: '198.51.100.2',
+        headers: { authorization: 'Bearer revoked-key-0123456789abcdef' },
+      });
+
+      await expect(rejection(guard.canActivate(context))).resolves.toEqual(INVALID);
+      expect(refused).toEqual(['revoked']);
+      expect(failures).toEqual(['198.51.100.2']);
+    });
+
+    it('answers an expired key with 401, error="invalid_token" and a message saying it expired', async () => {
+      const context = contextFor({
+        ip: '198.51.100.3',
+        headers: { authorization: 'Bearer expired-key-0123456789abcdef' },
+      });
+
+      await expect(rejection(guard.canActivate(context))).resolves.toEqual(EXPIRED);
+      expect(refused).toEqual(['expired']);
+      expect(failures).toEqual(['198.51.100.3']);
     });
 
     it.each([['Bearer'], ['Bearer two words'], ['Bearer  double-space']])(
@@ -230,6 +284,49 @@ describe('ApiKeyGuard', () => {
     });
   });
 
+  describe('scopes', () => {
+    const withKey = (key: string, scope?: ApiKeyScope) =>
+      contextFor({ ip: '198.51.100.9', headers: { authorization: `Bearer ${key}` } }, undefined, scope);
+
+    it("answers a key without the route's scope with 403 insufficient_scope and the scope in the challenge", async () => {
+      await expect(rejection(guard.canActivate(withKey(READ_KEY, 'pets:write')))).resolves.toEqual({
+        body: {
+          code: 'insufficient_scope',
+          message:
+            'This operation needs the pets:write scope, which the API key does not have: use a key issued with pets:write.',
+          status: 403,
+        },
+        headers: {
+          'WWW-Authenticate': 'Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"',
+        },
+      });
+      expect(refused).toEqual(['insufficient_scope']);
+      // The key is valid: nothing counts against its address.
+      expect(failures).toEqual([]);
+    });
+
+    it('lets a key with the scope through, and an unscoped key through any scoped route', async () => {
+      await expect(guard.canActivate(withKey(READ_KEY, 'pets:read'))).resolves.toBe(true);
+      await expect(guard.canActivate(withKey(VALID_KEY, 'pets:write'))).resolves.toBe(true);
+      await expect(guard.canActivate(withKey(READ_KEY))).resolves.toBe(true);
+      expect(refused).toEqual([]);
+    });
+
+    it("reads a route's metadata once, whatever the number of requests", async () => {
+      const reflector = new Reflector();
+      const read = jest.spyOn(reflector, 'getAllAndOverride');
+      const counted = new ApiKeyGuard(
+        reflector,
+        { isBlocked: () => false } as unknown as AuthFailureLimiter,
+        store,
+        refusals(),
+      );
+      const context = withKey(READ_KEY, 'pets:read');
+      for (let i = 0; i < 3; i += 1) await counted.canActivate(context);
+      expect(read).toHaveBeenCalledTimes(2);
+    });
+  });
+
   describe('handleRequest', () => {
     const outcome = (call: () => unknown) => {
       try {
@@ -255,10 +352,10 @@ describe('ApiKeyGuard', () => {
       expect(outcome(() => guard.handleRequest(null, false, 'Bearer realm="animal-store"'))).toEqual(MISSING);
     });
 
-    it('answers an invalid_token challenge with "not valid", passing the challenge on', () => {
-      expect(
-        outcome(() => guard.handleRequest(null, false, 'Bearer realm="animal-store", error="invalid_token"')),
-      ).toEqual(INVALID);
+    it('rethrows a refused key as the strategy threw it', () => {
+      const refusal = new KeyRefusedError('expired');
+
+      expect(() => guard.handleRequest(refusal, false, undefined)).toThrow(refusal);
     });
 
     it('answers a missing challenge (the strategy failed with 400) as malformed', () => {

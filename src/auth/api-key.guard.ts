@@ -5,63 +5,96 @@ import { ApiError } from '../edge/errors/api-error.js';
 import { ErrorCode } from '../edge/errors/error-code.js';
 import { AuthFailureLimiter } from './rate-limit/auth-failure-limiter.js';
 import type { ApiKeyIdentity, AuthenticatedRequest } from './api-key-identity.js';
+import { ApiKeyRefusals } from './api-key-refusals.js';
+import { type ApiKeyScope, REQUIRED_SCOPE } from './api-key-scope.js';
 import { ApiKeyStore } from './api-key-store.js';
 import { bearerToken } from './bearer-token.js';
 import { REALM } from '../edge/http.constants.js';
+import { insufficientScope, KeyRefusedError } from './key-refused.error.js';
 import { IS_PUBLIC } from './public.decorator.js';
 
-/** A key was presented and is not valid: the one refusal the failed-authentication budget counts. */
-class KeyRefusedError extends ApiError {}
+/** What a route asks of the caller, read once per handler from its metadata. */
+interface RouteAccess {
+  public: boolean;
+  /** The scope a scoped key must hold; null: any valid key will do. */
+  scope: ApiKeyScope | null;
+}
 
 /**
  * The global guard: every route needs a valid bearer key unless marked
- * `@Public()`. A presented key that is refused counts against its address's
- * failed-authentication budget. Past the budget, a key the store does not know
- * gets 429 before any lookup, and a valid one is served as usual: one client's
- * failures never lock out the others behind the same address. The key's own
- * budget is ApiKeyThrottlerGuard's, which runs next.
+ * `@Public()`, and a key limited to scopes needs the one the route names with
+ * `@RequiredScope()` (403 otherwise). A presented key that is refused counts
+ * against its address's failed-authentication budget. Past the budget, a key
+ * the store does not know gets 429 before any lookup, and a valid one is served
+ * as usual: one client's failures never lock out the others behind the same
+ * address. The key's own budget is ApiKeyThrottlerGuard's, which runs next.
+ * Refusals are counted by reason.
  */
 @Injectable()
 export class ApiKeyGuard extends AuthGuard('bearer') {
+  private readonly routes = new WeakMap<object, RouteAccess>();
+
   constructor(
     private readonly reflector: Reflector,
     private readonly authFailures: AuthFailureLimiter,
     private readonly keys: ApiKeyStore,
+    private readonly refusals: ApiKeyRefusals,
   ) {
     super();
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]);
-    if (isPublic) return true;
+    const access = this.accessOf(context);
+    if (access.public) return true;
 
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     if (this.authFailures.isBlocked(request.ip)) await this.admitPastBudget(request);
     try {
       await super.canActivate(context);
     } catch (error) {
-      if (error instanceof KeyRefusedError) await this.authFailures.recordFailure(request.ip);
+      if (error instanceof KeyRefusedError) {
+        this.refusals.count(error.reason);
+        await this.authFailures.recordFailure(request.ip);
+      }
       throw error;
     }
+    const scopes = request.user!.scopes;
+    if (access.scope !== null && scopes !== null && !scopes.includes(access.scope)) {
+      this.refusals.count('insufficient_scope');
+      throw insufficientScope(access.scope);
+    }
     return true;
+  }
+
+  private accessOf(context: ExecutionContext): RouteAccess {
+    const handler = context.getHandler();
+    let access = this.routes.get(handler);
+    if (!access) {
+      const targets = [handler, context.getClass()];
+      access = {
+        public: this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, targets) ?? false,
+        scope: this.reflector.getAllAndOverride<ApiKeyScope | undefined>(REQUIRED_SCOPE, targets) ?? null,
+      };
+      this.routes.set(handler, access);
+    }
+    return access;
   }
 
   /** Without credentials the request goes on to its 401; a key the store cannot know ends here. */
   private async admitPastBudget(request: AuthenticatedRequest): Promise<void> {
     const key = bearerToken(request.headers.authorization);
-    if (key !== null && !(await this.keys.isKnown(key))) throw this.authFailures.refusal(request.ip);
+    if (key !== null && !(await this.keys.isKnown(key))) {
+      this.refusals.count('unknown');
+      throw this.authFailures.refusal(request.ip);
+    }
   }
 
   // `challenge` is what passport-http-bearer answers: the WWW-Authenticate value
   // (RFC 6750 §3), or a bare status (400) for a malformed Authorization header.
+  // A presented key that is refused arrives as `error` (BearerStrategy.validate throws it).
   handleRequest<TUser = ApiKeyIdentity>(error: Error | null, identity: TUser | false, challenge: unknown): TUser {
     if (error) throw error;
     if (identity) return identity;
-    if (typeof challenge === 'string' && challenge.includes('invalid_token')) {
-      throw new KeyRefusedError(401, ErrorCode.Unauthorized, 'The API key is not valid.', {
-        'WWW-Authenticate': challenge,
-      });
-    }
     if (typeof challenge === 'string') {
       throw new ApiError(401, ErrorCode.Unauthorized, 'An API key is required: send Authorization: Bearer <key>.', {
         'WWW-Authenticate': challenge,

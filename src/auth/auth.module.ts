@@ -5,6 +5,7 @@ import { ApiKeysModule } from './api-keys/api-keys.module.js';
 import { ApiKeyThrottlerGuard } from './rate-limit/api-key-throttler.guard.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { ApiKeyGuard } from './api-key.guard.js';
+import { ApiKeyRefusals } from './api-key-refusals.js';
 import { ApiKeyStore } from './api-key-store.js';
 import { BearerStrategy } from './bearer.strategy.js';
 import { CombinedApiKeyStore } from './combined-api-key-store.js';
@@ -14,6 +15,7 @@ import { EnvApiKeyStore } from './env-api-key-store.js';
   imports: [PassportModule, ApiKeysModule, RateLimitModule],
   providers: [
     BearerStrategy,
+    ApiKeyRefusals,
     EnvApiKeyStore,
     { provide: ApiKeyStore, useClass: CombinedApiKeyStore },
     // In this order: the key is known before its budget is counted.

@@ -4,6 +4,7 @@ import { Strategy } from 'passport-http-bearer';
 import type { ApiKeyIdentity } from './api-key-identity.js';
 import { ApiKeyStore } from './api-key-store.js';
 import { REALM } from '../edge/http.constants.js';
+import { KeyRefusedError } from './key-refused.error.js';
 
 @Injectable()
 export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
@@ -21,7 +22,10 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
     super.authenticate({ headers } as never, options);
   }
 
-  async validate(token: string): Promise<ApiKeyIdentity | false> {
-    return (await this.keys.verify(token)) ?? false;
+  /** A refused key is thrown with its reason, which passport hands to the guard as the error. */
+  async validate(token: string): Promise<ApiKeyIdentity> {
+    const verdict = await this.keys.verify(token);
+    if (typeof verdict === 'string') throw new KeyRefusedError(verdict);
+    return verdict;
   }
 }

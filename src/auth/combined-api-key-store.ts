@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DatabaseApiKeyStore } from './api-keys/database-api-key-store.js';
-import type { ApiKeyIdentity } from './api-key-identity.js';
+import type { ApiKeyVerdict } from './api-key-identity.js';
 import { ApiKeyStore } from './api-key-store.js';
 import { EnvApiKeyStore } from './env-api-key-store.js';
 import { keyDigest } from './key-digest.js';
@@ -18,7 +18,7 @@ export class CombinedApiKeyStore extends ApiKeyStore {
     super();
   }
 
-  async verify(key: string): Promise<ApiKeyIdentity | null> {
+  async verify(key: string): Promise<ApiKeyVerdict> {
     const digest = keyDigest(key);
     return this.env.identityFor(digest) ?? this.database.verifyDigest(key, digest);
   }

@@ -14,11 +14,11 @@ describe('keyDigest', () => {
 });
 
 describe('EnvApiKeyStore', () => {
-  it('identifies each configured key by its position alone', async () => {
+  it('identifies each configured key by its position alone, with every scope', async () => {
     const store = storeWith(FIRST, SECOND);
 
-    await expect(store.verify(FIRST)).resolves.toEqual({ id: 'env-1', name: 'API_KEYS #1' });
-    await expect(store.verify(SECOND)).resolves.toEqual({ id: 'env-2', name: 'API_KEYS #2' });
+    await expect(store.verify(FIRST)).resolves.toEqual({ id: 'env-1', name: 'API_KEYS #1', scopes: null });
+    await expect(store.verify(SECOND)).resolves.toEqual({ id: 'env-2', name: 'API_KEYS #2', scopes: null });
   });
 
   it.each([
@@ -29,11 +29,11 @@ describe('EnvApiKeyStore', () => {
     ['the digest of a valid key', keyDigest(FIRST)],
     ['an empty string', ''],
   ])('refuses %s', async (_case, key) => {
-    await expect(storeWith(FIRST).verify(key)).resolves.toBeNull();
+    await expect(storeWith(FIRST).verify(key)).resolves.toBe('unknown');
   });
 
   it('refuses everything when no key is configured', async () => {
-    await expect(storeWith().verify(FIRST)).resolves.toBeNull();
+    await expect(storeWith().verify(FIRST)).resolves.toBe('unknown');
   });
 
   it('keeps no raw key in memory', () => {

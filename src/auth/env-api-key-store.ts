@@ -1,14 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { AppConfig } from '../config/app-config.js';
-import type { ApiKeyIdentity } from './api-key-identity.js';
+import type { ApiKeyIdentity, ApiKeyVerdict } from './api-key-identity.js';
 import { ApiKeyStore } from './api-key-store.js';
 import { keyDigest } from './key-digest.js';
 
 /**
  * Keys from `API_KEYS`. Only their digests stay in memory; a presented key is
  * digested and looked up by digest, so no comparison ever runs on raw key
- * bytes and its timing reveals nothing about a valid key. Each is named by its
+ * bytes and its timing reveals nothing about a valid key. They have every scope
+ * and never expire. Each is named by its
  * position (`env-1`, `env-2` …), never by anything derived from it: ids appear in
  * logs and metric labels, where part of a digest would let a weak key be guessed offline.
  */
@@ -20,12 +21,12 @@ export class EnvApiKeyStore extends ApiKeyStore {
     super();
     config.apiKeys.forEach((key, index) => {
       const digest = keyDigest(key);
-      this.identities.set(digest, { id: `env-${index + 1}`, name: `API_KEYS #${index + 1}` });
+      this.identities.set(digest, { id: `env-${index + 1}`, name: `API_KEYS #${index + 1}`, scopes: null });
     });
   }
 
-  verify(key: string): Promise<ApiKeyIdentity | null> {
-    return Promise.resolve(this.identityFor(keyDigest(key)));
+  verify(key: string): Promise<ApiKeyVerdict> {
+    return Promise.resolve(this.identityFor(keyDigest(key)) ?? 'unknown');
   }
 
   isKnown(key: string): Promise<boolean> {

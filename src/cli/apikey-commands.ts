@@ -1,45 +1,127 @@
 import type { ApiKeySummary, ApiKeysRepository } from '../auth/api-keys/api-keys.repository.js';
 import { generateApiKey, publicPrefix } from '../auth/api-keys/api-key-format.js';
+import { type ApiKeyScope, parseScopes } from '../auth/api-key-scope.js';
 import { keyDigest } from '../auth/key-digest.js';
-import type { CommandOutput } from './cli-database.js';
+import { ArgumentProblem, type CommandOutput } from './cli-database.js';
+import { parseDuration } from './duration.js';
+
+/** How long a rotated-out key keeps working when `rotate` is not given `--overlap`. */
+export const DEFAULT_OVERLAP_MS = 24 * 3_600_000;
 
 export const USAGE = `Usage: npm run apikey -- <command>
 
 Commands:
-  create <name>          issue a new key for <name>; the key is printed once, on its own line
-  list                   show every key: id, name, prefix, created, last used, revoked
+  create <name> [--scopes pets:read[,pets:write]] [--expires-in <N>{s|m|h|d}]
+                         issue a new key for <name>; the key is printed once, on its own line. Without --scopes it
+                         may do everything; without --expires-in it never expires
+  rotate <id|prefix> [--overlap <N>{s|m|h|d}]
+                         issue a new key with the same name, scopes and expiry, printed once; the old key keeps
+                         working until the overlap ends (default 24h), then expires (never later than it would have)
+  list                   show every key: id, name, prefix, scopes, created, last used, expires, revoked
   revoke <id|prefix>     revoke a key; every instance refuses it within seconds
 `;
 
 export type ApiKeyCommand =
-  { command: 'create'; name: string } | { command: 'list' } | { command: 'revoke'; reference: string };
+  | { command: 'create'; name: string; scopes: readonly ApiKeyScope[] | null; expiresInMs: number | null }
+  | { command: 'rotate'; reference: string; overlapMs: number }
+  | { command: 'list' }
+  | { command: 'revoke'; reference: string };
 
 const NAME = /^[^\p{Cc}]{1,100}$/u;
 
-/** The command the arguments ask for, or null when they are not valid (the caller prints USAGE). */
-export function parseArguments(args: readonly string[]): ApiKeyCommand | null {
+/** The options each command takes. */
+const OPTIONS = {
+  create: ['--scopes', '--expires-in'],
+  rotate: ['--overlap'],
+  list: [],
+  revoke: [],
+} as const;
+
+type Options = Map<string, string>;
+
+/** Positional arguments and `--option value` (or `--option=value`) pairs, or the problem with them. */
+function split(
+  command: keyof typeof OPTIONS,
+  args: readonly string[],
+): { positional: string[]; options: Options } | ArgumentProblem {
+  const allowed: readonly string[] = OPTIONS[command];
+  const positional: string[] = [];
+  const options: Options = new Map();
+  for (let index = 0; index < args.length; index += 1) {
+    const arg = args[index];
+    if (!arg.startsWith('--')) {
+      positional.push(arg);
+      continue;
+    }
+    const [name, inline] = arg.includes('=')
+      ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+      : [arg];
+    if (!allowed.includes(name)) {
+      const takes = allowed.length > 0 ? `it takes ${allowed.join(' and ')}` : 'it takes none';
+      return new ArgumentProblem(
+        `Unknown option ${name} for ${command}: ${takes} (npm run apikey alone shows the usage).`,
+      );
+    }
+    if (options.has(name)) return new ArgumentProblem(`${name} is given twice: give it once.`);
+    const value = inline ?? args[(index += 1)];
+    if (value === undefined || value === '') {
+      return new ArgumentProblem(
+        `${name} needs a value: ${name === '--scopes' ? '--scopes pets:read' : `${name} 30d`}.`,
+      );
+    }
+    options.set(name, value);
+  }
+  return { positional, options };
+}
+
+/**
+ * The command the arguments ask for; an ArgumentProblem (one line) for a bad scope, duration or option; null when
+ * they are not a command at all (the caller prints USAGE). Either way nothing has been done yet.
+ */
+export function parseArguments(args: readonly string[]): ApiKeyCommand | ArgumentProblem | null {
   const [command, ...rest] = args;
-  if (command === 'create' && rest.length === 1 && NAME.test(rest[0].trim())) {
-    return { command, name: rest[0].trim() };
+  if (command !== 'create' && command !== 'rotate' && command !== 'list' && command !== 'revoke') return null;
+  const parts = split(command, rest);
+  if (parts instanceof ArgumentProblem) return parts;
+  const { positional, options } = parts;
+  if (command === 'list') return positional.length === 0 ? { command } : null;
+  if (positional.length !== 1) return null;
+  const argument = positional[0].trim();
+  if (command === 'create') {
+    if (!NAME.test(argument)) return null;
+    const scopesText = options.get('--scopes');
+    const scopes = scopesText === undefined ? null : parseScopes(scopesText);
+    if (scopes !== null && 'problem' in scopes) return new ArgumentProblem(scopes.problem);
+    const expiresText = options.get('--expires-in');
+    const expiresInMs = expiresText === undefined ? null : parseDuration('--expires-in', expiresText);
+    if (expiresInMs !== null && typeof expiresInMs !== 'number') return new ArgumentProblem(expiresInMs.problem);
+    return { command, name: argument, scopes, expiresInMs };
   }
-  if (command === 'list' && rest.length === 0) return { command };
-  if (command === 'revoke' && rest.length === 1 && rest[0].trim() !== '') {
-    return { command, reference: rest[0].trim() };
+  if (argument === '') return null;
+  if (command === 'rotate') {
+    const overlapText = options.get('--overlap');
+    const overlapMs = overlapText === undefined ? DEFAULT_OVERLAP_MS : parseDuration('--overlap', overlapText);
+    if (typeof overlapMs !== 'number') return new ArgumentProblem(overlapMs.problem);
+    return { command, reference: argument, overlapMs };
   }
-  return null;
+  return { command, reference: argument };
 }
 
 const when = (date: Date | null) => (date ? date.toISOString().replace(/\.\d{3}Z$/, 'Z') : '-');
+/** Null scopes are every scope: keys issued without --scopes, and all keys issued before scopes existed. */
+const scopesOf = (key: ApiKeySummary) => (key.scopes === null ? 'all' : key.scopes.join(','));
 
 function table(keys: readonly ApiKeySummary[]): string[] {
   const rows = [
-    ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'],
+    ['ID', 'NAME', 'PREFIX', 'SCOPES', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED'],
     ...keys.map((key) => [
       key.id,
       key.name,
       key.prefix,
+      scopesOf(key),
       when(key.createdAt),
       when(key.lastUsedAt),
+      when(key.expiresAt),
       when(key.revokedAt),
     ]),
   ];
@@ -52,6 +134,21 @@ function table(keys: readonly ApiKeySummary[]): string[] {
   );
 }
 
+/** The one key `reference` (an id or a public prefix) names, or the line that says why there is none (exit 1). */
+async function findOne(keys: ApiKeysRepository, reference: string, verb: string): Promise<ApiKeySummary | string> {
+  const found = await keys.findByReference(reference);
+  if (found.length === 0) {
+    return `No API key has the id or prefix "${reference}": give an id or prefix that npm run apikey -- list shows.`;
+  }
+  if (found.length > 1) {
+    return `Several keys share the prefix "${reference}" (ids ${found.map((key) => key.id).join(', ')}): ${verb} by id.`;
+  }
+  return found[0];
+}
+
+const describe = (key: ApiKeySummary) =>
+  `API key ${key.id} "${key.name}" (prefix ${key.prefix}, scopes ${scopesOf(key)}, expires ${key.expiresAt ? when(key.expiresAt) : 'never'})`;
+
 /** Runs one command against the repository; resolves to the process exit code. */
 export async function runCommand(
   command: ApiKeyCommand,
@@ -61,9 +158,43 @@ export async function runCommand(
   switch (command.command) {
     case 'create': {
       const key = generateApiKey();
-      const created = await keys.insert({ name: command.name, prefix: publicPrefix(key), digest: keyDigest(key) });
-      output.err(`Created API key ${created.id} "${created.name}" (prefix ${created.prefix}).`);
+      const created = await keys.insert({
+        name: command.name,
+        prefix: publicPrefix(key),
+        digest: keyDigest(key),
+        scopes: command.scopes,
+        expiresInMs: command.expiresInMs,
+      });
+      output.err(`Created ${describe(created)}.`);
       output.err('Store it now: it is shown only this once.');
+      output.out(key);
+      return 0;
+    }
+    case 'rotate': {
+      const found = await findOne(keys, command.reference, 'rotate');
+      if (typeof found === 'string') {
+        output.err(found);
+        return 1;
+      }
+      const key = generateApiKey();
+      const rotation = await keys.rotate(found.id, command.overlapMs, {
+        prefix: publicPrefix(key),
+        digest: keyDigest(key),
+      });
+      if (!rotation) {
+        const state = found.revokedAt
+          ? `was revoked at ${when(found.revokedAt)}`
+          : `expired at ${when(found.expiresAt)}`;
+        output.err(
+          `API key ${found.id} "${found.name}" ${state}, so it cannot be rotated: issue a new key with create.`,
+        );
+        return 1;
+      }
+      output.err(`Created ${describe(rotation.created)} to replace API key ${rotation.old.id}.`);
+      output.err(
+        `The old key (prefix ${rotation.old.prefix}) keeps working until ${when(rotation.old.expiresAt)}, then expires: hand its clients the new key before then.`,
+      );
+      output.err('Store the new key now: it is shown only this once.');
       output.out(key);
       return 0;
     }
@@ -74,18 +205,12 @@ export async function runCommand(
       return 0;
     }
     case 'revoke': {
-      const found = await keys.findByReference(command.reference);
-      if (found.length === 0) {
-        output.err(`No API key has the id or prefix "${command.reference}".`);
+      const found = await findOne(keys, command.reference, 'revoke');
+      if (typeof found === 'string') {
+        output.err(found);
         return 1;
       }
-      if (found.length > 1) {
-        output.err(
-          `Several keys share the prefix "${command.reference}" (ids ${found.map((key) => key.id).join(', ')}): revoke by id.`,
-        );
-        return 1;
-      }
-      const revoked = await keys.revoke(found[0].id);
+      const revoked = await keys.revoke(found.id);
       output.out(
         `Revoked API key ${revoked.id} "${revoked.name}" (prefix ${revoked.prefix}) at ${when(revoked.revokedAt)}.`,
       );

@@ -146,8 +146,8 @@ describe('OpenAPI document', () => {
     expect(new RegExp(IDEMPOTENCY_KEY_PATTERN).test(' ')).toBe(false);
   });
 
-  // The per-key budget's headers are on every response once the key is accepted; 401, 408, 413 and 415 are
-  // answered before that, 429 always carries them. test/support/openapi-response-validator.ts checks the live responses.
+  // The per-key budget's headers are on every response once the key is accepted; 401, 403 (the guard refuses the
+  // key's scope before the budget is counted), 408, 413 and 415 are answered before that, 429 always carries them. test/support/openapi-response-validator.ts checks the live responses.
   it.each([
     ['/pets', 'get'],
     ['/pets', 'post'],
@@ -157,11 +157,27 @@ describe('OpenAPI document', () => {
     for (const [status, declared] of Object.entries(operation(path, method).responses) as [string, ResponseObject][]) {
       const headers = declared.headers ?? {};
       const required = names.map((name) => (headers[name] as { required?: boolean } | undefined)?.required);
-      if (['401', '408', '413', '415'].includes(status))
+      if (['401', '403', '408', '413', '415'].includes(status))
         expect([status, required]).toEqual([status, [undefined, undefined, undefined]]);
       else if (status === '429') expect([status, required]).toEqual([status, [true, true, true]]);
       else expect([status, required]).toEqual([status, [false, false, false]]);
     }
+  });
+
+  it.each([
+    ['/pets', 'get', 'pets:read'],
+    ['/pets', 'post', 'pets:write'],
+    ['/pets/{petId}', 'get', 'pets:read'],
+  ] as const)('names the scope %s %s needs, and declares its 403 with the challenge', (path, method, scope) => {
+    const op = operation(path, method);
+    expect((op as unknown as Record<string, unknown>)['x-required-scopes']).toEqual([scope]);
+    expect(op.description).toContain(`Needs an API key with the \`${scope}\` scope`);
+    const forbidden = response(op, 403);
+    expect(forbidden.headers!['WWW-Authenticate']).toMatchObject({
+      required: true,
+      schema: { type: 'string', enum: [`Bearer realm="animal-store", error="insufficient_scope", scope="${scope}"`] },
+    });
+    expect(forbidden.content!['application/json'].example).toMatchObject({ code: 'insufficient_scope', status: 403 });
   });
 
   it('declares Cache-Control: no-store, required, on every response of every operation', () => {
@@ -187,9 +203,9 @@ describe('OpenAPI document', () => {
   });
 
   it.each([
-    ['/pets', 'get', [200, 400, 401, 408, 429, 500, 503]],
-    ['/pets', 'post', [201, 400, 401, 408, 409, 413, 415, 422, 429, 500, 503]],
-    ['/pets/{petId}', 'get', [200, 400, 401, 404, 408, 429, 500, 503]],
+    ['/pets', 'get', [200, 400, 401, 403, 408, 429, 500, 503]],
+    ['/pets', 'post', [201, 400, 401, 403, 408, 409, 413, 415, 422, 429, 500, 503]],
+    ['/pets/{petId}', 'get', [200, 400, 401, 403, 404, 408, 429, 500, 503]],
   ] as const)('declares the statuses %s %s really answers, every error as Error by $ref', (path, method, statuses) => {
     const op = operation(path, method);
     expect(Object.keys(op.responses).map(Number)).toEqual(statuses);

@@ -55,11 +55,17 @@ export const terminal: CommandOutput = {
   err: (line) => process.stderr.write(`${line}\n`),
 };
 
+/** Arguments that name a command but break one of its rules: one line saying what is wrong and what is allowed. */
+export class ArgumentProblem {
+  constructor(readonly problem: string) {}
+}
+
 export interface DatabaseCommand<C> {
   /** Names the command in its one-line failure message (`apikey failed: …`). */
   name: string;
   usage: string;
-  parse(args: readonly string[]): C | null;
+  /** The command; an ArgumentProblem, printed alone; or null, answered with the usage. */
+  parse(args: readonly string[]): C | ArgumentProblem | null;
   /** Entities the command reads beside the migrations. */
   entities?: DataSourceOptions['entities'];
   /** Runs on a connected data source, with the database part of the configuration; resolves to the exit code. */
@@ -67,15 +73,16 @@ export interface DatabaseCommand<C> {
 }
 
 /**
- * The frame every database command shares: usage on bad arguments (exit 2), the database part of the configuration
+ * The frame every database command shares: usage, or the argument's problem, on bad arguments (exit 2, before any
+ * connection), the database part of the configuration
  * read as the service reads it (DATABASE_URL alone is enough, in production too), the database found or started,
  * and one line, never a stack, when something fails (exit 1).
  */
 export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonly string[]): void {
   const main = async (): Promise<number> => {
     const parsed = command.parse(args);
-    if (!parsed) {
-      terminal.err(command.usage);
+    if (!parsed || parsed instanceof ArgumentProblem) {
+      terminal.err(parsed instanceof ArgumentProblem ? parsed.problem : command.usage);
       return 2;
     }
     const config = await readConfig('database');

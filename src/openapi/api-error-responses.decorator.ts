@@ -1,5 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, type HeadersObject } from '@nestjs/swagger';
+import type { ApiKeyScope } from '../auth/api-key-scope.js';
+import { insufficientScope } from '../auth/key-refused.error.js';
 import { ErrorBodyDto } from '../edge/errors/error-body.dto.js';
 import { CODE_BY_STATUS } from '../edge/errors/error-code.js';
 import { REALM } from '../edge/http.constants.js';
@@ -79,10 +81,11 @@ const ANSWERED_BEFORE_INTERCEPTORS = new Set(['401', '408', '429']);
  */
 const COMMON_ERRORS = {
   401: {
-    description: 'Missing or invalid API key.',
+    description: 'Missing or invalid API key (unknown, revoked or expired: an expired key is named so in the message).',
     headers: {
       'WWW-Authenticate': {
-        description: 'The bearer challenge (RFC 6750): no key, an unknown key, or a malformed Authorization header.',
+        description:
+          'The bearer challenge (RFC 6750): no key; an unknown, revoked or expired key (`invalid_token`); or a malformed Authorization header.',
         required: true,
         schema: {
           type: 'string',
@@ -115,6 +118,30 @@ function errorResponse(status: string, description: string, headers: HeadersObje
     type: ErrorBodyDto,
     example: { code: CODE_BY_STATUS[Number(status)], message: description, status: Number(status) },
     ...(Object.keys(all).length > 0 ? { headers: all } : {}),
+  });
+}
+
+/**
+ * The 403 of an operation that needs `scope`: answered by the API key guard, so before the rate limits and any
+ * interceptor (no budget headers, no operation headers), with the RFC 6750 §3.1 challenge naming the scope.
+ */
+export function ApiInsufficientScopeResponse(scope: ApiKeyScope) {
+  const description = `The API key is valid but limited to scopes without \`${scope}\`, which this operation needs.`;
+  return ApiResponse({
+    status: 403,
+    description,
+    type: ErrorBodyDto,
+    example: insufficientScope(scope).toBody(),
+    headers: {
+      'WWW-Authenticate': {
+        description: 'The bearer challenge (RFC 6750 §3.1), naming the scope the operation needs.',
+        required: true,
+        schema: {
+          type: 'string',
+          enum: [`Bearer realm="${REALM}", error="insufficient_scope", scope="${scope}"`],
+        },
+      },
+    },
   });
 }
 

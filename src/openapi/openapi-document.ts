@@ -7,6 +7,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { BODIES_REJECT_UNKNOWN_PROPERTIES } from '../edge/request-validation.pipe.js';
 import { NO_STORE } from '../edge/security-headers.js';
 import { MAX_BODY_DEPTH } from '../edge/json-body-parser.js';
+import { REQUIRED_SCOPES_EXTENSION } from '../auth/requires-scope.decorator.js';
 
 export const BEARER_SCHEME = 'bearer';
 
@@ -26,6 +27,9 @@ const DESCRIPTION = [
     `\`validation_failed\`; a body over ${BODY_LIMIT_BYTES / 1024} KiB with 413, one nested deeper than ` +
     `${MAX_BODY_DEPTH} levels with 400 \`invalid_json\`, a compressed one (\`Content-Encoding\`) with 415.`,
   'A request repeating `Host`, `Authorization` or `Idempotency-Key` is refused with 400.',
+  `A key may be limited to scopes (\`pets:read\`, \`pets:write\`): each operation names the one it needs in ` +
+    `\`${REQUIRED_SCOPES_EXTENSION}\`, and a key without it is answered 403 \`insufficient_scope\`. A key without ` +
+    'scopes may call every operation. An expired key is answered 401 like an unknown one, with a message saying it expired.',
   "Every response carries `X-Request-Id`: the client's own when it sent a usable one, else a new UUID.",
 ].join('\n');
 
@@ -56,7 +60,23 @@ export function createOpenApiDocument(
   const document = SwaggerModule.createDocument(app, options, { ignoreGlobalPrefix: true });
   if (BODIES_REJECT_UNKNOWN_PROPERTIES) closeRequestBodies(document);
   declareNoStore(document);
+  describeRequiredScopes(document);
   return document;
+}
+
+/** Each scoped operation's description names its scope, as its `x-required-scopes` extension does. */
+function describeRequiredScopes(document: OpenAPIObject): void {
+  for (const item of Object.values(document.paths)) {
+    for (const operation of [item.get, item.put, item.post, item.patch, item.delete]) {
+      const scopes = (operation as Record<string, unknown> | undefined)?.[REQUIRED_SCOPES_EXTENSION] as
+        string[] | undefined;
+      if (!operation || !scopes) continue;
+      const named = scopes.map((scope) => `\`${scope}\``).join(' and ');
+      operation.description =
+        `${operation.description ?? ''}\n\nNeeds an API key with the ${named} scope, or one without scopes; ` +
+        'any other key is answered 403 `insufficient_scope`.';
+    }
+  }
 }
 
 /** `Cache-Control: no-store` on every response of every operation, as the edge sends it (src/edge/security-headers.ts). */

@@ -12,6 +12,7 @@ import {
 import type { FastifyReply } from 'fastify';
 import type { ApiKeyIdentity } from '../auth/api-key-identity.js';
 import { CurrentApiKey } from '../auth/current-api-key.decorator.js';
+import { RequiresScope } from '../auth/requires-scope.decorator.js';
 import { ApiErrorResponses, rateLimitHeaderDocs } from '../openapi/api-error-responses.decorator.js';
 import { deprecationHeaderDocs } from '../openapi/deprecation-headers.js';
 import { Deprecated } from '../deprecation/deprecated.decorator.js';
@@ -50,6 +51,7 @@ export class PetsController {
   constructor(private readonly pets: PetsService) {}
 
   @Get()
+  @RequiresScope('pets:read')
   @ApiOperation({
     operationId: 'listPets',
     summary: 'List all animals',
@@ -87,6 +89,7 @@ export class PetsController {
 
   @Post()
   @HttpCode(201)
+  @RequiresScope('pets:write')
   @ApiOperation({
     operationId: 'createPet',
     summary: 'Add an animal',
@@ -139,6 +142,7 @@ export class PetsController {
 
   @Get(':petId')
   @Deprecated(GET_PET_DEPRECATION)
+  @RequiresScope('pets:read')
   @ApiOperation({
     operationId: 'getPet',
     summary: 'Get an animal',

@@ -30,4 +30,12 @@ export class ApiKeyEntity {
 
   @Column('timestamptz', { name: 'revoked_at', nullable: true })
   revokedAt: Date | null;
+
+  /** The scopes the key is limited to; null (every key issued before scopes existed, and unscoped ones): all of them. */
+  @Column('text', { array: true, nullable: true })
+  scopes: string[] | null;
+
+  /** When the key stops working; null: never. Set at creation (`--expires-in`) or by a rotation's overlap. */
+  @Column('timestamptz', { name: 'expires_at', nullable: true })
+  expiresAt: Date | null;
 }

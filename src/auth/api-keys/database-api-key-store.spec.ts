@@ -1,43 +1,81 @@
 import { jest } from '@jest/globals';
 import type { ApiKeyIdentity } from '../api-key-identity.js';
 import { generateApiKey } from './api-key-format.js';
-import type { ApiKeysRepository } from './api-keys.repository.js';
+import type { ApiKeyRecord, ApiKeysRepository } from './api-keys.repository.js';
 import { keyDigest } from '../key-digest.js';
 import { DatabaseApiKeyStore, KEY_CACHE_MAX_ENTRIES } from './database-api-key-store.js';
+import { EXPIRY_WARNING_WINDOW_MS, type ExpiryWarnings } from './expiry-warnings.js';
 import type { LastUsedRecorder } from './last-used-recorder.js';
 
 describe('DatabaseApiKeyStore', () => {
-  const identity: ApiKeyIdentity = { id: '7', name: 'acme' };
-  const findActiveByDigest = jest.fn<(digest: string) => Promise<ApiKeyIdentity | undefined>>();
+  const row: ApiKeyRecord = { id: '7', name: 'acme', scopes: ['pets:read'], expiresAt: null, revokedAt: null };
+  const identity: ApiKeyIdentity = { id: '7', name: 'acme', scopes: ['pets:read'] };
+  const findActiveByDigest = jest.fn<(digest: string) => Promise<ApiKeyRecord | undefined>>();
   const findActiveDigests = jest.fn<() => Promise<string[]>>();
   const record = jest.fn();
+  const check = jest.fn();
   let store: DatabaseApiKeyStore;
 
   beforeEach(() => {
     findActiveByDigest.mockReset();
     findActiveDigests.mockReset();
     record.mockReset();
+    check.mockReset();
     store = new DatabaseApiKeyStore(
-      { findActiveByDigest, findActiveDigests } as unknown as ApiKeysRepository,
+      { findByDigest: findActiveByDigest, findActiveDigests } as unknown as ApiKeysRepository,
       { record } as unknown as LastUsedRecorder,
+      { check } as unknown as ExpiryWarnings,
     );
   });
 
   it('asks the database once for a burst of the same valid key, and records its use', async () => {
-    findActiveByDigest.mockResolvedValue(identity);
+    findActiveByDigest.mockResolvedValue(row);
     const key = generateApiKey();
     const answers = await Promise.all(Array.from({ length: 50 }, () => store.verify(key)));
-    expect(answers.every((answer) => answer === identity)).toBe(true);
-    expect(await store.verify(key)).toBe(identity);
+    expect(answers[0]).toEqual(identity);
+    // One identity object, cached with the key, serves every request: no allocation per request.
+    expect(answers.every((answer) => answer === answers[0])).toBe(true);
+    expect(await store.verify(key)).toBe(answers[0]);
     expect(findActiveByDigest).toHaveBeenCalledTimes(1);
-    expect(record).toHaveBeenCalledWith('7');
+    expect(record).toHaveBeenCalledWith('7', expect.any(Number));
+  });
+
+  it('tells a revoked key from an unknown one, and does not record its use', async () => {
+    findActiveByDigest.mockResolvedValue({ ...row, revokedAt: new Date() });
+    const key = generateApiKey();
+    expect(await store.verify(key)).toBe('revoked');
+    expect(await store.isKnown(key)).toBe(false);
+    expect(record).not.toHaveBeenCalled();
+  });
+
+  it('refuses a key as expired once the clock passes its expiry, even while its answer is cached', async () => {
+    const expiresAt = Date.now() + 60_000;
+    findActiveByDigest.mockResolvedValue({ ...row, expiresAt: new Date(expiresAt) });
+    const key = generateApiKey();
+    expect(await store.verify(key)).toEqual(identity);
+    expect(check).toHaveBeenCalledWith('7', expiresAt, expect.any(Number));
+    const now = jest.spyOn(Date, 'now').mockReturnValue(expiresAt);
+    try {
+      expect(await store.verify(key)).toBe('expired');
+      expect(await store.isKnown(key)).toBe(false);
+    } finally {
+      now.mockRestore();
+    }
+    expect(findActiveByDigest).toHaveBeenCalledTimes(1);
+  });
+
+  it('hands a key without expiry to the expiry warnings as never expiring', async () => {
+    findActiveByDigest.mockResolvedValue(row);
+    await store.verify(generateApiKey());
+    expect(check.mock.calls[0][1]).toBe(Infinity);
+    expect(Infinity - Date.now() > EXPIRY_WARNING_WINDOW_MS).toBe(true);
   });
 
   it('caches unknown keys too', async () => {
     findActiveByDigest.mockResolvedValue(undefined);
     const key = generateApiKey();
-    expect(await store.verify(key)).toBeNull();
-    expect(await store.verify(key)).toBeNull();
+    expect(await store.verify(key)).toBe('unknown');
+    expect(await store.verify(key)).toBe('unknown');
     expect(findActiveByDigest).toHaveBeenCalledTimes(1);
     expect(record).not.toHaveBeenCalled();
   });
@@ -63,7 +101,7 @@ describe('DatabaseApiKeyStore', () => {
   });
 
   it('answers isKnown from the cached answer of a key verified a moment ago, without a query', async () => {
-    findActiveByDigest.mockResolvedValue(identity);
+    findActiveByDigest.mockResolvedValue(row);
     const key = generateApiKey();
     await store.verify(key);
     expect(await store.isKnown(key)).toBe(true);
@@ -71,8 +109,8 @@ describe('DatabaseApiKeyStore', () => {
   });
 
   it('refuses strings that cannot be issued keys without a query', async () => {
-    expect(await store.verify('not-a-key')).toBeNull();
-    expect(await store.verify('pet_short')).toBeNull();
+    expect(await store.verify('not-a-key')).toBe('unknown');
+    expect(await store.verify('pet_short')).toBe('unknown');
     expect(findActiveByDigest).not.toHaveBeenCalled();
   });
 

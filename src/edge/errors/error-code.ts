@@ -7,6 +7,7 @@ export const ErrorCode = {
   InvalidJson: 'invalid_json',
   InvalidCursor: 'invalid_cursor',
   Unauthorized: 'unauthorized',
+  InsufficientScope: 'insufficient_scope',
   NotFound: 'not_found',
   MethodNotAllowed: 'method_not_allowed',
   RequestTimeout: 'request_timeout',
@@ -26,6 +27,7 @@ export const ERROR_CODES: readonly ErrorCode[] = Object.values(ErrorCode);
 /**
  * The code an error of each status carries unless it says otherwise (a 400 may also be `invalid_json` or
  * `invalid_cursor`): what Nest's own exceptions are answered with, and the examples in the OpenAPI document.
+ * 403 is absent on purpose: only the API key guard answers it (`insufficient_scope`); a framework's 403 is not that.
  */
 export const CODE_BY_STATUS: Readonly<Record<number, ErrorCode>> = {
   400: ErrorCode.ValidationFailed,

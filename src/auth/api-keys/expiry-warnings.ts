@@ -1,0 +1,36 @@
+import { Injectable, Logger } from '@nestjs/common';
+
+/** A key used within this time of its expiry is logged at warn level. */
+export const EXPIRY_WARNING_WINDOW_MS = 7 * 86_400_000;
+/** Each key is logged at most once per this interval (per instance). */
+export const EXPIRY_WARNING_INTERVAL_MS = 86_400_000;
+
+function remaining(ms: number): string {
+  const hours = Math.floor(ms / 3_600_000);
+  if (hours >= 48) return `${Math.floor(hours / 24)} days`;
+  if (hours >= 1) return `${hours} h`;
+  return `${Math.max(1, Math.ceil(ms / 60_000))} min`;
+}
+
+/**
+ * Tells operators, before clients fail, that a key still in use is about to expire: one warn line per key per day
+ * while it is used in its last EXPIRY_WARNING_WINDOW_MS. Keys far from expiry (or without one) cost a subtraction.
+ */
+@Injectable()
+export class ExpiryWarnings {
+  private readonly logger = new Logger('ApiKeyExpiry');
+  /** Key id -> when it was last logged. Only issued keys near expiry get here, so it holds few ids. */
+  private readonly warnedAt = new Map<string, number>();
+
+  check(id: string, expiresAt: number, now: number): void {
+    if (expiresAt - now > EXPIRY_WARNING_WINDOW_MS) return;
+    const last = this.warnedAt.get(id);
+    if (last !== undefined && now - last < EXPIRY_WARNING_INTERVAL_MS) return;
+    this.warnedAt.set(id, now);
+    this.logger.warn(
+      `API key ${id} was used and expires at ${new Date(expiresAt).toISOString()} (in ${remaining(expiresAt - now)}): ` +
+        `rotate it (npm run apikey -- rotate ${id}) and hand its clients the new key before they are refused. ` +
+        'Logged once a day per key and instance.',
+    );
+  }
+}

@@ -1,0 +1,31 @@
+import { ApiError } from '../edge/errors/api-error.js';
+import { ErrorCode } from '../edge/errors/error-code.js';
+import { REALM } from '../edge/http.constants.js';
+import type { ApiKeyRefusalReason } from './api-key-identity.js';
+import type { ApiKeyScope } from './api-key-scope.js';
+
+const INVALID_TOKEN = { 'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token"` };
+
+/** A key was presented and is not valid (unknown, revoked or expired): what the failed-authentication budget counts. */
+export class KeyRefusedError extends ApiError {
+  constructor(readonly reason: Exclude<ApiKeyRefusalReason, 'insufficient_scope'>) {
+    super(
+      401,
+      ErrorCode.Unauthorized,
+      reason === 'expired'
+        ? 'The API key has expired: use the key that replaced it, or ask for a new one.'
+        : 'The API key is not valid.',
+      INVALID_TOKEN,
+    );
+  }
+}
+
+/** A valid key without the scope the operation needs (RFC 6750 §3.1). */
+export function insufficientScope(scope: ApiKeyScope): ApiError {
+  return new ApiError(
+    403,
+    ErrorCode.InsufficientScope,
+    `This operation needs the ${scope} scope, which the API key does not have: use a key issued with ${scope}.`,
+    { 'WWW-Authenticate': `Bearer realm="${REALM}", error="insufficient_scope", scope="${scope}"` },
+  );
+}

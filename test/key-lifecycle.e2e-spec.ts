@@ -1,0 +1,329 @@
+import { jest } from '@jest/globals';
+import { createHash } from 'node:crypto';
+import { apikey, ensureBuilt, type Finished } from './support/built-service.js';
+import { ServiceProcess, startService } from './support/service-process.js';
+import { auth, jsonBody, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
+
+const KEY_LINE = /^pet_[0-9A-Za-z]{32}$/;
+/** Each instance caches a key's row for 2 s; a refusal is looked for a little longer, polling. */
+const PROPAGATION_WINDOW_MS = 5_000;
+const INVALID_TOKEN = 'Bearer realm="animal-store", error="invalid_token"';
+const EXPIRED = {
+  code: 'unauthorized',
+  message: 'The API key has expired: use the key that replaced it, or ask for a new one.',
+  status: 401,
+};
+const ISO_SECOND = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
+/** Each run of the CLI is a process of its own, started through npm, and most tests run several. */
+jest.setTimeout(120_000);
+
+/** Polls `probe` until it holds or the deadline passes; returns the time taken, or null. */
+async function within(deadlineMs: number, probe: () => Promise<boolean>): Promise<number | null> {
+  const started = Date.now();
+  while (Date.now() - started <= deadlineMs) {
+    if (await probe()) return Date.now() - started;
+    await new Promise((wake) => setTimeout(wake, 100));
+  }
+  return null;
+}
+
+/** The new key a successful `create` or `rotate` printed: alone on stdout. */
+function printedKey(result: Finished): string {
+  expect([result.code, result.stdout.trim().split('\n').length]).toEqual([0, 1]);
+  const key = result.stdout.trim();
+  expect(key).toMatch(KEY_LINE);
+  expect(result.stderr).not.toContain(key);
+  return key;
+}
+
+/**
+ * Scopes, expiry and rotation through the CLI as built, against two instances on one database: the app in this
+ * process (`t`) and the built service as a process (`other`), each with its own cache of keys.
+ */
+describe('API keys with scopes, expiry and rotation', () => {
+  let t: TestApp;
+  let other: ServiceProcess;
+  const create = async (...args: string[]) => printedKey(await apikey(t.database.url, 'create', ...args));
+  const idOf = async (key: string) =>
+    (
+      await t.sql.query<{ id: string }>('SELECT id::text AS id FROM api_keys WHERE digest = $1', [
+        createHash('sha256').update(key).digest('hex'),
+      ])
+    ).rows[0].id;
+  const statusOn = async (origin: string, key: string) =>
+    (await request(origin, '/v1/pets', { headers: auth(key) })).status;
+  const countPets = async () => Number((await t.sql.query<{ n: string }>('SELECT count(*) AS n FROM pets')).rows[0].n);
+  const countKeys = async () =>
+    Number((await t.sql.query<{ n: string }>('SELECT count(*) AS n FROM api_keys')).rows[0].n);
+  const refusals = async (reason: string) => {
+    const text = (await request(t.origin, '/metrics')).text;
+    const line = text.split('\n').find((l) => l.startsWith(`animal_store_api_key_refusals_total{reason="${reason}"} `));
+    return line === undefined ? undefined : Number(line.split(' ')[1]);
+  };
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    t = await startTestApp();
+    other = await startService({
+      DATABASE_URL: t.database.url,
+      API_KEYS: TEST_KEY,
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: '0',
+      AUTH_FAILURE_LIMIT_PER_MINUTE: '1000000',
+    });
+  }, 240_000);
+  afterAll(async () => {
+    if (other) {
+      other.kill('SIGTERM');
+      await other.exited;
+    }
+    await t?.close();
+  });
+
+  describe('scopes', () => {
+    it('a pets:read key lists and fetches, and is refused a create with 403 insufficient_scope, storing nothing', async () => {
+      const storefront = await create('storefront', '--scopes', 'pets:read');
+      expect((await request(t.origin, '/v1/pets', { headers: auth(storefront) })).status).toBe(200);
+      expect((await request(t.origin, '/v1/pets/1', { headers: auth(storefront) })).status).toBe(404);
+      const before = await countPets();
+      const insufficientBefore = await refusals('insufficient_scope');
+
+      const refused = await request(t.origin, '/v1/pets', jsonBody({ name: 'Rex', categoryId: 1 }, storefront));
+
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get('www-authenticate')).toBe(
+        'Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"',
+      );
+      expect(refused.body).toEqual({
+        code: 'insufficient_scope',
+        message:
+          'This operation needs the pets:write scope, which the API key does not have: use a key issued with pets:write.',
+        status: 403,
+      });
+      expect(await countPets()).toBe(before);
+      expect(await refusals('insufficient_scope')).toBe(insufficientBefore! + 1);
+    });
+
+    it('a pets:write key creates and is refused a list, naming pets:read', async () => {
+      const sync = await create('nightly sync', '--scopes', 'pets:write');
+      expect((await request(t.origin, '/v1/pets', jsonBody({ name: 'Rex', categoryId: 1 }, sync))).status).toBe(201);
+      const listed = await request(t.origin, '/v1/pets', { headers: auth(sync) });
+      expect(listed.status).toBe(403);
+      expect(listed.headers.get('www-authenticate')).toBe(
+        'Bearer realm="animal-store", error="insufficient_scope", scope="pets:read"',
+      );
+    });
+
+    it('keys without scopes, keys from before scopes existed and API_KEYS keys may do everything', async () => {
+      const unscoped = await create('full access');
+      const both = await create('both', '--scopes', 'pets:read,pets:write');
+      // A row as the previous build wrote it: no scopes, no expiry.
+      const legacy = `pet_${'L'.repeat(32)}`;
+      await t.sql.query(`INSERT INTO api_keys (name, prefix, digest) VALUES ('legacy', $1, $2)`, [
+        legacy.slice(0, 12),
+        createHash('sha256').update(legacy).digest('hex'),
+      ]);
+      for (const key of [unscoped, both, legacy, TEST_KEY]) {
+        expect(await statusOn(t.origin, key)).toBe(200);
+        expect((await request(t.origin, '/v1/pets', jsonBody({ name: 'Rex', categoryId: 1 }, key))).status).toBe(201);
+      }
+    });
+  });
+
+  describe('expiry', () => {
+    it('a key created with --expires-in works, then is refused as expired once the time has passed', async () => {
+      // Long enough for the CLI process to end and the first request to be answered on a loaded machine.
+      const key = await create('contractor', '--expires-in', '15s');
+      expect(await statusOn(t.origin, key)).toBe(200);
+      const { rows } = await t.sql.query<{ left: number }>(
+        `SELECT extract(epoch FROM expires_at - now()) AS left FROM api_keys WHERE id = $1`,
+        [await idOf(key)],
+      );
+      expect(Number(rows[0].left)).toBeGreaterThan(0);
+      expect(Number(rows[0].left)).toBeLessThanOrEqual(15);
+
+      expect(await within(30_000, async () => (await statusOn(t.origin, key)) === 401)).not.toBeNull();
+      const refused = await request(t.origin, '/v1/pets', { headers: auth(key) });
+      expect(refused.headers.get('www-authenticate')).toBe(INVALID_TOKEN);
+      expect(refused.body).toEqual(EXPIRED);
+    });
+
+    it(`an expiry set in the database is refused by both instances within ${PROPAGATION_WINDOW_MS / 1000} s, without a restart`, async () => {
+      const key = await create('partner');
+      // Both instances hold a positive answer in their cache.
+      expect([await statusOn(t.origin, key), await statusOn(other.origin, key)]).toEqual([200, 200]);
+      const expiredBefore = await refusals('expired');
+
+      await t.sql.query(`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+        await idOf(key),
+      ]);
+
+      for (const origin of [t.origin, other.origin]) {
+        expect(await within(PROPAGATION_WINDOW_MS, async () => (await statusOn(origin, key)) === 401)).not.toBeNull();
+        expect((await request(origin, '/v1/pets', { headers: auth(key) })).body).toEqual(EXPIRED);
+      }
+      expect(await refusals('expired')).toBeGreaterThan(expiredBefore!);
+    });
+  });
+
+  describe('rotation', () => {
+    it('prints the new key alone; both work on both instances during the overlap, then only the new one', async () => {
+      const old = await create('Acme shop', '--scopes', 'pets:read', '--expires-in', '30d');
+      const oldId = await idOf(old);
+      const { rows: before } = await t.sql.query<{ expires_at: Date }>(
+        'SELECT expires_at FROM api_keys WHERE id = $1',
+        [oldId],
+      );
+      expect([await statusOn(t.origin, old), await statusOn(other.origin, old)]).toEqual([200, 200]);
+
+      const rotated = await apikey(t.database.url, 'rotate', old.slice(0, 12), '--overlap', '15s');
+      const replacement = printedKey(rotated);
+      expect(rotated.stderr).toMatch(
+        new RegExp(`The old key \\(prefix ${old.slice(0, 12)}\\) keeps working until \\d{4}-\\d\\d-\\d\\dT[\\d:]+Z`),
+      );
+
+      const { rows } = await t.sql.query<{ id: string; name: string; scopes: string[]; expires_at: Date }>(
+        'SELECT id::text AS id, name, scopes, expires_at FROM api_keys WHERE id IN ($1, $2) ORDER BY id',
+        [oldId, await idOf(replacement)],
+      );
+      expect(rows.map(({ name, scopes }) => ({ name, scopes }))).toEqual([
+        { name: 'Acme shop', scopes: ['pets:read'] },
+        { name: 'Acme shop', scopes: ['pets:read'] },
+      ]);
+      // The new key keeps the old one's expiry: a rotation grants no more time than the key had.
+      expect(rows[1].expires_at).toEqual(before[0].expires_at);
+      expect(rows[0].expires_at.getTime()).toBeLessThanOrEqual(Date.now() + 15_000);
+
+      for (const origin of [t.origin, other.origin]) {
+        expect([await statusOn(origin, old), await statusOn(origin, replacement)]).toEqual([200, 200]);
+      }
+      for (const origin of [t.origin, other.origin]) {
+        expect(await within(30_000, async () => (await statusOn(origin, old)) === 401)).not.toBeNull();
+        expect((await request(origin, '/v1/pets', { headers: auth(old) })).body).toEqual(EXPIRED);
+        expect(await statusOn(origin, replacement)).toBe(200);
+      }
+    });
+
+    it('never extends a key that already expires before the end of the overlap', async () => {
+      const key = await create('short', '--expires-in', '5m');
+      const id = await idOf(key);
+      const expiry = async () =>
+        (await t.sql.query<{ expires_at: Date }>('SELECT expires_at FROM api_keys WHERE id = $1', [id])).rows[0]
+          .expires_at;
+      const before = await expiry();
+
+      printedKey(await apikey(t.database.url, 'rotate', id, '--overlap', '1d'));
+
+      expect(await expiry()).toEqual(before);
+    });
+
+    it('refuses to rotate a revoked or expired key, or one that does not exist, with exit 1 and one line', async () => {
+      const revoked = await create('revoked');
+      expect((await apikey(t.database.url, 'revoke', revoked.slice(0, 12))).code).toBe(0);
+      const expired = await create('expired');
+      await t.sql.query(`UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE id = $1`, [
+        await idOf(expired),
+      ]);
+      const keys = await countKeys();
+
+      const cases = [
+        [
+          revoked.slice(0, 12),
+          /^API key \d+ "revoked" was revoked at [\dT:Z-]+, so it cannot be rotated: issue a new key with create\.$/,
+        ],
+        [
+          expired.slice(0, 12),
+          /^API key \d+ "expired" expired at [\dT:Z-]+, so it cannot be rotated: issue a new key with create\.$/,
+        ],
+        [
+          'pet_NoSuchKy',
+          /^No API key has the id or prefix "pet_NoSuchKy": give an id or prefix that npm run apikey -- list shows\.$/,
+        ],
+      ] as const;
+      for (const [reference, line] of cases) {
+        const result = await apikey(t.database.url, 'rotate', reference);
+        expect([result.code, result.stdout]).toEqual([1, '']);
+        expect(result.stderr.trim()).toMatch(line);
+      }
+      expect(await countKeys()).toBe(keys);
+    });
+  });
+
+  it('list adds SCOPES and EXPIRES, and never shows a key or its digest', async () => {
+    const key = await create('listed', '--scopes', 'pets:read', '--expires-in', '90d');
+    const listed = await apikey(t.database.url, 'list');
+    expect(listed.code).toBe(0);
+    const [header, ...rows] = listed.stdout.trim().split('\n');
+    expect(header.split(/\s{2,}/)).toEqual([
+      'ID',
+      'NAME',
+      'PREFIX',
+      'SCOPES',
+      'CREATED',
+      'LAST USED',
+      'EXPIRES',
+      'REVOKED',
+    ]);
+    const row = rows.find((line) => line.includes(key.slice(0, 12)))!;
+    const cells = row.split(/\s{2,}/);
+    expect(cells.slice(1, 4)).toEqual(['listed', key.slice(0, 12), 'pets:read']);
+    expect(cells[6]).toMatch(ISO_SECOND);
+    expect(rows.find((line) => / full access /.test(line))!.split(/\s{2,}/)[3]).toBe('all');
+    const output = listed.stdout + listed.stderr;
+    expect(output).not.toContain(key);
+    expect(output).not.toContain(createHash('sha256').update(key).digest('hex'));
+    expect(output).not.toMatch(/pet_[0-9A-Za-z]{32}/);
+  });
+
+  it.each([
+    [['create', 'x', '--scopes', 'pets:delete'], 'Unknown scope "pets:delete": use pets:read, pets:write or both'],
+    [['create', 'x', '--scopes', 'read'], 'Unknown scope "read"'],
+    [['create', 'x', '--expires-in', '2w'], 'Invalid duration "2w" for --expires-in'],
+    [['create', 'x', '--expires-in', '0s'], 'Invalid duration "0s" for --expires-in'],
+    [['rotate', '1', '--overlap', 'soon'], 'Invalid duration "soon" for --overlap'],
+    [['rotate', '1', '--expires-in', '1d'], 'Unknown option --expires-in for rotate: it takes --overlap'],
+    [['create', 'x', '--expires-in'], '--expires-in needs a value'],
+  ])('%j exits 2 with one line saying what is wrong and what is allowed, creating nothing', async (args, says) => {
+    const keys = await countKeys();
+    const result = await apikey(t.database.url, ...args);
+    expect([result.code, result.stdout]).toEqual([2, '']);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(says);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(await countKeys()).toBe(keys);
+  });
+
+  it('revoke of an unknown key exits 1 with one line', async () => {
+    const result = await apikey(t.database.url, 'revoke', '999999');
+    expect([result.code, result.stdout]).toEqual([1, '']);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'No API key has the id or prefix "999999": give an id or prefix that npm run apikey -- list shows.',
+    ]);
+  });
+
+  it('counts refusals by reason: unknown, revoked, expired, insufficient_scope', async () => {
+    const revoked = await create('to revoke');
+    expect((await apikey(t.database.url, 'revoke', revoked.slice(0, 12))).code).toBe(0);
+    const before = { unknown: await refusals('unknown'), revoked: await refusals('revoked') };
+    expect(await within(PROPAGATION_WINDOW_MS, async () => (await statusOn(t.origin, revoked)) === 401)).not.toBeNull();
+    await statusOn(t.origin, `pet_${'U'.repeat(32)}`);
+    expect((await refusals('revoked'))!).toBeGreaterThan(before.revoked!);
+    expect(await refusals('unknown')).toBe(before.unknown! + 1);
+    // Expired and insufficient_scope were refused in the tests above.
+    expect(await refusals('expired')).toBeGreaterThan(0);
+    expect(await refusals('insufficient_scope')).toBeGreaterThan(0);
+  });
+
+  it('logs a key used within 7 days of its expiry at warn level, once a day per key, never the key', async () => {
+    const key = await create('expiring', '--expires-in', '3d');
+    const id = await idOf(key);
+    for (let i = 0; i < 3; i += 1) expect(await statusOn(other.origin, key)).toBe(200);
+    const said = `API key ${id} was used and expires at`;
+    const logged = () => other.lines.filter((line) => line.includes(said));
+    expect(await within(5_000, () => Promise.resolve(logged().length > 0))).not.toBeNull();
+    expect(logged()).toHaveLength(1);
+    expect(logged()[0]).toMatch(/"level":40|WARN/);
+    expect(other.lines.join('\n')).not.toContain(key);
+  });
+});
