@@ -8,6 +8,7 @@ import { EmbeddedPostgresError } from './database/embedded-postgres-error.js';
 import { loadEmbeddedPostgres } from './database/load-embedded-postgres.js';
 import { developmentApiKey, developmentKeyFile } from './auth/development-key.js';
 import { stopGracefullyOnSignals } from './edge/graceful-shutdown.js';
+import { stopTracing } from './observability/tracing/tracing-state.js';
 
 // Under load most request data dies young but some is promoted, and V8 lets the old generation grow up to
 // 4x its live size before a full collection: peak RSS went from about 145 MiB at start to 280 MiB. At most
@@ -46,7 +47,10 @@ async function bootstrap(): Promise<void> {
   stopGracefullyOnSignals(app, {
     drainDelayMs: config.shutdownDrainDelayMs,
     graceMs: config.shutdownGraceMs,
-    afterClose: async () => embedded?.stop(),
+    afterClose: async () => {
+      await embedded?.stop();
+      await stopTracing();
+    },
     logger,
   });
   await app.listen(config.port, config.host);
