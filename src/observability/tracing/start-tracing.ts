@@ -64,7 +64,7 @@ function reportProblems(): void {
     REPORT_INTERVAL_MS,
   );
   setGlobalErrorHandler((error) =>
-    problems.report(`Trace export failed: ${error instanceof Error ? error.message : String(error)}`),
+    problems.report(`Trace export failed: ${error instanceof Error ? error.message : JSON.stringify(error)}`),
   );
   // OTEL_LOG_LEVEL, when set, gives the SDK's own console logger instead (for debugging the exporter).
   if (process.env.OTEL_LOG_LEVEL) return;

@@ -4,7 +4,11 @@ describe('ThrottledReport', () => {
   it('writes the first report at once, then at most one per interval with the count of the ones held back', () => {
     let now = 1_000;
     const lines: string[] = [];
-    const report = new ThrottledReport((line) => lines.push(line), 60_000, () => now);
+    const report = new ThrottledReport(
+      (line) => lines.push(line),
+      60_000,
+      () => now,
+    );
 
     report.report('Trace export failed: ECONNREFUSED');
     for (let batch = 0; batch < 11; batch++) {
