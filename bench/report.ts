@@ -5,7 +5,7 @@ import { LoadResult, median, Route } from './load.js';
  * (feature-equal), the straightforward NestJS + TypeORM app, the bare Fastify + pg ceiling, (with `--floor`) the Nest
  * parts the service must use, and (with `--lean`) the service with its optional features off.
  */
-export type ServerName = 'service' | 'feature-equal' | 'straightforward' | 'ceiling' | 'floor' | 'lean';
+export type ServerName = 'service' | 'feature-equal' | 'straightforward' | 'ceiling' | 'floor' | 'lean' | 'traced';
 
 export interface RouteSummary {
   route: string;

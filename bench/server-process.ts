@@ -180,15 +180,19 @@ export interface ServiceOptions extends Pick<SpawnOptions, 'logFile' | 'ipc'> {
 
 export type RunningService = ServerProcess & { origin: string };
 
-/** Runs the build (`node dist/src/main.js`) on a free port against `databaseUrl`; resolves once it lists animals. */
+/**
+ * Runs the build as production does (`node --import <tracing preload> dist/src/main.js`) on a free port against
+ * `databaseUrl`; resolves once it lists animals.
+ */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const main = join(root, 'dist', 'src', 'main.js');
+  const preload = join(root, 'dist', 'src', 'observability', 'tracing', 'preload.js');
   if (!existsSync(main)) throw new Error('dist/src/main.js is missing: run `npm run build` first');
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const server = await startServer({
     command: options.node ?? process.execPath,
-    args: [...(options.nodeArgs ?? []), main],
+    args: [...(options.nodeArgs ?? []), '--import', preload, main],
     cwd: root,
     env: { ...serviceEnv(port, options.apiKey), DATABASE_URL: options.databaseUrl, ...options.env },
     logFile: options.logFile,
