@@ -188,7 +188,7 @@ describe('traces', () => {
     const caller = callerContext();
     const probes = ['/health/live', '/health/ready', '/metrics'];
     for (const path of probes) {
-      const headers = path === '/metrics' ? { authorization: `Bearer ${METRICS_TOKEN}` } : {};
+      const headers: Record<string, string> = path === '/metrics' ? { authorization: `Bearer ${METRICS_TOKEN}` } : {};
       expect((await call(path, { headers, traceparent: caller.traceparent })).status).toBe(200);
     }
     // A traced request after them: once its spans are in, the probes' would have been too.
