@@ -26,11 +26,9 @@ const FLUSH_AT_SHUTDOWN_MS = 2_000;
 
 const SERVICE_NAME = 'animal-store';
 
-/** Probes and scrapes: one every few seconds per instance would drown the traces. */
-function untraced(url: string | undefined): boolean {
-  const path = url?.split('?', 1)[0] ?? '';
-  return path === `/${OPERATIONS_ROUTES.metrics}` || path.startsWith('/health/');
-}
+/** Probes and scrapes (the operations routes): one every few seconds per instance would drown the traces. */
+const UNTRACED_PATHS = new Set(Object.values(OPERATIONS_ROUTES).map((route) => `/${route}`));
+const untraced = (url: string | undefined) => UNTRACED_PATHS.has(url?.split('?', 1)[0] ?? '');
 
 /** The Error body's `code` of each 5xx response, read when it is sent, for its SERVER span's status. */
 const faultCodes = new WeakMap<ServerResponse, string>();
@@ -64,7 +62,9 @@ function reportProblems(): void {
     REPORT_INTERVAL_MS,
   );
   setGlobalErrorHandler((error) =>
-    problems.report(`Trace export failed: ${error instanceof Error ? error.message : JSON.stringify(error)}`),
+    problems.report(
+      `Trace export failed: ${typeof error === 'string' ? error : (error.message ?? error.name ?? 'unknown error')}`,
+    ),
   );
   // OTEL_LOG_LEVEL, when set, gives the SDK's own console logger instead (for debugging the exporter).
   if (process.env.OTEL_LOG_LEVEL) return;
