@@ -71,7 +71,7 @@ export async function startBenchDatabase({
   let dataDir: string | null = null;
   let url = process.env[urlVariable];
   if (!url) {
-    const { startEmbeddedPostgres } = (await import(built('database/embedded-postgres.js'))) as {
+    const { startEmbeddedPostgres } = (await import(built('dev/embedded-postgres.js'))) as {
       startEmbeddedPostgres: (options: { dataDir: string; port: number }) => Promise<EmbeddedDatabase>;
     };
     dataDir = await mkdtemp(join(tmpdir(), 'animal-store-bench-'));

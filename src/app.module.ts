@@ -25,6 +25,7 @@ export class AppModule {
         DatabaseModule.forRoot({
           url: config.databaseUrl,
           migrationsRun: config.migrationsRun,
+          migrationLockTimeoutMs: config.migrationLockTimeoutMs,
           pool: config.databasePool,
         }),
         AuthModule,

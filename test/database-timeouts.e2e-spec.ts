@@ -45,7 +45,9 @@ describe('database timeouts and migrations, as the service sets them', () => {
   it('several migration runners started at once: one applies everything, the others wait and find nothing', async () => {
     const runners = await Promise.all(Array.from({ length: 4 }, () => open(roleUrl)));
     try {
-      const applied = await Promise.all(runners.map((dataSource) => runMigrations(dataSource)));
+      const applied = await Promise.all(
+        runners.map((dataSource) => runMigrations(dataSource, { migrationLockTimeoutMs: 3_000 })),
+      );
       const counts = applied.map((migrations) => migrations.length).sort();
       expect(counts).toEqual([0, 0, 0, runners[0].migrations.length]);
       const { rows } = await admin.query<{ count: string }>('SELECT count(*) FROM migrations');

@@ -26,6 +26,17 @@ const node = (
   env: Record<string, string>,
   options: { cwd?: string; input?: string } = {},
 ) => run(process.execPath, [join(ROOT, 'dist', 'src', script), ...args], withPath(env), 120_000, options);
+/**
+ * The service, expected to refuse to start: should it start instead, it listens on a port of its own on 127.0.0.1
+ * and is killed well within the test's time, which then fails on its exit code.
+ */
+const refusedService = (env: Record<string, string>) =>
+  run(
+    process.execPath,
+    [join(ROOT, 'dist', 'src', 'main.js')],
+    withPath({ HOST: '127.0.0.1', PORT: '0', ...env }),
+    15_000,
+  );
 const lines = (text: string) => text.split('\n').filter((line) => line !== '');
 
 /** A command that failed in exactly one line on stderr, never `undefined`, never a stack. */
@@ -181,16 +192,14 @@ describe('production mode (NODE_ENV=production, as in the image)', () => {
   }, 60_000);
 
   it('refuses to start the service without CURSOR_SECRET, in one line saying what to set', async () => {
-    const refused = expectOneLineFailure(await node('main.js', [], production()), 'Invalid configuration');
+    const refused = expectOneLineFailure(await refusedService(production()), 'Invalid configuration');
     expect(refused).toBe(
       'Invalid configuration: CURSOR_SECRET is required when NODE_ENV=production (the same value on every instance)',
     );
   });
 
   it('refuses an example secret this repository publishes, in the service and the commands, naming the variable', async () => {
-    const service = await node(
-      'main.js',
-      [],
+    const service = await refusedService(
       production({
         API_KEYS: 'replace-with-a-long-random-key',
         CURSOR_SECRET: 'a-cursor-secret-of-our-own-0123456789',

@@ -3,6 +3,7 @@ import { pollUntil } from './support/poll.js';
 import { auth, request, startTestApp, TestApp } from './support/test-app.js';
 import { ShutdownState } from '../src/edge/shutdown-state.js';
 import { MIGRATIONS } from '../migrations/index.js';
+import { DATABASE_OUTAGE_READY_MS } from '../src/observability/health/health.controller.js';
 
 const serviceUnavailable = {
   code: 'service_unavailable',
@@ -75,29 +76,46 @@ describe('health probes', () => {
     expect(probes.every((probe) => probe.body.details.shutdown.cachedResponse === undefined)).toBe(true);
   });
 
-  it('turns ready to 503 (Error body) while the database is stopped, and to 200 when it returns', async () => {
-    await server.pause();
-    try {
-      // The last answer may still be the cached one (READINESS_CACHE_MS); the outage shows once it has expired.
-      const ready = await pollUntil(
-        async () => {
-          const answer = await request(t.origin, '/health/ready');
-          return answer.status !== 200 && answer;
-        },
-        { timeoutMs: 5_000, what: 'ready to turn 503' },
-      );
-      expect(ready.status).toBe(503);
-      expect(ready.headers.get('content-type')).toMatch(/^application\/json/);
-      expect(ready.body).toEqual(serviceUnavailable);
-      // The process itself is fine: an orchestrator must not restart it for a database outage.
-      expect((await request(t.origin, '/health/live')).status).toBe(200);
-    } finally {
-      await server.start();
-    }
-    await pollUntil(async () => (await request(t.origin, '/health/ready')).status === 200, {
-      what: 'ready to return to 200',
-    });
-  }, 60_000);
+  it(
+    'stays ready while the database is stopped for less than DATABASE_OUTAGE_READY_MS (a failover), then turns 503 (Error body); 200 when it returns',
+    async () => {
+      await server.pause();
+      const stoppedAt = Date.now();
+      try {
+        // Requests meanwhile get the service's own 503 with Retry-After, from an instance still in the load balancer.
+        const pets = await request(t.origin, '/v1/pets', { headers: auth() });
+        expect(pets.status).toBe(503);
+        expect(pets.headers.get('retry-after')).toBe('5');
+        // Past the cached answer (READINESS_CACHE_MS), the checks fail, and the instance still answers ready.
+        await pollUntil(
+          async () => {
+            const answer = await request<{ details?: { database?: { status?: string } } }>(t.origin, '/health/ready');
+            return answer.status === 200 && answer.body.details?.database?.status === 'down';
+          },
+          { timeoutMs: 5_000, intervalMs: 100, what: 'ready to answer 200 with the database check down' },
+        );
+        const ready = await pollUntil(
+          async () => {
+            const answer = await request(t.origin, '/health/ready');
+            return answer.status !== 200 && answer;
+          },
+          { timeoutMs: DATABASE_OUTAGE_READY_MS + 5_000, intervalMs: 250, what: 'ready to turn 503' },
+        );
+        expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(DATABASE_OUTAGE_READY_MS);
+        expect(ready.status).toBe(503);
+        expect(ready.headers.get('content-type')).toMatch(/^application\/json/);
+        expect(ready.body).toEqual(serviceUnavailable);
+        // The process itself is fine: an orchestrator must not restart it for a database outage.
+        expect((await request(t.origin, '/health/live')).status).toBe(200);
+      } finally {
+        await server.start();
+      }
+      await pollUntil(async () => (await request(t.origin, '/health/ready')).status === 200, {
+        what: 'ready to return to 200',
+      });
+    },
+    DATABASE_OUTAGE_READY_MS + 60_000,
+  );
 
   it('is not ready while migrations are pending', async () => {
     const unmigrated = await onOwnServer(() => startTestApp({ migrationsRun: false }));

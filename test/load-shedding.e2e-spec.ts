@@ -22,26 +22,30 @@ describe('load shedding on requests in flight', () => {
   });
   afterAll(() => t.close());
 
-  it('refuses a request at once with 503 while the limit is taken, and serves again after', async () => {
-    const keyed = (key: string) => {
-      const init = jsonBody({ name: 'In flight', categoryId: 1 });
-      return { ...init, headers: { ...(init.headers as Record<string, string>), 'idempotency-key': key } };
-    };
-    expect((await request(t.origin, '/v1/pets', keyed('probe'))).status).toBe(201);
-    const { rows } = await t.sql.query<{ api_key_id: string }>(
-      `SELECT api_key_id FROM idempotency_keys WHERE idempotency_key = 'probe'`,
-    );
+  const keyed = (key: string) => {
+    const init = jsonBody({ name: 'In flight', categoryId: 1 });
+    return { ...init, headers: { ...(init.headers as Record<string, string>), 'idempotency-key': key } };
+  };
 
-    // Holding an Idempotency-Key's row uncommitted keeps a create with that key in flight, waiting on the lock.
+  /**
+   * Runs `whileShedding` while a create with the Idempotency-Key `key` is in flight, waiting on the lock of that
+   * key's row, held uncommitted by another session; that create then completes.
+   */
+  async function withRequestInFlight(key: string, whileShedding: () => Promise<void>): Promise<void> {
+    expect((await request(t.origin, '/v1/pets', keyed(`probe-${key}`))).status).toBe(201);
+    const { rows } = await t.sql.query<{ api_key_id: string }>(
+      `SELECT api_key_id FROM idempotency_keys WHERE idempotency_key = $1`,
+      [`probe-${key}`],
+    );
     const holder = new Client({ connectionString: t.database.url });
     await holder.connect();
     try {
       await holder.query('BEGIN');
       await holder.query(
-        `INSERT INTO idempotency_keys (api_key_id, idempotency_key, request_fingerprint) VALUES ($1, 'held', 'x')`,
-        [rows[0].api_key_id],
+        `INSERT INTO idempotency_keys (api_key_id, idempotency_key, request_fingerprint) VALUES ($1, $2, 'x')`,
+        [rows[0].api_key_id, key],
       );
-      const inFlight = request(t.origin, '/v1/pets', keyed('held'));
+      const inFlight = request(t.origin, '/v1/pets', keyed(key));
       const deadline = Date.now() + 2_000;
       let waiting = false;
       while (!waiting && Date.now() < deadline) {
@@ -51,15 +55,27 @@ describe('load shedding on requests in flight', () => {
         waiting = activity.rowCount === 1;
       }
       expect(waiting).toBe(true);
-
-      expectShed(await request(t.origin, '/v1/pets', { headers: auth() }));
-
+      await whileShedding();
       await holder.query('ROLLBACK');
       expect((await inFlight).status).toBe(201);
     } finally {
       await holder.end();
     }
+  }
+
+  it('refuses a request at once with 503 while the limit is taken, and serves again after', async () => {
+    await withRequestInFlight('held', async () => {
+      expectShed(await request(t.origin, '/v1/pets', { headers: auth() }));
+    });
     expect((await request(t.origin, '/v1/pets', { headers: auth() })).status).toBe(200);
+  });
+
+  it('never sheds the probes: /health/live and /health/ready answer 200 while the limit is taken', async () => {
+    await withRequestInFlight('held-during-probes', async () => {
+      expectShed(await request(t.origin, '/v1/pets', { headers: auth() }));
+      const probes = await Promise.all(['/health/live', '/health/ready'].map((path) => fetch(`${t.origin}${path}`)));
+      expect(probes.map((probe) => probe.status)).toEqual([200, 200]);
+    });
   });
 });
 

@@ -1,21 +1,32 @@
 import { expect } from '@jest/globals';
-import { readdir } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { ensureBuilt, ROOT, run } from './support/built-service.js';
+import { buildCopyWith, ensureBuilt, ROOT, run } from './support/built-service.js';
+
+/** A copy of the build and of migrations/: the generator writes there, never into the checkout. */
+let copy: Awaited<ReturnType<typeof buildCopyWith>>;
 
 /** `npm run migration:generate` and `migration:create` as built, without the build step of their npm scripts. */
-const newMigration = (args: string[], env: Record<string, string> = {}) =>
+const newMigration = (args: string[], env: Record<string, string> = {}, root = copy.root) =>
   run(
     process.execPath,
-    [join(ROOT, 'dist', 'src', 'cli', 'new-migration.js'), ...args],
+    [join(root, 'dist', 'src', 'cli', 'new-migration.js'), ...args],
     {
       PATH: process.env.PATH ?? '',
       ...env,
     },
     180_000,
+    { cwd: root },
   );
-const migrationFiles = () => readdir(join(ROOT, 'migrations'));
+const migrationFiles = (root = copy.root) => readdir(join(root, 'migrations'));
+const checkoutStatus = () =>
+  execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
 
 async function scratchDatabases(adminUrl: string): Promise<string[]> {
   const sql = new Client({ connectionString: adminUrl });
@@ -30,7 +41,11 @@ async function scratchDatabases(adminUrl: string): Promise<string[]> {
   }
 }
 
-beforeAll(() => ensureBuilt(), 300_000);
+beforeAll(async () => {
+  await ensureBuilt();
+  copy = await buildCopyWith([]);
+}, 300_000);
+afterAll(() => copy?.remove());
 
 describe('npm run migration:generate', () => {
   const adminUrl = process.env.TEST_DATABASE_ADMIN_URL!;
@@ -75,4 +90,29 @@ describe('npm run migration:generate', () => {
       stderr: expect.stringContaining('npm run migration:generate -- migrations/<Name>'),
     });
   }, 60_000);
+
+  it('writes what an entity change in progress needs into the migrations it was given, and nothing into the checkout', async () => {
+    // The copy's build lacks an index its entities declare, as a build does after an entity change.
+    const changed = await buildCopyWith([{ name: 'DropPetsIndex', sql: 'DROP INDEX "pets_status_id_idx"' }]);
+    try {
+      const before = checkoutStatus();
+      const finished = await newMigration(
+        ['generate', 'migrations/AddPetsIndex'],
+        { DATABASE_URL: adminUrl },
+        changed.root,
+      );
+      expect(finished).toMatchObject({
+        code: 0,
+        stdout: expect.stringMatching(/^Wrote migrations\/\d+-AddPetsIndex\.ts /),
+      });
+      const written = (await migrationFiles(changed.root)).find((file) => file.endsWith('-AddPetsIndex.ts'))!;
+      expect(await readFile(join(changed.root, 'migrations', written), 'utf8')).toContain(
+        'CREATE INDEX "pets_status_id_idx"',
+      );
+      expect(checkoutStatus()).toEqual(before);
+      expect(await readdir(join(ROOT, 'migrations'))).not.toContain(written);
+    } finally {
+      await changed.remove();
+    }
+  }, 180_000);
 });

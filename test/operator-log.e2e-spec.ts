@@ -3,8 +3,11 @@ import { EmbeddedServer, startEmbeddedServer } from './support/database-server.j
 import { pollUntil } from './support/poll.js';
 import { ServiceProcess, startService } from './support/service-process.js';
 import { createTestDatabase } from './support/test-database.js';
+import { DATABASE_OUTAGE_READY_MS } from '../src/observability/health/health.controller.js';
 
 const KEY = 'operator-log-key-0123456789';
+/** The readiness test waits out DATABASE_OUTAGE_READY_MS. */
+const OUTAGE_TEST_MS = DATABASE_OUTAGE_READY_MS + 90_000;
 
 /**
  * What the built service tells its operator on stdout: the routes it prints at start-up, and readiness as it
@@ -53,33 +56,38 @@ describe('the service log', () => {
     expect(answered.filter((line) => line.endsWith(' 404'))).toEqual([]);
   }, 30_000);
 
-  it('logs one line when readiness is lost and one when it returns, not a stack per probe', async () => {
-    const readinessLines = () => service.lines.filter((line) => /Ready|Not ready/.test(line));
-    const before = service.lines.length;
-    await server.pause();
-    try {
-      // The answer of the last second may still be the cached one (READINESS_CACHE_MS); then the outage shows.
-      await pollUntil(async () => (await fetch(`${service.origin}/health/ready`)).status === 503, {
-        timeoutMs: 5_000,
-        what: 'ready to turn 503',
-      });
-      for (let probe = 0; probe < 5; probe += 1) {
-        expect((await fetch(`${service.origin}/health/ready`)).status).toBe(503);
+  it(
+    'logs one line when readiness is lost and one when it returns, not a stack per probe',
+    async () => {
+      const readinessLines = () => service.lines.filter((line) => /Ready|Not ready/.test(line));
+      const before = service.lines.length;
+      await server.pause();
+      try {
+        // Ready stays 200 for DATABASE_OUTAGE_READY_MS (a failover), then the outage shows.
+        await pollUntil(async () => (await fetch(`${service.origin}/health/ready`)).status === 503, {
+          timeoutMs: DATABASE_OUTAGE_READY_MS + 5_000,
+          intervalMs: 250,
+          what: 'ready to turn 503',
+        });
+        for (let probe = 0; probe < 5; probe += 1) {
+          expect((await fetch(`${service.origin}/health/ready`)).status).toBe(503);
+        }
+      } finally {
+        await server.start();
       }
-    } finally {
-      await server.start();
-    }
-    await pollUntil(async () => (await fetch(`${service.origin}/health/ready`)).status === 200, {
-      timeoutMs: 30_000,
-      what: 'ready to return to 200',
-    });
+      await pollUntil(async () => (await fetch(`${service.origin}/health/ready`)).status === 200, {
+        timeoutMs: 30_000,
+        what: 'ready to return to 200',
+      });
 
-    const during = service.lines.slice(before);
-    expect(during.filter((line) => /Not ready/.test(line))).toEqual([
-      expect.stringMatching(/WARN .*Not ready: database: /),
-    ]);
-    expect(during.filter((line) => /Ready again/.test(line))).toHaveLength(1);
-    expect(during.join('\n')).not.toMatch(/ServiceUnavailableException|ERROR|\n\s+at /);
-    expect(readinessLines().length).toBeLessThanOrEqual(3);
-  }, 90_000);
+      const during = service.lines.slice(before);
+      expect(during.filter((line) => /Not ready/.test(line))).toEqual([
+        expect.stringMatching(/WARN .*Not ready: database: /),
+      ]);
+      expect(during.filter((line) => /Ready again/.test(line))).toHaveLength(1);
+      expect(during.join('\n')).not.toMatch(/ServiceUnavailableException|ERROR|\n\s+at /);
+      expect(readinessLines().length).toBeLessThanOrEqual(3);
+    },
+    OUTAGE_TEST_MS,
+  );
 });

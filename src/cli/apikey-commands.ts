@@ -1,6 +1,7 @@
 import type { ApiKeySummary, ApiKeysRepository } from '../auth/api-keys/api-keys.repository.js';
 import { generateApiKey, publicPrefix } from '../auth/api-keys/api-key-format.js';
 import { keyDigest } from '../auth/key-digest.js';
+import type { CommandOutput } from './cli-database.js';
 
 export const USAGE = `Usage: npm run apikey -- <command>
 
@@ -12,12 +13,6 @@ Commands:
 
 export type ApiKeyCommand =
   { command: 'create'; name: string } | { command: 'list' } | { command: 'revoke'; reference: string };
-
-/** Where a command writes: `out` for results (the new key alone), `err` for everything said to the operator. */
-export interface CommandOutput {
-  out(line: string): void;
-  err(line: string): void;
-}
 
 const NAME = /^[^\p{Cc}]{1,100}$/u;
 

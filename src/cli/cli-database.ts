@@ -1,9 +1,8 @@
 import { inspect } from 'node:util';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { ConfigError, DatabaseConfig, readConfig } from '../config/app-config.js';
-import { dataSourceOptions } from '../database/data-source-options.js';
-import type { CommandOutput } from './apikey-commands.js';
-import { loadEmbeddedPostgres } from '../database/load-embedded-postgres.js';
+import { commandDataSourceOptions } from '../database/data-source-options.js';
+import { loadEmbeddedPostgres } from '../dev/load-embedded-postgres.js';
 
 /** DATABASE_URL, or the embedded cluster under DATA_DIR: the running one, else started for this command. */
 export async function openCliDatabase(config: DatabaseConfig): Promise<{ url: string; close(): Promise<void> }> {
@@ -44,6 +43,12 @@ export async function connect(dataSource: DataSource, config: DatabaseConfig): P
   }
 }
 
+/** Where a command writes: `out` for results (e.g. a new key alone), `err` for everything said to the operator. */
+export interface CommandOutput {
+  out(line: string): void;
+  err(line: string): void;
+}
+
 /** The terminal: results on stdout (so they can be captured), everything else on stderr. */
 export const terminal: CommandOutput = {
   out: (line) => process.stdout.write(`${line}\n`),
@@ -75,7 +80,7 @@ export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonl
     }
     const config = await readConfig('database');
     const database = await openCliDatabase(config);
-    const dataSource = new DataSource({ ...dataSourceOptions(database.url), entities: command.entities ?? [] });
+    const dataSource = new DataSource({ ...commandDataSourceOptions(database.url), entities: command.entities ?? [] });
     try {
       await connect(dataSource, config);
       return await command.run(parsed, dataSource, config);

@@ -1,8 +1,8 @@
 import { createInterface } from 'node:readline';
 import type { DataSource } from 'typeorm';
 import type { RevertibleMigration } from '../database/revertible-migration.js';
-import { runMigrations } from '../database/run-migrations.js';
-import type { CommandOutput } from './apikey-commands.js';
+import { MigrationLockTimeout, revertLastMigration, runMigrations } from '../database/run-migrations.js';
+import type { CommandOutput } from './cli-database.js';
 
 export const USAGE = `Usage: npm run migration:<command>
 
@@ -54,12 +54,13 @@ export async function runMigrationCommand(
   dataSource: DataSource,
   output: CommandOutput,
   answer: () => Promise<string>,
+  bounds: MigrationLockTimeout,
 ): Promise<number> {
   const database = describeDatabase(dataSource);
   switch (command.command) {
     case 'run': {
       // Under the advisory lock: runners started together take turns, and the later ones find nothing pending.
-      const applied = await runMigrations(dataSource);
+      const applied = await runMigrations(dataSource, bounds);
       output.out(
         applied.length === 0
           ? `No pending migrations on ${database}: all ${dataSource.migrations.length} of this build are applied.`
@@ -89,7 +90,7 @@ export async function runMigrationCommand(
           return 1;
         }
       }
-      await dataSource.undoLastMigration({ transaction: 'each' });
+      await revertLastMigration(dataSource, bounds);
       output.out(`Reverted ${last.name} on ${database} at ${now()}.`);
       return 0;
     }

@@ -7,7 +7,8 @@ runDatabaseCommand(
     name: 'migration',
     usage: USAGE,
     parse: parseMigrationArguments,
-    run: (command, dataSource) => runMigrationCommand(command, dataSource, terminal, () => firstLine(process.stdin)),
+    run: (command, dataSource, config) =>
+      runMigrationCommand(command, dataSource, terminal, () => firstLine(process.stdin), config),
   },
   process.argv.slice(2),
 );

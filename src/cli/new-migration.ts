@@ -8,7 +8,7 @@ import { schemaChanges } from '../database/schema-drift.js';
 import { oneLine, terminal } from './cli-database.js';
 import { describeRevertDrops, MigrationBody, parseMigrationPath, writeMigration } from './migration-files.js';
 import { PACKAGE_ROOT } from './package-root.js';
-import { openScratchDatabase } from './scratch-database.js';
+import { openScratchDatabase } from '../dev/scratch-database.js';
 
 export const USAGE = `Usage:
   npm run migration:generate -- migrations/<Name>   write the migration that brings the schema the migrations

@@ -48,6 +48,8 @@ export interface DatabaseConfig {
   databaseUrl?: string;
   databasePool: DatabasePoolConfig;
   migrationsRun: boolean;
+  /** How long a migration waits for each lock (MIGRATION_LOCK_TIMEOUT_MS). */
+  migrationLockTimeoutMs: number;
   dataDir: string;
   embeddedPostgresPort: number;
   production: boolean;
@@ -95,6 +97,7 @@ function databaseConfigOf(e: DatabaseEnvironment): DatabaseConfig {
     databasePool: { max: e.DATABASE_POOL_MAX, idleTimeoutMs: e.DATABASE_POOL_IDLE_TIMEOUT_MS },
     // In production the one-shot migrate step (compose `migrate`, the Kubernetes Job) applies them before a rollout.
     migrationsRun: e.MIGRATIONS_RUN ?? !production,
+    migrationLockTimeoutMs: e.MIGRATION_LOCK_TIMEOUT_MS,
     dataDir: resolve(e.DATA_DIR),
     embeddedPostgresPort: e.EMBEDDED_POSTGRES_PORT,
     production,

@@ -201,6 +201,13 @@ export class DatabaseEnvironment {
   @TrueOrFalse()
   MIGRATIONS_RUN?: boolean;
 
+  /**
+   * How long a migration waits for each lock before it gives up. Requests on a table queue behind a migration
+   * waiting for it; below the requests' statement timeout they are delayed, not failed.
+   */
+  @IntegerFrom(1, 600_000)
+  MIGRATION_LOCK_TIMEOUT_MS = 3_000;
+
   DATA_DIR = '.data';
 
   @IntegerFrom(1, 65535)

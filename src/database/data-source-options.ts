@@ -8,7 +8,7 @@ import { DatabasePool } from './database-pool.js';
 import { SESSION_TIMEOUTS } from './session-timeouts.js';
 
 /**
- * The one set of DataSource options, shared by the service and the TypeORM CLI. Entities are not listed
+ * The one set of DataSource options, shared by the service and the commands. Entities are not listed
  * here: each feature module registers its own (`TypeOrmModule.forFeature`), and the CLIs list theirs.
  */
 export function dataSourceOptions(url: string, pool: DatabasePoolConfig = DATABASE_POOL_DEFAULTS): DataSourceOptions {
@@ -36,4 +36,11 @@ export function dataSourceOptions(url: string, pool: DatabasePoolConfig = DATABA
       Client: DatabaseClient,
     },
   };
+}
+
+/** The commands' options (migrations, keys): the service's, without the bound meant for a request's queries. */
+export function commandDataSourceOptions(url: string): DataSourceOptions {
+  const options = dataSourceOptions(url);
+  const { query_timeout: _requestBound, ...extra } = options.extra as Record<string, unknown>;
+  return { ...options, extra };
 }

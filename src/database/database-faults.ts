@@ -1,30 +1,46 @@
 /**
- * What a failure of the database means for the request it failed: the one table of database faults. A failure
- * that matches a row is a fault of the database, not of the service: it is answered 503 `service_unavailable`
- * with `Retry-After` (src/edge/errors/to-api-error.ts), logged once per kind every 10 s without a stack
- * (DatabaseFaultLog) and counted by SQLSTATE class. A row marked `retryOnce` is first retried once, where the
- * failed statement is safe to repeat (DatabaseClient, retryOnceOnConflict). Anything that matches no row is a
- * bug: 500, logged with its stack. A new kind of failure gets a row here, not a branch elsewhere.
+ * What a failure of the database means for the request it failed: the one table of database faults, each row with
+ * its answer. `unavailable` is a fault of the database, not of the service: answered 503 `service_unavailable` with
+ * `Retry-After` (src/edge/errors/to-api-error.ts), logged once per kind per interval without a stack
+ * (DatabaseFaultLog) and counted by SQLSTATE class. Anything that matches no row is a bug: 500, logged with its
+ * stack. A new kind of failure gets a row here, not a branch elsewhere.
  *
  * SQLSTATEs: https://www.postgresql.org/docs/current/errcodes-appendix.html
  */
+export type FaultAnswer =
+  /** 503 with Retry-After. */
+  | 'unavailable'
+  /** PostgreSQL rolled the transaction back and asks for it to be run again: once (retryOnceOnConflict), then 503. */
+  | 'retry-once'
+  /**
+   * The server has no connection slot left: the pool waits for one of its own connections within its connect
+   * timeout (DatabaseClient), then 503.
+   */
+  | 'wait-for-connection'
+  /**
+   * A lock wait ran out (`lock_timeout`). A request bounds one lock wait only, on another request's Idempotency-Key:
+   * 409 `idempotency_key_in_use`. A migration stops with a line naming the lock (run-migrations.ts).
+   */
+  | 'lock-wait';
+
 interface FaultRule {
-  /** A SQLSTATE, or its first characters (a class: `53`; a subclass: `57P`). */
+  /** A SQLSTATE, or its first characters (a class: `53`; a subclass: `57P`). The first row that matches wins. */
   sqlstate: string;
   /** What happened, in the words the log line and docs/operating.md use. */
   kind: string;
-  /** Serialization failures and deadlocks: PostgreSQL rolled the transaction back, and asks for it to be retried. */
-  retryOnce?: boolean;
+  answer: FaultAnswer;
 }
 
 export const DATABASE_FAULTS: readonly FaultRule[] = [
-  { sqlstate: '08', kind: 'connection failure' },
-  { sqlstate: '57P', kind: 'server shutting down or not accepting connections' },
-  { sqlstate: '57014', kind: 'statement timeout' },
-  { sqlstate: '53', kind: 'insufficient resources (disk full, out of memory, too many connections)' },
-  { sqlstate: '25006', kind: 'read-only database' },
-  { sqlstate: '40001', kind: 'serialization failure', retryOnce: true },
-  { sqlstate: '40P01', kind: 'deadlock', retryOnce: true },
+  { sqlstate: '08', kind: 'connection failure', answer: 'unavailable' },
+  { sqlstate: '57P', kind: 'server shutting down or not accepting connections', answer: 'unavailable' },
+  { sqlstate: '57014', kind: 'statement timeout', answer: 'unavailable' },
+  { sqlstate: '55P03', kind: 'lock wait timed out', answer: 'lock-wait' },
+  { sqlstate: '53300', kind: 'too many connections', answer: 'wait-for-connection' },
+  { sqlstate: '53', kind: 'insufficient resources (disk full, out of memory)', answer: 'unavailable' },
+  { sqlstate: '25006', kind: 'read-only database', answer: 'unavailable' },
+  { sqlstate: '40001', kind: 'serialization failure', answer: 'retry-once' },
+  { sqlstate: '40P01', kind: 'deadlock', answer: 'retry-once' },
 ];
 
 /**
@@ -37,6 +53,9 @@ const UNREACHABLE_MESSAGES: readonly [RegExp, string][] = [
   [/timeout exceeded when trying to connect|due to connection timeout/i, 'connect timeout'],
   [/Query read timeout/i, 'query timeout'],
   [/Connection terminated|connection error|Connection is not established/i, 'connection lost'],
+  // TypeORM releases a transaction's query runner when its connection fails; the transaction's next statement (or
+  // its COMMIT, never sent) then fails with one of these.
+  [/Query runner already released|connection provided by a query runner was already released/i, 'connection lost'],
   [/the database system is (starting up|shutting down)/i, 'server starting or stopping'],
 ];
 
@@ -48,7 +67,7 @@ export interface DatabaseFault {
   kind: string;
   /** PostgreSQL's (or the driver's) own message: for the log, never for a client. */
   message: string;
-  retryOnce: boolean;
+  answer: FaultAnswer;
 }
 
 interface DriverError {
@@ -81,24 +100,20 @@ function fromRow(sqlstate: string, code: string, message: string): DatabaseFault
     sqlClass: sqlstate.slice(0, 2),
     kind: rule.kind,
     message: message.split('\n')[0],
-    retryOnce: rule.retryOnce === true,
+    answer: rule.answer,
   };
-}
-
-/** PostgreSQL rolled back and asks to run it again (40001, 40P01): worth one more try where that is safe. */
-export function isRetryableConflict(error: unknown): boolean {
-  return databaseFault(error)?.retryOnce === true;
 }
 
 /**
  * Runs `work` (a whole transaction, which PostgreSQL rolled back entirely on a serialization failure or a
- * deadlock) once more when it failed with one of those; a second failure is answered 503 like any fault.
+ * deadlock) once more when it failed with one of those: the service's one retry path. A second failure is answered
+ * like any fault.
  */
 export async function retryOnceOnConflict<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (!isRetryableConflict(error)) throw error;
+    if (databaseFault(error)?.answer !== 'retry-once') throw error;
     return work();
   }
 }

@@ -1,7 +1,5 @@
 import pg from 'pg';
-
-/** SQLSTATE 53300: the server has no connection slot left ("sorry, too many clients already"). */
-const TOO_MANY_CONNECTIONS = '53300';
+import { databaseFault } from './database-faults.js';
 /** After the server refused a connection, new ones are tried again after this long (slots may have been freed). */
 const SLOTS_PROBE_AFTER_MS = 1_000;
 /** With no connection of its own open, how long the pool waits before asking the server again. */
@@ -9,7 +7,8 @@ const RETRY_CONNECT_AFTER_MS = 100;
 
 type ConnectCallback = Parameters<pg.Pool['connect']>[0] & {};
 
-const isTooManyConnections = (error: unknown) => (error as { code?: unknown } | null)?.code === TOO_MANY_CONNECTIONS;
+/** The server has no connection slot left (53300, "sorry, too many clients already"). */
+const isTooManyConnections = (error: unknown) => databaseFault(error)?.answer === 'wait-for-connection';
 const sleep = (ms: number) => new Promise<void>((wake) => setTimeout(wake, ms));
 
 /**
@@ -18,7 +17,7 @@ const sleep = (ms: number) => new Promise<void>((wake) => setTimeout(wake, ms));
  * the request, although the pool's own open connections will be free in a moment. Here a refusal lowers the
  * pool's ceiling to the connections it holds (what the server grants it), the request waits for one of them, and
  * the ceiling goes back up after SLOTS_PROBE_AFTER_MS so that freed slots are used. Every wait stays within
- * `connectionTimeoutMillis`; past it the refusal is the answer (503, src/database/database-faults.ts).
+ * `connectionTimeoutMillis`; past it the refusal is the answer (its row in src/database/database-faults.ts).
  */
 export class DatabasePool extends pg.Pool {
   private readonly configuredMax: number;

@@ -4,12 +4,17 @@ import { DataSource } from 'typeorm';
 import type { DatabasePoolConfig } from '../config/app-config.js';
 import { DatabaseFaultLog } from './database-fault-log.js';
 import { dataSourceOptions } from './data-source-options.js';
-import { runMigrations } from './run-migrations.js';
+import { runMigrationsAt } from './run-migrations.js';
 import { applySessionTimeouts } from './session-timeouts.js';
 
 @Module({})
 export class DatabaseModule {
-  static forRoot(options: { url: string; migrationsRun: boolean; pool: DatabasePoolConfig }): DynamicModule {
+  static forRoot(options: {
+    url: string;
+    migrationsRun: boolean;
+    migrationLockTimeoutMs: number;
+    pool: DatabasePoolConfig;
+  }): DynamicModule {
     return {
       module: DatabaseModule,
       imports: [
@@ -25,8 +30,8 @@ export class DatabaseModule {
             const dataSource = await new DataSource(dataSourceOptions!).initialize();
             try {
               await applySessionTimeouts(dataSource);
-              // Under the advisory lock, unlike TypeORM's own `migrationsRun`.
-              if (options.migrationsRun) await runMigrations(dataSource);
+              // Under the advisory lock and the migrations' own bounds, unlike TypeORM's own `migrationsRun`.
+              if (options.migrationsRun) await runMigrationsAt(options.url, options);
             } catch (error) {
               await dataSource.destroy();
               throw error;

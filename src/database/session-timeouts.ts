@@ -1,7 +1,8 @@
 import type { DataSource } from 'typeorm';
 
 /**
- * The server-side bounds every session of the service runs under, in ms. They are not sent as startup
+ * The server-side bounds every request's statements run under, in ms. Commands and migrations override them in
+ * their own transactions (`SET LOCAL`, src/database/run-migrations.ts). They are not sent as startup
  * parameters: PgBouncer refuses those (`unsupported startup parameter: statement_timeout`), and with
  * `ignore_startup_parameters` it drops them silently. A `SET` would stay on whichever server connection
  * PgBouncer lent, and a `SET LOCAL` only covers an explicit transaction. Role settings hold both directly and
@@ -14,11 +15,8 @@ export const SESSION_TIMEOUTS = {
   idle_in_transaction_session_timeout: 10_000,
 } as const;
 
-/** Keys of the transaction-level advisory locks the service takes; one place, so they never collide. */
-export const ADVISORY_LOCKS = {
-  sessionTimeouts: 0x616e_0001,
-  migrations: 0x616e_0002,
-} as const;
+/** Key of the transaction-level advisory lock instances take turns on here (run-migrations.ts has its own). */
+const SESSION_TIMEOUTS_ADVISORY_LOCK = 0x616e_0001;
 
 /**
  * Makes SESSION_TIMEOUTS the defaults of the connecting role in this database (`ALTER ROLE CURRENT_USER IN
@@ -42,7 +40,7 @@ export async function applySessionTimeouts(dataSource: DataSource): Promise<void
   await dataSource.query(`
 DO $$
 BEGIN
-  PERFORM pg_advisory_xact_lock(${ADVISORY_LOCKS.sessionTimeouts});
+  PERFORM pg_advisory_xact_lock(${SESSION_TIMEOUTS_ADVISORY_LOCK});
   IF NOT coalesce((
     SELECT setconfig @> ARRAY[${wanted.map((entry) => `'${entry}'`).join(', ')}]
     FROM pg_db_role_setting s

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -55,9 +56,13 @@ export function run(
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    const kill = () => child.kill('SIGKILL');
+    const timer = setTimeout(kill, timeoutMs);
+    // A test that fails or times out first leaves no process behind: the worker's exit ends it too.
+    process.once('exit', kill);
     child.once('error', reject);
     child.once('close', (code) => {
+      process.removeListener('exit', kill);
       clearTimeout(timer);
       resolvePromise({ code, stdout, stderr });
     });
@@ -96,4 +101,57 @@ export async function ensureBuilt(): Promise<void> {
 /** `npm run apikey -- <args>` against the given database. */
 export function apikey(databaseUrl: string, ...args: string[]): Promise<Finished> {
   return run('npm', ['run', '--silent', 'apikey', '--', ...args], { ...process.env, DATABASE_URL: databaseUrl });
+}
+
+/** A migration of a copy of the build: its name (`SlowBackfill`, `AddPetNote`) and the SQL its up() runs. */
+export interface ExtraMigration {
+  name: string;
+  sql: string;
+}
+
+/**
+ * A copy of the build (dist/, migrations/, package.json, node_modules linked) in a temporary directory, with `extra`
+ * migrations appended to its compiled list: the migration commands and the service run from it as from the
+ * checkout, which they never write into. `remove()` deletes it.
+ */
+export async function buildCopyWith(
+  extra: readonly ExtraMigration[],
+): Promise<{ root: string; remove(): Promise<void> }> {
+  const root = await mkdtemp(join(tmpdir(), 'animal-store-build-'));
+  try {
+    // As root, an embedded PostgreSQL started from the copy runs as the `postgres` user, which must enter it.
+    await chmod(root, 0o755);
+    await cp(join(ROOT, 'dist'), join(root, 'dist'), { recursive: true });
+    await cp(join(ROOT, 'migrations'), join(root, 'migrations'), { recursive: true });
+    for (const file of ['package.json', '.prettierrc']) await cp(join(ROOT, file), join(root, file));
+    await symlink(join(ROOT, 'node_modules'), join(root, 'node_modules'), 'dir');
+    const migrations = join(root, 'dist', 'migrations');
+    const classes = extra.map(({ name }, i) => ({
+      name,
+      className: `${name}${1795500000000 + i}`,
+      file: `${1795500000000 + i}-${name}.js`,
+    }));
+    for (const [i, { className, file }] of classes.entries()) {
+      await writeFile(
+        join(migrations, file),
+        `export class ${className} {\n  name = '${className}';\n  revertDrops = 'no data';\n` +
+          `  async up(queryRunner) { await queryRunner.query(${JSON.stringify(extra[i].sql)}); }\n  async down() {}\n}\n`,
+      );
+    }
+    const index = await readFile(join(migrations, 'index.js'), 'utf8');
+    const imports = classes.map(({ className, file }) => `import { ${className} } from './${file}';\n`).join('');
+    await writeFile(
+      join(migrations, 'index.js'),
+      imports +
+        index.replace(
+          /export const MIGRATIONS = \[(.*)\];/,
+          (_, listed: string) =>
+            `export const MIGRATIONS = [${[listed, ...classes.map((c) => c.className)].join(', ')}];`,
+        ),
+    );
+  } catch (error) {
+    await rm(root, { recursive: true, force: true });
+    throw error;
+  }
+  return { root, remove: () => rm(root, { recursive: true, force: true }) };
 }

@@ -1,3 +1,5 @@
+// Jest's global setup loads this file outside Jest's module system (no relative imports): it keeps its own cluster and port finder.
+import { readFileSync, rmSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -111,6 +113,23 @@ export async function startEmbeddedServer({ flags = [] }: { flags?: string[] } =
   } finally {
     process.removeListener('uncaughtException', crashed);
   }
+  // Whatever a test's own cleanup did (a failed or timed-out afterAll), the process's end stops the cluster
+  // (a fast shutdown, requested synchronously; PostgreSQL finishes it on its own) and deletes its files.
+  const stopOnExit = () => {
+    const pid = Number(
+      readFileSync(join(root, 'data', 'postmaster.pid'), { encoding: 'utf8', flag: 'r' }).split('\n')[0],
+    );
+    if (Number.isInteger(pid) && pid > 0) process.kill(pid, 'SIGINT');
+  };
+  const onExit = () => {
+    try {
+      stopOnExit();
+    } catch {
+      // Not running (paused, or stopped already).
+    }
+    rmSync(root, { recursive: true, force: true });
+  };
+  process.once('exit', onExit);
   return {
     port,
     adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
@@ -118,6 +137,7 @@ export async function startEmbeddedServer({ flags = [] }: { flags?: string[] } =
     pause: () => server.stop(),
     start: () => server.start(),
     stop: async () => {
+      process.removeListener('exit', onExit);
       await server.stop();
       await rm(root, { recursive: true, force: true });
     },

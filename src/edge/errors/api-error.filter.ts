@@ -48,14 +48,14 @@ export class ApiErrorFilter implements ExceptionFilter {
       );
       return;
     }
-    const error = this.routeAwareError(toApiError(exception), exception, request);
-
-    // An ApiError is thrown on purpose by code that has reported it (readiness, load shedding); a database fault
-    // is the database's, reported once per kind without a stack; a bug is logged here, with its stack.
+    // Classified once: an ApiError is thrown on purpose by code that has reported it (readiness, load shedding);
+    // a database fault answered 503 is the database's, reported once per kind without a stack; a bug is logged
+    // here, with its stack.
     const fault = exception instanceof ApiError ? null : databaseFault(exception);
-    if (fault) {
+    const error = this.routeAwareError(toApiError(exception, fault), exception, request);
+    if (fault && error.getStatus() === 503) {
       this.databaseFaults.record(fault);
-    } else if (error.getStatus() >= 500 && !(exception instanceof ApiError)) {
+    } else if (error.getStatus() >= 500 && !fault && !(exception instanceof ApiError)) {
       this.logger.error(
         // reqId: the field every request-scoped line carries (LoggingModule adds no request context of its own).
         {

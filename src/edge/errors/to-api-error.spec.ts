@@ -7,7 +7,7 @@ import {
   UnauthorizedException,
 } from '@nestjs/common';
 import { errorCodes } from 'fastify';
-import { QueryFailedError } from 'typeorm';
+import { QueryFailedError, QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 import { ApiError } from './api-error.js';
 import { ErrorCode } from './error-code.js';
 import { databaseFault } from '../../database/database-faults.js';
@@ -152,6 +152,8 @@ describe('toApiError', () => {
       ['a broken pipe', errorWithCode('EPIPE')],
       ['a pool timeout', new Error('timeout exceeded when trying to connect')],
       ['a dropped connection', new Error('Connection terminated unexpectedly')],
+      ["a transaction's next statement after its connection dropped", new QueryRunnerProviderAlreadyReleasedError()],
+      ["a transaction's COMMIT after its connection dropped", new QueryRunnerAlreadyReleasedError()],
       ['a server starting up', new Error('the database system is starting up')],
       ['a class 08 connection exception', new QueryFailedError(query, [], errorWithCode('08006'))],
       ['an admin shutdown (57P01)', new QueryFailedError(query, [], errorWithCode('57P01'))],

@@ -1,5 +1,5 @@
 import { HttpException } from '@nestjs/common';
-import { databaseFault } from '../../database/database-faults.js';
+import { DatabaseFault, databaseFault } from '../../database/database-faults.js';
 import { BODY_LIMIT_BYTES } from '../http.constants.js';
 import { ApiError } from './api-error.js';
 import { CODE_BY_STATUS, ErrorCode } from './error-code.js';
@@ -28,8 +28,22 @@ const fastifyErrors: Record<string, () => ApiError> = {
     new ApiError(400, ErrorCode.ValidationFailed, 'A path parameter is longer than allowed.'),
 };
 
-/** Maps anything thrown while serving a request to the Error it is answered with. */
-export function toApiError(exception: unknown): ApiError {
+/** A concurrent request holds the same Idempotency-Key (the one lock wait a request bounds). */
+export const idempotencyKeyInUse = () =>
+  new ApiError(
+    409,
+    ErrorCode.IdempotencyKeyInUse,
+    'A request with this Idempotency-Key is still in progress; retry later.',
+    {
+      'Retry-After': '1',
+    },
+  );
+
+/**
+ * Maps anything thrown while serving a request to the Error it is answered with. `fault` is the exception's row of
+ * the database's fault table, for a caller that has classified it already.
+ */
+export function toApiError(exception: unknown, fault: DatabaseFault | null = databaseFault(exception)): ApiError {
   if (exception instanceof ApiError) return exception;
 
   const cause = exception instanceof HttpException ? exception.cause : exception;
@@ -45,7 +59,8 @@ export function toApiError(exception: unknown): ApiError {
     return new ApiError(status, code, exception.message);
   }
 
-  // Every row of the database's fault table is a fault we did not cause; the client never sees its message.
-  if (databaseFault(exception)) return serviceUnavailable();
+  // A row of the database's fault table is a fault we did not cause; the client never sees its message.
+  if (fault?.answer === 'lock-wait') return idempotencyKeyInUse();
+  if (fault) return serviceUnavailable();
   return internalError();
 }

@@ -15,6 +15,7 @@ import { pgPool } from '../../database/pg-pool.js';
 import { serviceUnavailable } from '../../edge/errors/to-api-error.js';
 import { ShutdownState } from '../../edge/shutdown-state.js';
 import { OPERATIONS_ROUTES } from '../operations-routes.js';
+import { DatabaseOutage } from './database-outage.js';
 import { MigrationsHealthIndicator } from './migrations.health.js';
 import { notReadyReason, ReadinessLog } from './readiness-log.js';
 
@@ -26,6 +27,11 @@ const DATABASE_CHECKS = ['database', 'migrations'];
  * then costs one round of queries a second, and concurrent probes share the round in progress.
  */
 export const READINESS_CACHE_MS = 1_000;
+/**
+ * How long an instance that cannot reach the database stays ready (DatabaseOutage): longer than a failover of the
+ * database takes with the settings docs/operating.md ("High availability") recommends.
+ */
+export const DATABASE_OUTAGE_READY_MS = 30_000;
 
 /**
  * Probes for orchestrators and load balancers, outside `/v1` and the OpenAPI
@@ -43,6 +49,7 @@ export class HealthController {
     private readonly migrations: MigrationsHealthIndicator,
     private readonly shutdown: ShutdownState,
     private readonly readiness: ReadinessLog,
+    private readonly outage: DatabaseOutage,
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
@@ -53,7 +60,10 @@ export class HealthController {
     return this.health.check([]);
   }
 
-  /** Worth sending traffic to: not shutting down (checked on every probe), database reachable, schema up to date. */
+  /**
+   * Worth sending traffic to: not shutting down (checked on every probe), database reachable (or unreachable for
+   * less than DATABASE_OUTAGE_READY_MS), schema up to date.
+   */
   @Get(OPERATIONS_ROUTES.ready)
   @HealthCheck()
   async ready(): Promise<HealthCheckResult> {
@@ -63,12 +73,16 @@ export class HealthController {
         () => this.database.pingCheck('database').withTimeout(CHECK_TIMEOUT_MS).cacheFor(READINESS_CACHE_MS),
         () => this.migrations.check('migrations').withTimeout(CHECK_TIMEOUT_MS).cacheFor(READINESS_CACHE_MS),
       ]);
+      this.outage.withinGrace(false);
       this.readiness.record(true);
       return result;
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
       const result = error.getResponse() as HealthCheckResult;
-      if (this.crowdedOut(result)) {
+      const failed = Object.keys(result.error ?? {});
+      const databaseOnly = failed.length > 0 && failed.every((check) => DATABASE_CHECKS.includes(check));
+      // A failover: the database is unreachable from this instance, and (most likely) from every other one too.
+      if (this.outage.withinGrace(databaseOnly && failed.includes('database')) || this.crowdedOut(result)) {
         this.readiness.record(true);
         return { ...result, status: 'ok' };
       }

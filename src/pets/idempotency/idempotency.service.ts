@@ -4,11 +4,14 @@ import { DataSource, EntityManager } from 'typeorm';
 import { retryOnceOnConflict } from '../../database/database-faults.js';
 import { ApiError } from '../../edge/errors/api-error.js';
 import { ErrorCode } from '../../edge/errors/error-code.js';
+import { idempotencyKeyInUse } from '../../edge/errors/to-api-error.js';
 import { IdempotencyKeysRepository, IdempotencyScope, StoredResponse } from './idempotency-keys.repository.js';
 
-/** How long a request waits for a concurrent request holding the same key before it gets a 409. */
+/**
+ * How long a request waits for a concurrent request holding the same key; past it, PostgreSQL's lock timeout
+ * (a row of the fault table) is answered 409.
+ */
 const LOCK_WAIT_MS = 2_000;
-const LOCK_NOT_AVAILABLE = '55P03';
 
 export interface IdempotentOutcome<T> {
   status: number;
@@ -16,16 +19,6 @@ export interface IdempotentOutcome<T> {
   /** True when the body is the stored response of an earlier request. */
   replayed: boolean;
 }
-
-const keyInUse = () =>
-  new ApiError(
-    409,
-    ErrorCode.IdempotencyKeyInUse,
-    'A request with this Idempotency-Key is still in progress; retry later.',
-    {
-      'Retry-After': '1',
-    },
-  );
 
 /**
  * Runs a create at most once per (API key, Idempotency-Key), as
@@ -40,37 +33,32 @@ export class IdempotencyService {
     private readonly keys: IdempotencyKeysRepository,
   ) {}
 
-  async run<T>(
+  run<T>(
     scope: IdempotencyScope,
     fingerprint: string,
     work: (manager: EntityManager) => Promise<StoredResponse & { body: T }>,
   ): Promise<IdempotentOutcome<T>> {
-    try {
-      // A serialization failure or deadlock rolled the whole transaction back: it is safe to run once more.
-      return await retryOnceOnConflict(() =>
-        this.dataSource.transaction(async (manager) => {
-          await manager.query(`SET LOCAL lock_timeout = ${LOCK_WAIT_MS}`);
-          if (await this.keys.claim(manager, scope, fingerprint)) {
-            const response = await work(manager);
-            await this.keys.saveResponse(manager, scope, response);
-            return { ...response, replayed: false };
-          }
-          const record = await this.keys.find(manager, scope);
-          // Purged between the two statements: the client may simply retry.
-          if (!record?.response) throw keyInUse();
-          if (record.fingerprint !== fingerprint) {
-            throw new ApiError(
-              422,
-              ErrorCode.IdempotencyKeyReused,
-              'This Idempotency-Key was already used with a different request body.',
-            );
-          }
-          return { status: record.response.status, body: record.response.body as T, replayed: true };
-        }),
-      );
-    } catch (error) {
-      if ((error as { code?: unknown }).code === LOCK_NOT_AVAILABLE) throw keyInUse();
-      throw error;
-    }
+    // A serialization failure or deadlock rolled the whole transaction back: it is safe to run once more.
+    return retryOnceOnConflict(() =>
+      this.dataSource.transaction(async (manager) => {
+        await manager.query(`SET LOCAL lock_timeout = ${LOCK_WAIT_MS}`);
+        if (await this.keys.claim(manager, scope, fingerprint)) {
+          const response = await work(manager);
+          await this.keys.saveResponse(manager, scope, response);
+          return { ...response, replayed: false };
+        }
+        const record = await this.keys.find(manager, scope);
+        // Purged between the two statements: the client may simply retry.
+        if (!record?.response) throw idempotencyKeyInUse();
+        if (record.fingerprint !== fingerprint) {
+          throw new ApiError(
+            422,
+            ErrorCode.IdempotencyKeyReused,
+            'This Idempotency-Key was already used with a different request body.',
+          );
+        }
+        return { status: record.response.status, body: record.response.body as T, replayed: true };
+      }),
+    );
   }
 }

@@ -31,7 +31,7 @@ function commandLine(command: string, args: string[], unprivileged: boolean): [s
 }
 
 /** Runs a command to its end (killed after `timeoutMs`): its exit code and output. */
-function runOnce(command: string, args: string[], { unprivileged = false, timeoutMs = 120_000 } = {}) {
+export function runOnce(command: string, args: string[], { unprivileged = false, timeoutMs = 120_000 } = {}) {
   const [file, argv] = commandLine(command, args, unprivileged);
   return new Promise<{ code: number | null; output: string }>((resolve) => {
     const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -47,7 +47,7 @@ function runOnce(command: string, args: string[], { unprivileged = false, timeou
   });
 }
 
-function daemon(command: string, args: string[], { unprivileged = false } = {}): Daemon {
+export function daemon(command: string, args: string[], { unprivileged = false } = {}): Daemon {
   const [file, argv] = commandLine(command, args, unprivileged);
   const child: ChildProcess = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -68,7 +68,7 @@ function daemon(command: string, args: string[], { unprivileged = false } = {}):
 }
 
 /** A directory the unprivileged servers can write. */
-async function workDirectory(name: string): Promise<string> {
+export async function workDirectory(name: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), `animal-store-fleet-${name}-`));
   if (asRoot) {
     const [uid, gid] = ['-u', '-g'].map((flag) => Number(execFileSync('id', [flag, SERVICE_USER]).toString()));
@@ -78,7 +78,7 @@ async function workDirectory(name: string): Promise<string> {
   return dir;
 }
 
-function postgresBin(): string {
+export function postgresBin(): string {
   const root = '/usr/lib/postgresql';
   const versions = existsSync(root)
     ? readdirSync(root)

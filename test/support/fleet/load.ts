@@ -10,6 +10,8 @@ export interface Outcome {
   error?: string;
   /** A non-2xx answer's body, cut short: who answered (the service's Error JSON, or the balancer's page). */
   body?: string;
+  /** A non-2xx answer's whole body and its `Retry-After`, to check the Error shape. */
+  failure?: { body: string; retryAfter: string | null };
   /** Creates: the animal's name, also its Idempotency-Key. */
   name?: string;
   sentAt: number;
@@ -27,6 +29,8 @@ export interface LoadOptions {
   maxCount?: number;
   /** Per request. */
   timeoutMs?: number;
+  /** The operations sent in turn (default: list, create, get: a third creates). */
+  mix?: readonly Operation[];
 }
 
 export interface Load {
@@ -42,9 +46,10 @@ function failureCode(error: unknown): string {
   return cause?.code ?? cause?.message ?? (error as Error).name ?? String(error);
 }
 
-/** Lists, creates carrying an Idempotency-Key and gets of created animals, in turn, at a fixed rate. */
+/** Lists, creates carrying an Idempotency-Key and gets of created animals, in turn (`mix`), at a fixed rate. */
 export function startLoad(options: LoadOptions): Load {
   const { origin, key, prefix, ratePerSecond, count, maxCount = count, timeoutMs = 15_000 } = options;
+  const mix = options.mix ?? (['list', 'create', 'get'] as const);
   let finished = false;
   const authorization = `Bearer ${key}`;
   const outcomes: Outcome[] = [];
@@ -52,7 +57,7 @@ export function startLoad(options: LoadOptions): Load {
   const started = Date.now();
 
   const one = async (i: number): Promise<void> => {
-    const kind: Operation = (['list', 'create', 'get'] as const)[i % 3];
+    const kind: Operation = mix[i % mix.length];
     const operation: Operation = kind === 'get' && createdIds.length === 0 ? 'list' : kind;
     const name = operation === 'create' ? `${prefix}-${i}` : undefined;
     const url =
@@ -81,7 +86,7 @@ export function startLoad(options: LoadOptions): Load {
         name,
         sentAt,
         answeredAt: Date.now(),
-        ...(failed && { body: body.slice(0, 80) }),
+        ...(failed && { body: body.slice(0, 80), failure: { body, retryAfter: response.headers.get('retry-after') } }),
       });
     } catch (error) {
       outcomes.push({ operation, error: failureCode(error), name, sentAt, answeredAt: Date.now() });

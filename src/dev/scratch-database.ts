@@ -3,9 +3,9 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { startEmbeddedPostgres } from '../database/embedded-postgres.js';
-import { oneLine } from './cli-database.js';
-import { freePort } from '../database/free-port.js';
+import { startEmbeddedPostgres } from './embedded-postgres.js';
+import { oneLine } from '../cli/cli-database.js';
+import { freePort } from './free-port.js';
 
 export interface ScratchDatabase {
   url: string;

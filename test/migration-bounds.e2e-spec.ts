@@ -1,0 +1,170 @@
+import { expect } from '@jest/globals';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { commandDataSourceOptions } from '../src/database/data-source-options.js';
+import { MigrationLockTimeoutError, runMigrations } from '../src/database/run-migrations.js';
+import { SESSION_TIMEOUTS } from '../src/database/session-timeouts.js';
+import { buildCopyWith, ensureBuilt, ExtraMigration, run } from './support/built-service.js';
+import { ServiceProcess, startService } from './support/service-process.js';
+import { auth, request, startTestApp, TestApp } from './support/test-app.js';
+import { createTestDatabase, TestDatabase } from './support/test-database.js';
+
+/** Longer than a request's statement bound and than the client-side query bound of the service's pool. */
+const SLOW_SECONDS = 8;
+const SLOW: ExtraMigration = { name: 'SlowBackfill', sql: `SELECT pg_sleep(${SLOW_SECONDS})` };
+const ADD_NOTE: ExtraMigration = { name: 'AddPetNote', sql: 'ALTER TABLE "pets" ADD "note" text' };
+const LOCK_TIMEOUT_MS = 1_000;
+
+/** `npm run migration:run` of a copy of the build, against `databaseUrl`. */
+const migrationRun = (root: string, databaseUrl: string, env: Record<string, string> = {}) =>
+  run(
+    process.execPath,
+    [join(root, 'dist', 'src', 'cli', 'migrations.js'), 'run'],
+    { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, ...env },
+    60_000,
+    { cwd: root },
+  );
+
+const applied = async (sql: Client) =>
+  (await sql.query<{ name: string }>('SELECT name FROM migrations ORDER BY id')).rows.map((row) => row.name);
+
+/** Migrations through every path, on a database whose role the service has given the requests' bounds. */
+describe("migrations are bounded by their own settings, not the requests'", () => {
+  let t: TestApp;
+  let slow: Awaited<ReturnType<typeof buildCopyWith>>;
+  let withNote: Awaited<ReturnType<typeof buildCopyWith>>;
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    [slow, withNote] = await Promise.all([buildCopyWith([SLOW]), buildCopyWith([SLOW, ADD_NOTE])]);
+    // The service has run: its role now carries the requests' statement_timeout in this database.
+    t = await startTestApp();
+  }, 300_000);
+
+  afterAll(async () => {
+    await Promise.allSettled([t?.close(), slow?.remove(), withNote?.remove()]);
+  }, 30_000);
+
+  it(`migration:run applies a ${SLOW_SECONDS} s migration after the service has run`, async () => {
+    const session = new Client({ connectionString: t.database.url });
+    await session.connect();
+    const { rows } = await session.query<{ statement_timeout: string }>('SHOW statement_timeout');
+    await session.end();
+    expect(rows[0].statement_timeout).toBe(`${SESSION_TIMEOUTS.statement_timeout / 1000}s`);
+
+    const started = Date.now();
+    const finished = await migrationRun(slow.root, t.database.url);
+    const elapsed = Date.now() - started;
+    process.stdout.write(`migration:run of SlowBackfill took ${elapsed} ms\n`);
+    expect(finished).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^Applied SlowBackfill1795500000000 on /),
+    });
+    expect(elapsed).toBeGreaterThanOrEqual(SLOW_SECONDS * 1000);
+    expect(await applied(t.sql)).toContain('SlowBackfill1795500000000');
+  }, 60_000);
+
+  describe('behind a lock another session holds on "pets"', () => {
+    let holder: Client;
+
+    beforeEach(async () => {
+      holder = new Client({ connectionString: t.database.url });
+      await holder.connect();
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+    });
+
+    afterEach(async () => {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+    });
+
+    it('a migration stops within MIGRATION_LOCK_TIMEOUT_MS, naming the table; a request gets 503; the holder goes on', async () => {
+      const request503 = (async () => {
+        const started = Date.now();
+        const response = await request(t.origin, '/v1/pets', { headers: auth() });
+        return { response, elapsed: Date.now() - started };
+      })();
+
+      const dataSource = await new DataSource({
+        ...commandDataSourceOptions(t.database.url),
+        migrations: [
+          class AddPetNote1795500000001 {
+            name = 'AddPetNote1795500000001';
+            async up(queryRunner: { query(sql: string): Promise<unknown> }) {
+              await queryRunner.query(ADD_NOTE.sql);
+            }
+            async down() {}
+          },
+        ],
+      }).initialize();
+      let error: unknown;
+      const started = Date.now();
+      try {
+        error = await runMigrations(dataSource, { migrationLockTimeoutMs: LOCK_TIMEOUT_MS }).catch((e: unknown) => e);
+      } finally {
+        await dataSource.destroy();
+      }
+      const waited = Date.now() - started;
+      process.stdout.write(`the blocked migration stopped after ${waited} ms: ${(error as Error).message}\n`);
+      expect(error).toBeInstanceOf(MigrationLockTimeoutError);
+      expect((error as Error).message).toMatch(
+        /^waited 1000 ms \(MIGRATION_LOCK_TIMEOUT_MS\) for a lock on "pets", held by another session, at `ALTER TABLE "pets" ADD "note" text`; nothing was applied\. Let the sessions holding it finish or end them \(find them: SELECT .+\), then run the migrations again; /,
+      );
+      expect(waited).toBeGreaterThanOrEqual(LOCK_TIMEOUT_MS);
+      expect(waited).toBeLessThan(LOCK_TIMEOUT_MS + 1_500);
+
+      const cli = await migrationRun(withNote.root, t.database.url, {
+        MIGRATION_LOCK_TIMEOUT_MS: String(LOCK_TIMEOUT_MS),
+      });
+      expect(cli.code).toBe(1);
+      expect(cli.stderr).toMatch(
+        /^migration failed: waited 1000 ms \(MIGRATION_LOCK_TIMEOUT_MS\) for a lock on "pets"/,
+      );
+
+      const { response, elapsed } = await request503;
+      process.stdout.write(`the request behind the lock was answered ${response.status} after ${elapsed} ms\n`);
+      expect(response.status).toBe(503);
+      expect(response.body).toMatchObject({ code: 'service_unavailable', status: 503 });
+      expect(elapsed).toBeGreaterThanOrEqual(SESSION_TIMEOUTS.statement_timeout);
+      expect(elapsed).toBeLessThan(SESSION_TIMEOUTS.statement_timeout + 2_000);
+
+      // The lock holder's own work was never disturbed.
+      const { rows } = await holder.query<{ count: string }>('SELECT count(*) FROM pets');
+      expect(Number(rows[0].count)).toBeGreaterThanOrEqual(0);
+      await holder.query('COMMIT');
+      expect(await applied(t.sql)).not.toContain('AddPetNote1795500000001');
+    }, 60_000);
+  });
+
+  describe('MIGRATIONS_RUN at start', () => {
+    let database: TestDatabase;
+    const services: ServiceProcess[] = [];
+
+    afterAll(async () => {
+      for (const service of services) service.kill('SIGKILL');
+      await Promise.allSettled(services.map((service) => service.exited));
+      await database?.drop();
+    }, 30_000);
+
+    it(`applies a ${SLOW_SECONDS} s migration after the service has run`, async () => {
+      database = await createTestDatabase();
+      const env = { DATABASE_URL: database.url, MIGRATIONS_RUN: 'true', LOG_LEVEL: 'warn' };
+      const first = await startService(env);
+      services.push(first);
+      first.kill('SIGTERM');
+      await first.exited;
+
+      const upgraded = await startService(env, { main: join(slow.root, 'dist', 'src', 'main.js'), cwd: slow.root });
+      services.push(upgraded);
+      const sql = new Client({ connectionString: database.url });
+      await sql.connect();
+      try {
+        expect(await applied(sql)).toContain('SlowBackfill1795500000000');
+      } finally {
+        await sql.end();
+      }
+    }, 90_000);
+  });
+});
