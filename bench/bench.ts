@@ -5,7 +5,8 @@
  * Fastify + pg server (bench/ceiling.ts), taking turns on every route in every round; plus the list latency at
  * 10,000 vs 1,000,000 rows and start-up times; then the targets, pass or fail. With `--floor`, bench/nest-floor.ts
  * takes its turn too; with `--lean`, the same build with the features configuration can turn off turned off
- * (LEAN_ENV); with `--baseline <dir>`, another built checkout of the service (bench/baseline.ts). See
+ * (LEAN_ENV); with `--baseline <dir>`, another built checkout of the service (bench/baseline.ts); with `--traced`,
+ * the same build tracing every request to a local OTLP sink (TRACED_ENV). See
  * docs/performance.md.
  */
 import { randomBytes } from 'node:crypto';
@@ -17,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { startBenchDatabase } from './bench-database.js';
 import { issueDatabaseKey, RATE_LIMIT_PER_MINUTE, startBenchService } from './bench-service.js';
 import { baselineOption } from './baseline.js';
+import { startTraceSink } from './trace-sink.js';
 import { checkAnswers } from './answers.js';
 import { benchRoutes, load, LoadResult, median, sequentialLatency } from './load.js';
 import {
@@ -47,6 +49,7 @@ const quick = process.argv.includes('--quick');
 const withFloor = process.argv.includes('--floor');
 const withLean = process.argv.includes('--lean');
 const baseline = await baselineOption(process.argv);
+const withTraced = process.argv.includes('--traced');
 const settings = {
   mode: quick ? 'quick' : 'full',
   rounds: 3,
@@ -70,6 +73,9 @@ const LEAN_ENV = {
   LOAD_SHEDDING_MAX_IN_FLIGHT: '0',
   LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS: '0',
 };
+
+/** Tracing on, every request sampled, exporting over OTLP/HTTP (protobuf) to `startTraceSink`. */
+const TRACED_ENV = { OTEL_TRACES_SAMPLER: 'always_on' };
 
 /** The yardsticks, in the order they take their turns after the service, and the script each runs. */
 const YARDSTICKS = {
@@ -236,6 +242,17 @@ async function main(): Promise<number> {
       });
       running.push(servers.lean);
     }
+    if (withTraced) {
+      const sink = await startTraceSink();
+      servers.traced = await startService({
+        node: node.path,
+        databaseUrl: database.url,
+        apiKey: key,
+        env: { API_KEYS: '', ...TRACED_ENV, OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint },
+        logFile: join(logDir, 'traced.log'),
+      });
+      running.push({ ...servers.traced, stop: () => servers.traced!.stop().then(sink.stop) });
+    }
     const names = Object.keys(servers) as ServerName[];
     const routes = benchRoutes(settings.seededAnimals);
     await checkAnswers(
@@ -311,6 +328,10 @@ async function main(): Promise<number> {
     if (servers.lean) {
       const features = ratios(summaries, 'service', 'lean');
       console.log(`What the features LEAN_ENV turns off cost:\n\n${ratioTable('service', 'lean', features)}\n`);
+    }
+    if (servers.traced) {
+      const tracing = ratios(summaries, 'traced', 'service');
+      console.log(`What tracing every request costs:\n\n${ratioTable('traced', 'service', tracing)}\n`);
     }
     console.log(`peak RSS: ${names.map((name) => `${name} ${rss.get(name)!.toFixed(0)} MiB`).join(', ')}\n`);
     console.log(`Every server:\n\n${resultsTable(summaries)}`);

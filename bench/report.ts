@@ -6,7 +6,8 @@ import { LoadResult, median, Route } from './load.js';
  * parts the service must use, (with `--lean`) the service with its optional features off, and (with `--baseline`)
  * another build of the service.
  */
-export type ServerName = 'service' | 'feature-equal' | 'straightforward' | 'ceiling' | 'floor' | 'lean' | 'baseline';
+export type ServerName =
+  'service' | 'feature-equal' | 'straightforward' | 'ceiling' | 'floor' | 'lean' | 'baseline' | 'traced';
 
 export interface RouteSummary {
   route: string;

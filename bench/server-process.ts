@@ -182,16 +182,21 @@ export interface ServiceOptions extends Pick<SpawnOptions, 'logFile' | 'ipc'> {
 
 export type RunningService = ServerProcess & { origin: string };
 
-/** Runs the build (`node dist/src/main.js`) on a free port against `databaseUrl`; resolves once it lists animals. */
+/**
+ * Runs the build as production does (`node --import <tracing preload> dist/src/main.js`) on a free port against
+ * `databaseUrl`; resolves once it lists animals.
+ */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const checkout = options.checkout ?? root;
   const main = join(checkout, 'dist', 'src', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` in ${checkout} first`);
+  // An older build may predate the tracing preload: it then starts without one.
+  const preload = join(checkout, 'dist', 'src', 'observability', 'tracing', 'preload.js');
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const server = await startServer({
     command: options.node ?? process.execPath,
-    args: [...(options.nodeArgs ?? []), main],
+    args: [...(options.nodeArgs ?? []), ...(existsSync(preload) ? ['--import', preload] : []), main],
     cwd: checkout,
     env: { ...serviceEnv(port, options.apiKey), DATABASE_URL: options.databaseUrl, ...options.env },
     logFile: options.logFile,

@@ -8,6 +8,7 @@ import { EmbeddedPostgresError } from './dev/embedded-postgres-error.js';
 import { loadEmbeddedPostgres } from './dev/load-embedded-postgres.js';
 import { developmentApiKey, developmentKeyFile } from './auth/development-key.js';
 import { stopGracefullyOnSignals } from './edge/graceful-shutdown.js';
+import { stopTracing } from './observability/tracing/tracing-state.js';
 
 // Under load most request data dies young but some is promoted, and V8 lets the old generation grow to several
 // times its live size before a full collection, which is where the peak memory went; capped at half its size more,
@@ -46,7 +47,10 @@ async function bootstrap(): Promise<void> {
   stopGracefullyOnSignals(app, {
     drainDelayMs: config.shutdownDrainDelayMs,
     graceMs: config.shutdownGraceMs,
-    afterClose: async () => embedded?.stop(),
+    afterClose: async () => {
+      await embedded?.stop();
+      await stopTracing();
+    },
     logger,
   });
   await app.listen(config.port, config.host);

@@ -74,7 +74,12 @@ describe('docker-compose.yml', () => {
     expect(migrate.restart).toBe('no');
 
     expect(api.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' } });
-    expect(api.command).toEqual(['node', 'dist/src/main.js']);
+    expect(api.command).toEqual([
+      'node',
+      '--import',
+      './dist/src/observability/tracing/preload.js',
+      'dist/src/main.js',
+    ]);
     expect(api.ports).toEqual(['${PORT:-3000}:3000']);
     expect(api.restart).toBe('unless-stopped');
     expect(api.environment).toMatchObject({ HOST: '0.0.0.0', PORT: 3000, MIGRATIONS_RUN: 'false' });
@@ -178,7 +183,9 @@ describe('Dockerfile', () => {
     const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
     expect(runtime).toMatch(/^ENV NODE_ENV=production/m);
     expect(runtime).toMatch(/^USER node$/m);
-    expect(runtime).toMatch(/^CMD \["node", "dist\/src\/main.js"\]$/m);
+    expect(runtime).toMatch(
+      /^CMD \["node", "--import", "\.\/dist\/src\/observability\/tracing\/preload.js", "dist\/src\/main.js"\]$/m,
+    );
     expect(runtime).toMatch(/^HEALTHCHECK [\s\S]*\/health\/ready/m);
   });
 

@@ -4,6 +4,13 @@ import type { LoadSheddingConfig } from '../config/app-config.js';
 import { sendApiError } from './errors/framework-errors.js';
 import { serviceUnavailable } from './errors/to-api-error.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** under-pressure reads a route's own handler here; its types do not declare it. */
+    pressureHandler?: () => undefined;
+  }
+}
+
 // under-pressure averages the event-loop delay over this window; shorter reacts before a backlog builds up.
 const SAMPLE_INTERVAL_MS = 250;
 

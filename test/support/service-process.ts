@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { freePort } from './database-server.js';
 import { pollUntil } from './poll.js';
 
@@ -30,10 +30,15 @@ export interface ServiceLocation {
   port?: number;
 }
 
-/** `node dist/src/main.js` as a child process with exactly `env` (plus PATH), ready when this resolves. */
+/**
+ * `node --import …/tracing/preload.js dist/src/main.js` (as `npm run start:prod` and the image run it) as a child
+ * process with exactly `env` (plus PATH), ready when this resolves.
+ */
 export async function startService(env: Record<string, string>, where: ServiceLocation = {}): Promise<ServiceProcess> {
   const port = where.port ?? (await freePort());
-  const child = spawn(process.execPath, [where.main ?? join(ROOT, 'dist', 'src', 'main.js')], {
+  const main = where.main ?? join(ROOT, 'dist', 'src', 'main.js');
+  const preload = join(dirname(main), 'observability', 'tracing', 'preload.js');
+  const child = spawn(process.execPath, ['--import', pathToFileURL(preload).href, main], {
     cwd: where.cwd ?? ROOT,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

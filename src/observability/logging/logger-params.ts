@@ -3,6 +3,8 @@ import type { Params } from 'nestjs-pino';
 import { destination, stdSerializers } from 'pino';
 import type { Options } from 'pino-http';
 import type { AppConfig } from '../../config/app-config.js';
+import { traceIds } from '../tracing/log-correlation.js';
+import { tracingStarted } from '../tracing/tracing-state.js';
 import { secretScrubber } from './secret-scrubber.js';
 
 // pino-pretty is required only outside production, so production does not load it (and keep it in memory).
@@ -39,6 +41,8 @@ export function loggerParams(config: Pick<AppConfig, 'logLevel' | 'production' |
     wrapSerializers: false,
     serializers: { req: () => undefined, res: () => undefined, err: stdSerializers.err },
     hooks: { streamWrite: secretScrubber(secrets) },
+    // With tracing on, every line written inside a request names its trace and span (docs/operating.md, "Tracing").
+    ...(tracingStarted() && { mixin: traceIds }),
   };
   // No per-request middleware: nestjs-pino's would give every request a pino-http child logger inside an
   // AsyncLocalStorage context, whose promise hooks then tax every promise of the request. Profiling showed

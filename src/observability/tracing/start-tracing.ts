@@ -1,0 +1,122 @@
+import { register } from 'node:module';
+import { subscribe } from 'node:diagnostics_channel';
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { createAddHookMessageChannel } from 'import-in-the-middle';
+import { FastifyOtelInstrumentation } from '@fastify/otel';
+import { diag, DiagLogLevel, SpanStatusCode, type DiagLogger } from '@opentelemetry/api';
+import { setGlobalErrorHandler } from '@opentelemetry/core';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { ATTR_ERROR_TYPE, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { PACKAGE_ROOT } from '../../cli/package-root.js';
+import { OPERATIONS_ROUTES } from '../operations-routes.js';
+import { markTracingStarted } from './tracing-state.js';
+import { ThrottledReport } from './throttled-report.js';
+
+/** An exporter or queue problem is logged at most this often, with how many times it recurred meanwhile. */
+const REPORT_INTERVAL_MS = 60_000;
+/** At shutdown the queued spans get this long to reach the collector: a collector that is down must not hold it up. */
+const FLUSH_AT_SHUTDOWN_MS = 2_000;
+
+const SERVICE_NAME = 'animal-store';
+
+/** Probes and scrapes (the operations routes): one every few seconds per instance would drown the traces. */
+const UNTRACED_PATHS = new Set(Object.values(OPERATIONS_ROUTES).map((route) => `/${route}`));
+const untraced = (url: string | undefined) => UNTRACED_PATHS.has(url?.split('?', 1)[0] ?? '');
+
+/** The Error body's `code` of each 5xx response, read when it is sent, for its SERVER span's status. */
+const faultCodes = new WeakMap<ServerResponse, string>();
+
+function recordFaultCode(_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: () => void): void {
+  if (reply.statusCode >= 500 && typeof payload === 'string') {
+    try {
+      const code = (JSON.parse(payload) as { code?: unknown }).code;
+      if (typeof code === 'string') faultCodes.set(reply.raw, code);
+    } catch {
+      // Not an Error body: the span keeps the bare error status the HTTP instrumentation gives a 5xx.
+    }
+  }
+  done();
+}
+
+function markFault(span: import('@opentelemetry/api').Span, _request: unknown, response: unknown): void {
+  const code = faultCodes.get(response as ServerResponse);
+  if (code === undefined) return;
+  span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+  span.setAttribute(ATTR_ERROR_TYPE, code);
+}
+
+/** The SDK's own warnings and errors (export failures, spans dropped from a full queue) through the service's log. */
+function reportProblems(): void {
+  const problems = new ThrottledReport(
+    (message) =>
+      void import('@nestjs/common').then(({ Logger }) =>
+        new Logger('Tracing').warn(`${message}; requests are served as usual, their spans are dropped`),
+      ),
+    REPORT_INTERVAL_MS,
+  );
+  setGlobalErrorHandler((error) =>
+    problems.report(
+      `Trace export failed: ${typeof error === 'string' ? error : (error.message ?? error.name ?? 'unknown error')}`,
+    ),
+  );
+  // OTEL_LOG_LEVEL, when set, gives the SDK's own console logger instead (for debugging the exporter).
+  if (process.env.OTEL_LOG_LEVEL) return;
+  const warn = (message: string) => problems.report(`OpenTelemetry: ${message}`);
+  const quiet = () => undefined;
+  const logger: DiagLogger = { error: warn, warn, info: quiet, debug: quiet, verbose: quiet };
+  diag.setLogger(logger, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
+}
+
+/**
+ * Starts the OpenTelemetry SDK, configured by the standard OTEL_* variables (exporter endpoint and protocol,
+ * sampler, batch queue, resource): a SERVER span per request with the route template (instrumentation-http, named
+ * by @fastify/otel), the handler's span, one span per PostgreSQL statement and per Redis command.
+ */
+export async function startTracing(): Promise<void> {
+  // import-in-the-middle's loader hook, limited to the modules the instrumentations below ask for.
+  const { registerOptions, waitForAllMessagesAcknowledged } = createAddHookMessageChannel();
+  register('import-in-the-middle/hook.mjs', import.meta.url, registerOptions);
+
+  const { version } = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
+  const sdk = new NodeSDK({
+    // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) override these.
+    resource: defaultResource().merge(
+      resourceFromAttributes({ [ATTR_SERVICE_NAME]: SERVICE_NAME, [ATTR_SERVICE_VERSION]: version }),
+    ),
+    // Traces only: the service's metrics are Prometheus' (/metrics), its logs go to stdout.
+    metricReaders: [],
+    logRecordProcessors: [],
+    instrumentations: [
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: (request: IncomingMessage) => untraced(request.url),
+        applyCustomAttributesOnSpan: markFault,
+      }),
+      new FastifyOtelInstrumentation({
+        registerOnInitialization: true,
+        ignorePaths: ({ url }) => untraced(url),
+        // The request and its handler; Fastify's hooks (ours and plugins') would add a span each.
+        instrumentHooks: false,
+      }),
+      // Statement text only, with its $1 placeholders: parameter values are never recorded.
+      new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
+      // The command name only: rate-limit keys are derived from callers' keys and addresses.
+      new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
+    ],
+  });
+  reportProblems();
+  sdk.start();
+  subscribe('fastify.initialization', (message) =>
+    (message as { fastify: FastifyInstance }).fastify.addHook('onSend', recordFaultCode),
+  );
+  markTracingStarted(() =>
+    Promise.race([sdk.shutdown(), new Promise<void>((resolve) => setTimeout(resolve, FLUSH_AT_SHUTDOWN_MS).unref())]),
+  );
+  await waitForAllMessagesAcknowledged();
+}

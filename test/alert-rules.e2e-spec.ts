@@ -1,0 +1,120 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { ensureBuilt, ROOT } from './support/built-service.js';
+import { ServiceProcess, startService } from './support/service-process.js';
+import { createTestDatabase, TestDatabase } from './support/test-database.js';
+
+const METRICS_TOKEN = 'alert-rules-metrics-token-0123456789';
+const RULES = join(ROOT, 'alerts', 'animal-store.rules.yaml');
+
+interface Rule {
+  alert: string;
+  expr: string;
+  for?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+const rules = (parse(readFileSync(RULES, 'utf8')) as { groups: { rules: Rule[] }[] }).groups.flatMap(
+  (group) => group.rules,
+);
+
+const KEYWORDS = new Set([
+  'and',
+  'or',
+  'unless',
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'bool',
+  'offset',
+]);
+
+/** The metric names a PromQL expression selects: what is left once strings, matchers, ranges, groupings and calls are removed. */
+function metricNames(expr: string): string[] {
+  const selectors = expr
+    .replace(/"(?:[^"\\]|\\.)*"/g, '""')
+    .replace(/\{[^}]*\}/g, ' ')
+    .replace(/\[[^\]]*\]/g, ' ')
+    .replace(/\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ');
+  const names = [...selectors.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)(\s*\()?/g)]
+    .filter(([, name, call]) => call === undefined && !KEYWORDS.has(name))
+    .map(([, name]) => name);
+  return [...new Set(names)].sort();
+}
+
+/** Every series name a Prometheus text exposition can hold: its samples, and the ones each TYPE line promises. */
+function servedNames(exposition: string): Set<string> {
+  const names = new Set<string>();
+  for (const [, name, type] of exposition.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
+    names.add(name);
+    if (type === 'histogram' || type === 'summary') ['_sum', '_count'].forEach((suffix) => names.add(name + suffix));
+    if (type === 'histogram') names.add(`${name}_bucket`);
+  }
+  for (const [, name] of exposition.matchAll(/^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ ]/gm)) names.add(name);
+  return names;
+}
+
+describe('alert rules (alerts/animal-store.rules.yaml)', () => {
+  let database: TestDatabase;
+  let service: ServiceProcess;
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    database = await createTestDatabase();
+    service = await startService({
+      DATABASE_URL: database.url,
+      NODE_ENV: 'production',
+      API_KEYS: 'alert-rules-key-0123456789abcdef',
+      CURSOR_SECRET: 'alert-rules-cursor-secret-0123456789',
+      METRICS_TOKEN,
+      MIGRATIONS_RUN: 'true',
+    });
+  }, 300_000);
+
+  afterAll(async () => {
+    service?.kill('SIGTERM');
+    await service?.exited;
+    await database?.drop();
+  }, 60_000);
+
+  it('finds the metric names in an expression', () => {
+    expect(
+      metricNames(
+        'histogram_quantile(0.99, sum by (job, le) (rate(a_bucket{route=~"/v1/.*"}[5m]))) > 0.5 unless on (job) b_total == 1',
+      ),
+    ).toEqual(['a_bucket', 'b_total']);
+  });
+
+  it('use only metrics that a running instance serves on /metrics, with the route labels they select', async () => {
+    expect((await fetch(`${service.origin}/health/ready`)).status).toBe(200);
+    const response = await fetch(`${service.origin}/metrics`, {
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+    });
+    expect(response.status).toBe(200);
+    const exposition = await response.text();
+    // AnimalStoreNotReady selects the readiness probe's answers by this route label.
+    expect(exposition).toMatch(/^http_requests_total\{method="GET",route="\/health\/ready",status="200"\} \d+$/m);
+    const served = servedNames(exposition);
+    const used = rules.map((rule) => ({ alert: rule.alert, names: metricNames(rule.expr) }));
+    expect(used.every(({ names }) => names.length > 0)).toBe(true);
+    expect(used.map(({ alert, names }) => ({ alert, missing: names.filter((name) => !served.has(name)) }))).toEqual(
+      used.map(({ alert }) => ({ alert, missing: [] })),
+    );
+  });
+
+  it('each have a for:, a severity, and a summary and a description', () => {
+    expect(rules).toHaveLength(7);
+    for (const rule of rules) {
+      expect({ alert: rule.alert, for: rule.for, severity: rule.labels?.severity }).toEqual({
+        alert: rule.alert,
+        for: expect.stringMatching(/^\d+[mh]$/) as unknown,
+        severity: expect.stringMatching(/^(critical|warning|info)$/) as unknown,
+      });
+      expect(Object.keys(rule.annotations ?? {}).sort()).toEqual(['description', 'summary']);
+    }
+  });
+});

@@ -1,0 +1,21 @@
+import { join } from 'node:path';
+import { ROOT, run } from '../support/built-service.js';
+
+const ALERTS = join(ROOT, 'alerts');
+
+/** Prometheus' own checks of alerts/ (promtool, from Debian's prometheus package): the rules parse, and each alert fires as its unit tests say. */
+describe('alert rules under promtool', () => {
+  it('pass `promtool check rules`', async () => {
+    const checked = await run('promtool', ['check', 'rules', 'animal-store.rules.yaml'], process.env, 60_000, {
+      cwd: ALERTS,
+    });
+    expect(checked).toMatchObject({ code: 0, stdout: expect.stringContaining('SUCCESS: 7 rules found') as unknown });
+  });
+
+  it('pass their unit tests, `promtool test rules`', async () => {
+    const tested = await run('promtool', ['test', 'rules', 'animal-store.rules.test.yaml'], process.env, 60_000, {
+      cwd: ALERTS,
+    });
+    expect(tested).toMatchObject({ code: 0, stdout: expect.stringContaining('SUCCESS') as unknown });
+  });
+});

@@ -1,0 +1,211 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { ensureBuilt, ROOT } from './support/built-service.js';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
+import { pollUntil } from './support/poll.js';
+import { ServiceProcess, startService } from './support/service-process.js';
+import { createTestDatabase, TestDatabase } from './support/test-database.js';
+
+const KEY = 'tracing-test-key-0123456789abcdef';
+const METRICS_TOKEN = 'tracing-metrics-token-0123456789abcdef';
+const CURSOR_SECRET = 'tracing-cursor-secret-0123456789abcdef';
+const SPAN_KIND = { INTERNAL: 1, SERVER: 2, CLIENT: 3 };
+const STATUS = { UNSET: 0, ERROR: 2 };
+const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+
+/** A caller's W3C trace context: a new trace id and parent span id each time. */
+function callerContext(): { traceId: string; parentId: string; traceparent: string } {
+  const traceId = randomBytes(16).toString('hex');
+  const parentId = randomBytes(8).toString('hex');
+  return { traceId, parentId, traceparent: `00-${traceId}-${parentId}-01` };
+}
+
+/**
+ * The built service with tracing on (OTLP/JSON to a receiver this file runs), through the real HTTP server and a
+ * real PostgreSQL: what its traces hold, and what they never hold.
+ */
+describe('traces', () => {
+  let receiver: OtlpReceiver;
+  let database: TestDatabase;
+  let service: ServiceProcess;
+  let sql: Client;
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    receiver = await startOtlpReceiver();
+    database = await createTestDatabase();
+    service = await startService({
+      DATABASE_URL: database.url,
+      API_KEYS: KEY,
+      NODE_ENV: 'production',
+      METRICS_TOKEN,
+      CURSOR_SECRET,
+      MIGRATIONS_RUN: 'true',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '20',
+    });
+    sql = new Client({ connectionString: database.url });
+    await sql.connect();
+  }, 300_000);
+
+  afterAll(async () => {
+    service?.kill('SIGTERM');
+    await service?.exited;
+    await sql?.end();
+    await database?.drop();
+    await receiver?.close();
+  }, 60_000);
+
+  const call = (path: string, init: RequestInit & { traceparent?: string } = {}) =>
+    fetch(`${service.origin}${path}`, {
+      ...init,
+      headers: {
+        authorization: `Bearer ${KEY}`,
+        'content-type': 'application/json',
+        ...(init.traceparent && { traceparent: init.traceparent }),
+        ...(init.headers as Record<string, string>),
+      },
+    });
+
+  /** The spans of one trace, once its SERVER span has arrived. */
+  const traceOf = (traceId: string) =>
+    pollUntil(
+      () => {
+        const spans = receiver.spans.filter((span) => span.traceId === traceId);
+        return spans.some((span) => span.kind === SPAN_KIND.SERVER) && spans;
+      },
+      { what: `the spans of trace ${traceId}` },
+    );
+  const serverSpan = (spans: ReceivedSpan[]) => spans.find((span) => span.kind === SPAN_KIND.SERVER)!;
+  const childrenOf = (spans: ReceivedSpan[], parent: ReceivedSpan) =>
+    spans.filter((span) => span.parentSpanId === parent.spanId);
+
+  it('continues the caller’s trace: SERVER span with the route, its handler, one span per SQL statement', async () => {
+    const caller = callerContext();
+    const response = await call('/v1/pets?limit=2', { traceparent: caller.traceparent });
+    expect(response.status).toBe(200);
+    const spans = await traceOf(caller.traceId);
+
+    const server = serverSpan(spans);
+    expect(server).toMatchObject({
+      parentSpanId: caller.parentId,
+      name: 'GET /v1/pets',
+      status: { code: STATUS.UNSET },
+      attributes: expect.objectContaining({
+        'http.request.method': 'GET',
+        'http.route': '/v1/pets',
+        'http.response.status_code': 200,
+      }) as unknown,
+      resource: expect.objectContaining({ 'service.name': 'animal-store', 'service.version': version }) as unknown,
+    });
+    const [request] = childrenOf(spans, server);
+    expect(request).toMatchObject({ name: 'request', kind: SPAN_KIND.INTERNAL });
+    const [handler] = childrenOf(spans, request);
+    expect(handler.name).toBe('handler - PetsController.list');
+    const statements = childrenOf(spans, handler).filter((span) => span.name.startsWith('pg.query'));
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toMatchObject({
+      kind: SPAN_KIND.CLIENT,
+      attributes: expect.objectContaining({
+        'db.system.name': 'postgresql',
+        'db.query.text': expect.stringMatching(/^SELECT .* FROM "pets" .*\$1/) as unknown,
+      }) as unknown,
+    });
+  });
+
+  it('writes each request’s log line with its trace id and one of its span ids', async () => {
+    const caller = callerContext();
+    await call('/v1/pets', { traceparent: caller.traceparent });
+    const spans = await traceOf(caller.traceId);
+    const line = await pollUntil(() =>
+      service.lines
+        .map((text) => JSON.parse(text) as Record<string, unknown>)
+        .find((entry) => entry.msg === 'request completed' && entry.trace_id === caller.traceId),
+    );
+    expect(line).toMatchObject({ route: '/v1/pets', status: 200 });
+    expect(spans.map((span) => span.spanId)).toContain(line.span_id);
+  });
+
+  it('records statements with their placeholders, never the values', async () => {
+    const caller = callerContext();
+    const name = `Marker-${randomBytes(6).toString('hex')}`;
+    const created = await call('/v1/pets', {
+      method: 'POST',
+      body: JSON.stringify({ name, categoryId: 1 }),
+      traceparent: caller.traceparent,
+    });
+    expect(created.status).toBe(201);
+    const spans = await traceOf(caller.traceId);
+    const insert = spans.find((span) => /^INSERT INTO "pets"/.test(String(span.attributes['db.query.text'])));
+    expect(insert?.attributes['db.query.text']).toMatch(/\$1/);
+    expect(JSON.stringify(spans)).not.toContain(name);
+  });
+
+  it('leaves a 4xx’s status unset', async () => {
+    const missing = callerContext();
+    expect((await call('/v1/pets/999999', { traceparent: missing.traceparent })).status).toBe(404);
+    const refused = callerContext();
+    const unauthorized = await call('/v1/pets', {
+      traceparent: refused.traceparent,
+      headers: { authorization: 'Bearer not-a-key-0123456789' },
+    });
+    expect(unauthorized.status).toBe(401);
+    for (const traceId of [missing.traceId, refused.traceId]) {
+      expect(serverSpan(await traceOf(traceId)).status).toEqual({ code: STATUS.UNSET, message: '' });
+    }
+  });
+
+  it('marks a 503 for a database fault as an error with its code', async () => {
+    const name = new URL(database.url).pathname.slice(1);
+    await sql.query(`ALTER DATABASE ${name} SET default_transaction_read_only = on`);
+    await sql.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+       WHERE datname = current_database() AND application_name = 'animal-store'`,
+    );
+    try {
+      const caller = callerContext();
+      const refused = await pollUntil(async () => {
+        const response = await call('/v1/pets', {
+          method: 'POST',
+          body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+          traceparent: caller.traceparent,
+        });
+        return response.status === 503 && response;
+      });
+      expect(refused.status).toBe(503);
+      const server = serverSpan(await traceOf(caller.traceId));
+      expect(server.status).toEqual({ code: STATUS.ERROR, message: 'service_unavailable' });
+      expect(server.attributes['error.type']).toBe('service_unavailable');
+    } finally {
+      await sql.query(`ALTER DATABASE ${name} RESET ALL`);
+    }
+  });
+
+  it('traces neither the probes nor /metrics, and puts no key, Authorization header or token in any span', async () => {
+    const caller = callerContext();
+    const probes = ['/health/live', '/health/ready', '/metrics'];
+    for (const path of probes) {
+      const headers: Record<string, string> = path === '/metrics' ? { authorization: `Bearer ${METRICS_TOKEN}` } : {};
+      expect((await call(path, { headers, traceparent: caller.traceparent })).status).toBe(200);
+    }
+    // A traced request after them: once its spans are in, the probes' would have been too.
+    const after = callerContext();
+    await call('/v1/pets', { traceparent: after.traceparent });
+    await traceOf(after.traceId);
+    expect(receiver.spans.filter((span) => span.traceId === caller.traceId)).toEqual([]);
+    expect(
+      receiver.spans.filter((span) => probes.some((path) => String(span.attributes['url.path']).startsWith(path))),
+    ).toEqual([]);
+
+    const everything = JSON.stringify(receiver.spans);
+    for (const secret of [KEY, METRICS_TOKEN, CURSOR_SECRET, 'Bearer', 'authorization']) {
+      expect({ secret, found: everything.toLowerCase().includes(secret.toLowerCase()) }).toEqual({
+        secret,
+        found: false,
+      });
+    }
+  });
+});
