@@ -6,7 +6,7 @@ import { ServiceProcess, startService } from './support/service-process.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
 
 const METRICS_TOKEN = 'alert-rules-metrics-token-0123456789';
-const RULES = join(ROOT, 'alerts', 'animal-store.rules.yaml');
+const RULES = join(ROOT, 'k8s', 'alerts', 'animal-store.rules.yaml');
 
 interface Rule {
   alert: string;
@@ -58,7 +58,7 @@ function servedNames(exposition: string): Set<string> {
   return names;
 }
 
-describe('alert rules (alerts/animal-store.rules.yaml)', () => {
+describe('alert rules (k8s/alerts/animal-store.rules.yaml)', () => {
   let database: TestDatabase;
   let service: ServiceProcess;
 

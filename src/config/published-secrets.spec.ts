@@ -15,7 +15,9 @@ const PUBLISHED_FILES = [
   ...readdirSync(join(ROOT, 'compose'))
     .filter((file) => /\.ya?ml$/.test(file))
     .map((file) => join('compose', file)),
-  ...readdirSync(join(ROOT, 'k8s')).map((file) => join('k8s', file)),
+  ...readdirSync(join(ROOT, 'k8s'), { recursive: true, encoding: 'utf8' })
+    .filter((file) => /\.ya?ml$/.test(file))
+    .map((file) => join('k8s', file)),
 ];
 
 /**

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { ROOT, run } from '../support/built-service.js';
 
-const ALERTS = join(ROOT, 'alerts');
+const ALERTS = join(ROOT, 'k8s', 'alerts');
 
-/** Prometheus' own checks of alerts/ (promtool, from Debian's prometheus package): the rules parse, and each alert fires as its unit tests say. */
+/** Prometheus' own checks of k8s/alerts/ (promtool, from Debian's prometheus package): the rules parse, and each alert fires as its unit tests say. */
 describe('alert rules under promtool', () => {
   it('pass `promtool check rules`', async () => {
     const checked = await run('promtool', ['check', 'rules', 'animal-store.rules.yaml'], process.env, 60_000, {
