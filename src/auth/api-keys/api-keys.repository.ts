@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
+import { withRetries } from '../../database/database-faults.js';
 import type { ApiKeyIdentity } from '../api-key-identity.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 
@@ -40,17 +41,20 @@ export class ApiKeysRepository {
 
   /** The identity of the active (not revoked) key with this digest; served by `api_keys_digest_key`. */
   async findActiveByDigest(digest: string): Promise<ApiKeyIdentity | undefined> {
-    const rows = await this.keys
-      .query<ApiKeyIdentity[]>('SELECT id::text AS id, name FROM api_keys WHERE digest = $1 AND revoked_at IS NULL', [
-        digest,
-      ])
-      .catch(redactParameters);
+    const rows = await withRetries(() =>
+      this.keys.query<ApiKeyIdentity[]>(
+        'SELECT id::text AS id, name FROM api_keys WHERE digest = $1 AND revoked_at IS NULL',
+        [digest],
+      ),
+    ).catch(redactParameters);
     return rows[0];
   }
 
   /** The digests of every active key: one query for all, however many keys are asked about. */
   async findActiveDigests(): Promise<string[]> {
-    const rows = await this.keys.query<{ digest: string }[]>('SELECT digest FROM api_keys WHERE revoked_at IS NULL');
+    const rows = await withRetries(() =>
+      this.keys.query<{ digest: string }[]>('SELECT digest FROM api_keys WHERE revoked_at IS NULL'),
+    );
     return rows.map((row) => row.digest);
   }
 
@@ -87,9 +91,11 @@ export class ApiKeysRepository {
   }
 
   async touch(ids: readonly string[], at: Date): Promise<void> {
-    await this.keys.query(
-      'UPDATE api_keys SET last_used_at = $2 WHERE id = ANY($1::bigint[]) AND (last_used_at IS NULL OR last_used_at < $2)',
-      [ids, at],
+    await withRetries(() =>
+      this.keys.query(
+        'UPDATE api_keys SET last_used_at = $2 WHERE id = ANY($1::bigint[]) AND (last_used_at IS NULL OR last_used_at < $2)',
+        [ids, at],
+      ),
     );
   }
 }
