@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source-options.js';
-import { retryOnceOnConflict } from '../src/database/database-faults.js';
+import { withRetries } from '../src/database/database-faults.js';
 import { pgPool } from '../src/database/pg-pool.js';
 import { toApiError } from '../src/edge/errors/to-api-error.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
@@ -444,17 +444,17 @@ describe('serialization failures and deadlocks', () => {
     dataSource.query<{ ok: number }[]>(`SELECT conflict(${failures}, '${sqlstate}') AS ok`);
 
   it.each(['40001', '40P01'])('runs a statement on its own once more after %s, then succeeds', async (sqlstate) => {
-    await expect(retryOnceOnConflict(() => conflict(1, sqlstate))).resolves.toEqual([{ ok: 1 }]);
+    await expect(withRetries(() => conflict(1, sqlstate))).resolves.toEqual([{ ok: 1 }]);
     expect(await attempts()).toBe(2);
   });
 
   it('answers 503 when the second run fails too, and retries nothing else', async () => {
-    const twice: unknown = await retryOnceOnConflict(() => conflict(2, '40P01')).catch((error: unknown) => error);
+    const twice: unknown = await withRetries(() => conflict(2, '40P01')).catch((error: unknown) => error);
     expect(await attempts()).toBe(2);
     expect(toApiError(twice).getStatus()).toBe(503);
     expect(toApiError(twice).headers).toEqual({ 'Retry-After': '5' });
 
-    const other: unknown = await retryOnceOnConflict(() => conflict(1, '23505')).catch((error: unknown) => error);
+    const other: unknown = await withRetries(() => conflict(1, '23505')).catch((error: unknown) => error);
     expect(await attempts()).toBe(1);
     expect(toApiError(other).getStatus()).toBe(500);
   });
@@ -463,7 +463,7 @@ describe('serialization failures and deadlocks', () => {
     const inTransaction = () => dataSource.transaction((manager) => manager.query(`SELECT conflict(1, '40001') AS ok`));
     await expect(inTransaction()).rejects.toMatchObject({ driverError: { code: '40001' } });
     expect(await attempts()).toBe(1);
-    await expect(retryOnceOnConflict(inTransaction)).resolves.toEqual([{ ok: 1 }]);
+    await expect(withRetries(inTransaction)).resolves.toEqual([{ ok: 1 }]);
     expect(await attempts()).toBe(2);
   });
 });

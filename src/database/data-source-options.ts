@@ -1,10 +1,9 @@
-import pg from 'pg';
 import type { DataSourceOptions } from 'typeorm';
 import type { DatabasePoolConfig } from '../config/app-config.js';
 import { DATABASE_POOL_DEFAULTS } from '../config/environment.js';
 import { DatabaseClient } from './database-client.js';
 import { MIGRATIONS } from '../../migrations/index.js';
-import { DatabasePool } from './database-pool.js';
+import { RETRY_DEADLINE_MS } from './database-faults.js';
 import { SESSION_TIMEOUTS } from './session-timeouts.js';
 
 /**
@@ -14,8 +13,6 @@ import { SESSION_TIMEOUTS } from './session-timeouts.js';
 export function dataSourceOptions(url: string, pool: DatabasePoolConfig = DATABASE_POOL_DEFAULTS): DataSourceOptions {
   return {
     type: 'postgres',
-    // node-postgres with a pool that waits for its own connections when the server has no slot left.
-    driver: Object.create(pg, { Pool: { value: DatabasePool } }) as typeof pg,
     url,
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
@@ -26,7 +23,7 @@ export function dataSourceOptions(url: string, pool: DatabasePoolConfig = DATABA
       idleTimeoutMillis: pool.idleTimeoutMs,
       // A dead or unreachable database must fail a request quickly (503), never hang it; a request also waits
       // this long at most for a pooled connection.
-      connectionTimeoutMillis: 2_000,
+      connectionTimeoutMillis: RETRY_DEADLINE_MS,
       // The server cancels a slow statement (SESSION_TIMEOUTS, role settings: no startup parameters, which
       // PgBouncer refuses); this bounds a query whose server or network went silent. The pool then drops
       // the connection.

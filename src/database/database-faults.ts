@@ -10,13 +10,13 @@
 export type FaultAnswer =
   /** 503 with Retry-After. */
   | 'unavailable'
-  /** PostgreSQL rolled the transaction back and asks for it to be run again: once (retryOnceOnConflict), then 503. */
+  /** PostgreSQL rolled the transaction back and asks for it to be run again: once (withRetries), then 503. */
   | 'retry-once'
   /**
-   * The server has no connection slot left: the pool waits for one of its own connections within its connect
-   * timeout (DatabaseClient), then 503.
+   * The server has no connection slot left: the work is run again after a growing pause (withRetries), since the
+   * pool's own connections free up in a moment; past RETRY_DEADLINE_MS, 503. A crowded server slows requests.
    */
-  | 'wait-for-connection'
+  | 'retry-until-deadline'
   /**
    * A lock wait ran out (`lock_timeout`). A request bounds one lock wait only, on another request's Idempotency-Key:
    * 409 `idempotency_key_in_use`. A migration stops with a line naming the lock (run-migrations.ts).
@@ -36,7 +36,7 @@ export const DATABASE_FAULTS: readonly FaultRule[] = [
   { sqlstate: '57P', kind: 'server shutting down or not accepting connections', answer: 'unavailable' },
   { sqlstate: '57014', kind: 'statement timeout', answer: 'unavailable' },
   { sqlstate: '55P03', kind: 'lock wait timed out', answer: 'lock-wait' },
-  { sqlstate: '53300', kind: 'too many connections', answer: 'wait-for-connection' },
+  { sqlstate: '53300', kind: 'too many connections', answer: 'retry-until-deadline' },
   { sqlstate: '53', kind: 'insufficient resources (disk full, out of memory)', answer: 'unavailable' },
   { sqlstate: '25006', kind: 'read-only database', answer: 'unavailable' },
   { sqlstate: '40001', kind: 'serialization failure', answer: 'retry-once' },
@@ -78,10 +78,18 @@ interface DriverError {
 
 const SQLSTATE = /^[0-9A-Z]{5}$/;
 
+/** Each error is classified once, however many places (the retry path, the filter) ask about it. */
+const classified = new WeakMap<object, DatabaseFault | null>();
+
 /** The row of DATABASE_FAULTS that `error` (a pg error, or TypeORM's QueryFailedError around one) matches, or null. */
 export function databaseFault(error: unknown): DatabaseFault | null {
   if (!error || typeof error !== 'object') return null;
-  const err = error as DriverError;
+  let fault = classified.get(error);
+  if (fault === undefined) classified.set(error, (fault = classify(error)));
+  return fault;
+}
+
+function classify(err: DriverError): DatabaseFault | null {
   const inner = err.driverError ? databaseFault(err.driverError) : null;
   if (inner) return inner;
   const message = typeof err.message === 'string' ? err.message : '';
@@ -104,16 +112,51 @@ function fromRow(sqlstate: string, code: string, message: string): DatabaseFault
   };
 }
 
+/** How long a request keeps asking for a connection slot: as long as it may wait for a pooled connection. */
+export const RETRY_DEADLINE_MS = 2_000;
+/** The longest pause between two tries; each is a random part of a growing bound, so waiting requests spread out. */
+const MAX_PAUSE_MS = 100;
+/** Requests paused for a connection slot, oldest first. */
+const paused = new Set<() => void>();
+
 /**
- * Runs `work` (a whole transaction, which PostgreSQL rolled back entirely on a serialization failure or a
- * deadlock) once more when it failed with one of those: the service's one retry path. A second failure is answered
- * like any fault.
+ * One of the pool's own connections is free again (pg-pool's `release` event): the paused requests try at once,
+ * oldest first, rather than lose it to a request that has just arrived.
  */
-export async function retryOnceOnConflict<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (databaseFault(error)?.answer !== 'retry-once') throw error;
-    return work();
+export function connectionReleased(): void {
+  for (const wake of [...paused]) wake();
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const wake = () => {
+      clearTimeout(timer);
+      paused.delete(wake);
+      resolve();
+    };
+    const timer = setTimeout(wake, ms);
+    paused.add(wake);
+  });
+}
+
+/**
+ * The service's one retry path, around a whole unit of work (a statement, or a transaction PostgreSQL rolled back
+ * entirely): a serialization failure or deadlock is run once more, and a server without a free connection slot is
+ * asked again after a pause until RETRY_DEADLINE_MS. The last failure is answered like any fault (503).
+ */
+export async function withRetries<T>(work: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + RETRY_DEADLINE_MS;
+  let conflicts = 0;
+  for (let tries = 1; ; tries++) {
+    try {
+      return await work();
+    } catch (error) {
+      const answer = databaseFault(error)?.answer;
+      if (answer === 'retry-once' && conflicts++ === 0) continue;
+      if (answer !== 'retry-until-deadline') throw error;
+      const wait = Math.random() * Math.min(MAX_PAUSE_MS, 10 * 2 ** tries);
+      if (Date.now() + wait >= deadline) throw error;
+      await pause(wait);
+    }
   }
 }

@@ -4,6 +4,8 @@ import { DataSource } from 'typeorm';
 import type { DatabasePoolConfig } from '../config/app-config.js';
 import { DatabaseFaultLog } from './database-fault-log.js';
 import { dataSourceOptions } from './data-source-options.js';
+import { connectionReleased } from './database-faults.js';
+import { pgPool } from './pg-pool.js';
 import { runMigrationsAt } from './run-migrations.js';
 import { applySessionTimeouts } from './session-timeouts.js';
 
@@ -28,6 +30,7 @@ export class DatabaseModule {
           }),
           dataSourceFactory: async (dataSourceOptions) => {
             const dataSource = await new DataSource(dataSourceOptions!).initialize();
+            pgPool(dataSource).on('release', connectionReleased);
             try {
               await applySessionTimeouts(dataSource);
               // Under the advisory lock and the migrations' own bounds, unlike TypeORM's own `migrationsRun`.

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { QueryBuilder, Repository, SelectQueryBuilder } from 'typeorm';
 import type { IdempotencyScope } from './idempotency/idempotency-keys.repository.js';
+import { withRetries } from '../database/database-faults.js';
 import { IdempotencyService, IdempotentOutcome } from './idempotency/idempotency.service.js';
 import { Pet } from './dto/pet.dto.js';
 import { PetEntity } from './pet.entity.js';
@@ -107,19 +108,19 @@ export class PetsRepository {
   }
 
   async findPage(query: PetPageQuery): Promise<PetPage> {
-    const rows: PetRow[] = await this.pets.query(...this.pageStatement(query));
+    const rows: PetRow[] = await withRetries(() => this.pets.query(...this.pageStatement(query)));
     const more = rows.length > query.limit;
     if (more) rows.pop();
     return { pets: rows.map(toPet), more };
   }
 
   async findById(id: number): Promise<Pet | undefined> {
-    const [row]: (PetRow | undefined)[] = await this.pets.query(...this.byId.bind({ id }));
+    const [row]: (PetRow | undefined)[] = await withRetries(() => this.pets.query(...this.byId.bind({ id })));
     return row && toPet(row);
   }
 
   insert(pet: NewPetRow): Promise<Pet> {
-    return this.insertWith(this.pets, pet);
+    return withRetries(() => this.insertWith(this.pets, pet));
   }
 
   /** `insert` at most once per Idempotency-Key, in the transaction that claims the key and stores the response. */

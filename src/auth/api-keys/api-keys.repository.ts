@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
+import { withRetries } from '../../database/database-faults.js';
 import type { ApiKeyScope } from '../api-key-scope.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 
@@ -63,18 +64,20 @@ export class ApiKeysRepository {
 
   /** The key with this digest, whatever its state; served by `api_keys_digest_key`. */
   async findByDigest(digest: string): Promise<ApiKeyRecord | undefined> {
-    const rows = await this.keys
-      .query<ApiKeyRecord[]>(
+    const rows = await withRetries(() =>
+      this.keys.query<ApiKeyRecord[]>(
         'SELECT id::text AS id, name, scopes, expires_at AS "expiresAt", revoked_at AS "revokedAt" FROM api_keys WHERE digest = $1',
         [digest],
-      )
-      .catch(redactParameters);
+      ),
+    ).catch(redactParameters);
     return rows[0];
   }
 
   /** The digests of every active key: one query for all, however many keys are asked about. */
   async findActiveDigests(): Promise<string[]> {
-    const rows = await this.keys.query<{ digest: string }[]>(`SELECT digest FROM api_keys WHERE ${ACTIVE}`);
+    const rows = await withRetries(() =>
+      this.keys.query<{ digest: string }[]>(`SELECT digest FROM api_keys WHERE ${ACTIVE}`),
+    );
     return rows.map((row) => row.digest);
   }
 
@@ -142,9 +145,11 @@ export class ApiKeysRepository {
   }
 
   async touch(ids: readonly string[], at: Date): Promise<void> {
-    await this.keys.query(
-      'UPDATE api_keys SET last_used_at = $2 WHERE id = ANY($1::bigint[]) AND (last_used_at IS NULL OR last_used_at < $2)',
-      [ids, at],
+    await withRetries(() =>
+      this.keys.query(
+        'UPDATE api_keys SET last_used_at = $2 WHERE id = ANY($1::bigint[]) AND (last_used_at IS NULL OR last_used_at < $2)',
+        [ids, at],
+      ),
     );
   }
 }

@@ -1,17 +1,10 @@
 import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import {
-  HealthCheck,
-  HealthCheckResult,
-  HealthCheckService,
-  HealthIndicatorService,
-  TypeOrmHealthIndicator,
-} from '@nestjs/terminus';
+import { HealthCheck, HealthCheckResult, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { Public } from '../../auth/public.decorator.js';
-import { DatabasePool } from '../../database/database-pool.js';
-import { pgPool } from '../../database/pg-pool.js';
+import { databaseFault } from '../../database/database-faults.js';
 import { serviceUnavailable } from '../../edge/errors/to-api-error.js';
 import { ShutdownState } from '../../edge/shutdown-state.js';
 import { OPERATIONS_ROUTES } from '../operations-routes.js';
@@ -20,7 +13,7 @@ import { MigrationsHealthIndicator } from './migrations.health.js';
 import { notReadyReason, ReadinessLog } from './readiness-log.js';
 
 const CHECK_TIMEOUT_MS = 1_000;
-/** The checks that need a database connection, which a server out of connection slots fails. */
+/** The checks that need a database connection. */
 const DATABASE_CHECKS = ['database', 'migrations'];
 /**
  * How long a database and migrations check answers every probe: a flood of `/health/ready` (which needs no key)
@@ -45,7 +38,6 @@ export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly indicators: HealthIndicatorService,
-    private readonly database: TypeOrmHealthIndicator,
     private readonly migrations: MigrationsHealthIndicator,
     private readonly shutdown: ShutdownState,
     private readonly readiness: ReadinessLog,
@@ -70,8 +62,14 @@ export class HealthController {
     try {
       const result = await this.health.check([
         () => this.accepting(),
-        () => this.database.pingCheck('database').withTimeout(CHECK_TIMEOUT_MS).cacheFor(READINESS_CACHE_MS),
-        () => this.migrations.check('migrations').withTimeout(CHECK_TIMEOUT_MS).cacheFor(READINESS_CACHE_MS),
+        () =>
+          this.indicators
+            .check('database')
+            .attempt(() => unlessCrowded(this.dataSource.query('SELECT 1').then(() => ({}))))
+            .withTimeout(CHECK_TIMEOUT_MS)
+            .cacheFor(READINESS_CACHE_MS),
+        () =>
+          this.migrations.check('migrations', unlessCrowded).withTimeout(CHECK_TIMEOUT_MS).cacheFor(READINESS_CACHE_MS),
       ]);
       this.outage.withinGrace(false);
       this.readiness.record(true);
@@ -82,7 +80,7 @@ export class HealthController {
       const failed = Object.keys(result.error ?? {});
       const databaseOnly = failed.length > 0 && failed.every((check) => DATABASE_CHECKS.includes(check));
       // A failover: the database is unreachable from this instance, and (most likely) from every other one too.
-      if (this.outage.withinGrace(databaseOnly && failed.includes('database')) || this.crowdedOut(result)) {
+      if (this.outage.withinGrace(databaseOnly && failed.includes('database'))) {
         this.readiness.record(true);
         return { ...result, status: 'ok' };
       }
@@ -91,26 +89,23 @@ export class HealthController {
     }
   }
 
-  /**
-   * The database checks failed only because the server has no connection slot left (53300, seen by the pool
-   * within the check's time). Every replica shares that fault: taking them all out of the load balancer would
-   * turn a slow service into none, so the instance stays ready and its requests wait for its own connections
-   * (docs/operating.md, "Readiness during database faults"). A read-only or full database passes the checks
-   * (they only read).
-   */
-  private crowdedOut(result: HealthCheckResult): boolean {
-    const failed = Object.keys(result.error ?? {});
-    const pool = pgPool(this.dataSource);
-    return (
-      failed.length > 0 &&
-      failed.every((check) => DATABASE_CHECKS.includes(check)) &&
-      pool instanceof DatabasePool &&
-      pool.refusedForSlotsWithin(CHECK_TIMEOUT_MS + READINESS_CACHE_MS)
-    );
-  }
-
   private accepting() {
     const session = this.indicators.check('shutdown');
     return this.shutdown.isShuttingDown ? session.down('shutting down') : session.up();
+  }
+}
+
+/**
+ * A database check passes when the server refused it only for lack of a connection slot (its row in the fault
+ * table). Every replica shares that fault: taking them all out of the load balancer would turn a slow service into
+ * none, so the instance stays ready and its requests wait for slots (docs/operating.md, "Readiness during database
+ * faults"). A read-only or full database passes the checks (they only read).
+ */
+async function unlessCrowded(check: Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
+  try {
+    return await check;
+  } catch (error) {
+    if (databaseFault(error)?.answer === 'retry-until-deadline') return { crowded: true };
+    throw error;
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { retryOnceOnConflict } from '../../database/database-faults.js';
+import { withRetries } from '../../database/database-faults.js';
 import { ApiError } from '../../edge/errors/api-error.js';
 import { ErrorCode } from '../../edge/errors/error-code.js';
 import { idempotencyKeyInUse } from '../../edge/errors/to-api-error.js';
@@ -39,7 +39,7 @@ export class IdempotencyService {
     work: (manager: EntityManager) => Promise<StoredResponse & { body: T }>,
   ): Promise<IdempotentOutcome<T>> {
     // A serialization failure or deadlock rolled the whole transaction back: it is safe to run once more.
-    return retryOnceOnConflict(() =>
+    return withRetries(() =>
       this.dataSource.transaction(async (manager) => {
         await manager.query(`SET LOCAL lock_timeout = ${LOCK_WAIT_MS}`);
         if (await this.keys.claim(manager, scope, fingerprint)) {
