@@ -2,7 +2,6 @@ import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,16 +30,10 @@ export async function node24(): Promise<NodeRuntime> {
   return { path, version: version.trim() };
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+/** The service's own finder (src/dev/free-port.ts), as built: every bench script runs after `npm run build`. */
+export const { freePort } = (await import(new URL('../../dist/src/dev/free-port.js', import.meta.url).href)) as {
+  freePort: () => Promise<number>;
+};
 
 const CLOCK_TICKS_PER_SECOND = 100; // `getconf CLK_TCK` on Linux x86-64 and arm64
 
