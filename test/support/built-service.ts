@@ -139,14 +139,17 @@ export async function buildCopyWith(
       );
     }
     const index = await readFile(join(migrations, 'index.js'), 'utf8');
+    const LIST = /export const MIGRATIONS = \[([^\]]*)\];/;
+    if (!LIST.test(index))
+      throw new Error('dist/migrations/index.js has no `export const MIGRATIONS = [...]` to extend');
     const imports = classes.map(({ className, file }) => `import { ${className} } from './${file}';\n`).join('');
     await writeFile(
       join(migrations, 'index.js'),
       imports +
         index.replace(
-          /export const MIGRATIONS = \[(.*)\];/,
+          LIST,
           (_, listed: string) =>
-            `export const MIGRATIONS = [${[listed, ...classes.map((c) => c.className)].join(', ')}];`,
+            `export const MIGRATIONS = [${[listed.replace(/,\s*$/, ''), ...classes.map((c) => c.className)].join(', ')}];`,
         ),
     );
   } catch (error) {
