@@ -84,7 +84,7 @@ describe('npm test', () => {
       .split('\n')
       .filter((line) => !line.startsWith('> '))
       .join('\n');
-    expect(finished.code).toBe(0);
+    if (finished.code !== 0) throw new Error(`npm test exited with ${finished.code}:\n${output}`);
     expect(output).toMatch(/Tests:\s+\d+ passed/);
     expect(output).not.toMatch(/ExperimentalWarning|\bWARN\b|Warning:/);
   }, 200_000);
