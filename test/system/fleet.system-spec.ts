@@ -1,6 +1,7 @@
 import { expect } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { MIGRATIONS } from '../../migrations/index.js';
 import { KEY_CACHE_TTL_MS } from '../../src/auth/api-keys/database-api-key-store.js';
 import { SESSION_TIMEOUTS } from '../../src/database/session-timeouts.js';
 import { ensureBuilt, run } from '../support/built-service.js';
@@ -116,7 +117,9 @@ beforeAll(async () => {
   const migrated = await migrate(postgres.url(DATABASE, APP_ROLE));
   expect(migrated).toMatchObject({
     code: 0,
-    stdout: expect.stringMatching(/^Applied CreatePets\d+, CreateIdempotencyKeys\d+, CreateApiKeys\d+ on /),
+    stdout: expect.stringMatching(
+      new RegExp(`^Applied ${MIGRATIONS.map((migration) => migration.name).join(', ')} on `),
+    ),
   });
 
   bouncer = await startPgBouncer(postgres, [APP_ROLE, 'postgres'], 20);
