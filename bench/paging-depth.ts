@@ -150,7 +150,7 @@ async function main(): Promise<void> {
       pets: Repository<ObjectLiteral>,
       idempotency: undefined,
     ) => {
-      pageStatement(query: { status?: Status; limit: number; after: number }): [string, unknown[]];
+      boundPageQuery(query: { status?: Status; limit: number; after: number }): [string, unknown[]];
     };
   };
   const cursors = new PageCursorCodec(CURSOR_SECRET);
@@ -193,7 +193,7 @@ async function main(): Promise<void> {
       `Measured ${label} (${SAMPLES} samples each) in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
     );
     plans.push(
-      `  ${label}, deep page:\n` + (await explain(sql, ...pages.pageStatement({ status, limit: LIMIT, after }))),
+      `  ${label}, deep page:\n` + (await explain(sql, ...pages.boundPageQuery({ status, limit: LIMIT, after }))),
     );
   }
   const offset = await sql.query<{ 'QUERY PLAN': string }>(

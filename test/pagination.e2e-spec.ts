@@ -286,7 +286,7 @@ describe('the page queries on a realistic table', () => {
   afterAll(() => t.close());
 
   /** The SQL and parameters the repository runs for a page. */
-  const pageQuery = (query: PetPageQuery) => t.app.get(PetsRepository).pageStatement(query);
+  const pageQuery = (query: PetPageQuery) => t.app.get(PetsRepository).boundPageQuery(query);
 
   /** Every node of an EXPLAIN (FORMAT JSON) plan, depth first. */
   function nodes(plan: Record<string, unknown>): Record<string, unknown>[] {

@@ -29,7 +29,7 @@ export interface NewPetRow {
 }
 
 /** A statement as PostgreSQL receives it: the SQL text and its parameter values, in order. */
-export type Statement = [sql: string, parameters: unknown[]];
+export type BoundQuery = [sql: string, parameters: unknown[]];
 
 /**
  * A query the QueryBuilder builds once, the first time its shape is needed; a request then only binds its
@@ -48,7 +48,7 @@ class CompiledQuery<K extends string> {
     this.order = parameters.map((value) => names.find((name) => placeholders[name] === value)!);
   }
 
-  bind(values: Record<K, unknown>): Statement {
+  bind(values: Record<K, unknown>): BoundQuery {
     return [this.sql, this.order.map((name) => values[name])];
   }
 }
@@ -89,7 +89,7 @@ export class PetsRepository {
    * discard other statuses, which reads most of the table when the status is rare among the oldest rows
    * (old animals are mostly sold). One row more than `limit` tells whether a next page exists.
    */
-  pageStatement({ status, limit, after }: PetPageQuery): Statement {
+  boundPageQuery({ status, limit, after }: PetPageQuery): BoundQuery {
     const shape = `${status === undefined ? 'all' : 'status'} ${limit}`;
     let page = this.pages.get(shape);
     if (!page) {
@@ -108,7 +108,7 @@ export class PetsRepository {
   }
 
   async findPage(query: PetPageQuery): Promise<PetPage> {
-    const rows: PetRow[] = await withRetries(() => this.pets.query(...this.pageStatement(query)));
+    const rows: PetRow[] = await withRetries(() => this.pets.query(...this.boundPageQuery(query)));
     const more = rows.length > query.limit;
     if (more) rows.pop();
     return { pets: rows.map(toPet), more };
