@@ -148,10 +148,76 @@ export function summariseProfile(profile: CpuProfile, window?: { from: number; t
   return { busyMs: busy / 1000, places, functions: byFunction };
 }
 
+/**
+ * The service's features and the stack under them, each with the places whose owned time is its own: the libraries
+ * it runs through and the service's folders. Places in no group (Node core called from the event loop itself, the
+ * profiler's `(program)`) are left out; a place belongs to one group only.
+ */
+export const FEATURES: readonly (readonly [feature: string, places: readonly string[]])[] = [
+  [
+    'database: pg and TypeORM (the query on the socket, rows parsed)',
+    ['pg', 'pg-protocol', 'pg-pool', 'pg-types', 'typeorm', 'service/database'],
+  ],
+  [
+    'HTTP: Fastify (routing, hooks, the response and its write)',
+    [
+      'fastify',
+      'find-my-way',
+      'fast-json-stringify',
+      'toad-cache',
+      '@fastify/middie',
+      'node:_http_common',
+      'node:_http_incoming',
+      'node:_http_outgoing',
+      'node:_http_server',
+    ],
+  ],
+  [
+    'NestJS router (guards, pipes, handler, reflect-metadata)',
+    ['@nestjs/core', '@nestjs/common', '@nestjs/platform-fastify', 'reflect-metadata'],
+  ],
+  [
+    'interceptor chain (rxjs) and the deprecation interceptor',
+    ['rxjs', 'service/deprecation', 'node:async_hooks', 'node:internal/async_hooks'],
+  ],
+  [
+    'API key guard (passport, key store)',
+    [
+      '@nestjs/passport',
+      'passport',
+      'passport-http-bearer',
+      'service/auth',
+      'service/auth/api-keys',
+      'node:internal/crypto',
+    ],
+  ],
+  ['rate limit (@nestjs/throttler, counters)', ['@nestjs/throttler', 'service/auth/rate-limit']],
+  ['request log (pino)', ['pino', 'sonic-boom', 'quick-format-unescaped', 'service/observability/logging']],
+  ['metrics (prom-client)', ['prom-client', 'service/observability/metrics']],
+  [
+    'edge (security headers, request id, header check, validation, load shedding)',
+    ['service/edge', 'service/app.setup.js', '@fastify/under-pressure', 'class-validator', 'class-transformer'],
+  ],
+  ['service/pets (rows to answers, cursors)', ['service/pets', 'lru-cache']],
+  ['garbage collector', ['(garbage collector)']],
+];
+
+/** The owned share of each feature of FEATURES. */
+export function featureShares(summary: ProfileSummary): { feature: string; owned: number }[] {
+  const owned = new Map(summary.places.map((p) => [p.place, p.owned]));
+  return FEATURES.map(([feature, places]) => ({
+    feature,
+    owned: places.reduce((sum, place) => sum + (owned.get(place) ?? 0), 0),
+  }));
+}
+
 const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
 
-/** The summary as Markdown: the `top` places, then the `top` functions. */
+/** The summary as Markdown: the features, the `top` places, then the `top` functions. */
 export function profileTables(summary: ProfileSummary, top = 25): string {
+  const features = featureShares(summary)
+    .map((f) => `| ${f.feature} | ${percent(f.owned)} |`)
+    .join('\n');
   const places = summary.places
     .slice(0, top)
     .map((p) => `| ${p.place} | ${percent(p.owned)} | ${percent(p.self)} | ${percent(p.total)} |`)
@@ -161,7 +227,8 @@ export function profileTables(summary: ProfileSummary, top = 25): string {
     .map((f) => `| \`${f.place}\` | ${percent(f.self)} |`)
     .join('\n');
   return (
-    `busy ${summary.busyMs.toFixed(0)} ms\n\n| place | owned | self | total |\n| --- | --- | --- | --- |\n${places}\n\n` +
+    `busy ${summary.busyMs.toFixed(0)} ms\n\n| feature | owned |\n| --- | --- |\n${features}\n\n` +
+    `| place | owned | self | total |\n| --- | --- | --- | --- |\n${places}\n\n` +
     `| function | self |\n| --- | --- |\n${functions}`
   );
 }
