@@ -5,6 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
+import { ApiKeysRepository } from '../src/auth/api-keys/api-keys.repository.js';
+import { generateApiKey, publicPrefix } from '../src/auth/api-keys/api-key-format.js';
+import { keyDigest } from '../src/auth/key-digest.js';
 import { request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
 import { clientScenarioTsconfig } from './support/client-scenario-tsconfig.js';
 
@@ -16,7 +19,7 @@ const tsconfig = clientScenarioTsconfig(['pets-scenario.ts', 'animal-store-api.d
 /** A failed `execFile`, which carries what the child printed. */
 type RunError = { stdout: string; stderr: string };
 /** What pets-scenario.ts returns for each step; the test compares each step whole. */
-type ScenarioStep = 'created' | 'listed' | 'fetched' | 'unauthorized' | 'badRequest';
+type ScenarioStep = 'created' | 'listed' | 'fetched' | 'unauthorized' | 'badRequest' | 'forbidden';
 
 describe('a client generated from the served document', () => {
   let t: TestApp;
@@ -33,7 +36,7 @@ describe('a client generated from the served document', () => {
     await rm(workDir, { recursive: true, force: true });
   });
 
-  it('type-checks with tsc and drives the service through create, filtered list, get, a 401 and a 400', async () => {
+  it('type-checks with tsc and drives the service through create, filtered list, get, a 401, a 400 and a 403', async () => {
     const document = (await request<OpenAPI3>(t.origin, '/docs-json')).body;
     await writeFile(join(workDir, 'animal-store-api.d.ts'), astToString(await openapiTS(document)));
     await copyFile(SCENARIO, join(workDir, 'pets-scenario.ts'));
@@ -47,9 +50,22 @@ describe('a client generated from the served document', () => {
     );
 
     const { runPetsScenario } = (await import(pathToFileURL(join(workDir, 'out', 'pets-scenario.js')).href)) as {
-      runPetsScenario: (baseUrl: string, apiKey: string) => Promise<Record<ScenarioStep, { pet?: unknown }>>;
+      runPetsScenario: (
+        baseUrl: string,
+        apiKey: string,
+        readOnlyKey: string,
+      ) => Promise<Record<ScenarioStep, { pet?: unknown }>>;
     };
-    const result = await runPetsScenario(`${t.origin}/v1`, TEST_KEY);
+    // A key limited to pets:read, stored as the key CLI stores it.
+    const readOnlyKey = generateApiKey();
+    await t.app.get(ApiKeysRepository).insert({
+      name: 'read only',
+      prefix: publicPrefix(readOnlyKey),
+      digest: keyDigest(readOnlyKey),
+      scopes: ['pets:read'],
+      expiresInMs: null,
+    });
+    const result = await runPetsScenario(`${t.origin}/v1`, TEST_KEY, readOnlyKey);
 
     const pet = { id: expect.any(Number), name: 'Generated', categoryId: 7, status: 'pending' };
     expect(result.created).toEqual({ status: 201, pet });
@@ -57,5 +73,11 @@ describe('a client generated from the served document', () => {
     expect(result.fetched).toEqual({ status: 200, pet: result.created.pet, sunset: 'Thu, 05 Dec 2030 00:00:00 GMT' });
     expect(result.unauthorized).toEqual({ status: 401, code: 'unauthorized' });
     expect(result.badRequest).toEqual({ status: 400, code: 'validation_failed' });
+    expect(result.forbidden).toEqual({
+      status: 403,
+      code: 'insufficient_scope',
+      challenge: 'Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"',
+    });
+    expect(await t.sql.query("SELECT 1 FROM pets WHERE name = 'Refused'")).toMatchObject({ rowCount: 0 });
   }, 120_000);
 });

@@ -3,7 +3,7 @@
 import createClient from 'openapi-fetch';
 import type { paths } from './animal-store-api.js';
 
-export async function runPetsScenario(baseUrl: string, apiKey: string) {
+export async function runPetsScenario(baseUrl: string, apiKey: string, readOnlyKey: string) {
   const client = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${apiKey}` } });
 
   const created = await client.POST('/pets', { body: { name: 'Generated', categoryId: 7, status: 'pending' } });
@@ -14,6 +14,8 @@ export async function runPetsScenario(baseUrl: string, apiKey: string) {
   const fetched = await client.GET('/pets/{petId}', { params: { path: { petId: id } } });
   const unauthorized = await createClient<paths>({ baseUrl }).GET('/pets');
   const badRequest = await client.GET('/pets', { params: { query: { limit: 0 } } });
+  const readOnly = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${readOnlyKey}` } });
+  const forbidden = await readOnly.POST('/pets', { body: { name: 'Refused', categoryId: 7, status: 'available' } });
 
   return {
     created: { status: created.response.status, pet: created.data },
@@ -21,6 +23,11 @@ export async function runPetsScenario(baseUrl: string, apiKey: string) {
     fetched: { status: fetched.response.status, pet: fetched.data, sunset: fetched.response.headers.get('sunset') },
     unauthorized: { status: unauthorized.response.status, code: unauthorized.error?.code },
     badRequest: { status: badRequest.response.status, code: badRequest.error?.code },
+    forbidden: {
+      status: forbidden.response.status,
+      code: forbidden.error?.code,
+      challenge: forbidden.response.headers.get('www-authenticate'),
+    },
   };
 }
 
