@@ -306,9 +306,14 @@ async function main(): Promise<number> {
     );
     const targetRows = targets(
       routes,
-      { featureEqual: headline, straightforward: againstStraightforward },
+      {
+        featureEqual: headline,
+        straightforward: againstStraightforward,
+        ceiling: againstCeiling.find(({ name }) => name === 'service')!.rows,
+      },
       {
         peakRssMiB: rss.get('service')!,
+        baselinePeakRssMiB: rss.get('baseline'),
         listScaleRatio: scaleRatio,
         startupWarmMs,
       },
