@@ -112,12 +112,18 @@ export interface ExtraMigration {
 /**
  * A copy of the build (dist/, migrations/, package.json, node_modules linked) in a temporary directory, with `extra`
  * migrations appended to its compiled list: the migration commands and the service run from it as from the
- * checkout, which they never write into. `remove()` deletes it.
+ * checkout, which they never write into. `migrations` are the names the appended ones are recorded under;
+ * `remove()` deletes the copy.
  */
 export async function buildCopyWith(
   extra: readonly ExtraMigration[],
-): Promise<{ root: string; remove(): Promise<void> }> {
+): Promise<{ root: string; migrations: string[]; remove(): Promise<void> }> {
   const root = await mkdtemp(join(tmpdir(), 'animal-store-build-'));
+  const classes = extra.map(({ name }, i) => ({
+    name,
+    className: `${name}${1795500000000 + i}`,
+    file: `${1795500000000 + i}-${name}.js`,
+  }));
   try {
     // As root, an embedded PostgreSQL started from the copy runs as the `postgres` user, which must enter it.
     await chmod(root, 0o755);
@@ -126,11 +132,6 @@ export async function buildCopyWith(
     for (const file of ['package.json', '.prettierrc']) await cp(join(ROOT, file), join(root, file));
     await symlink(join(ROOT, 'node_modules'), join(root, 'node_modules'), 'dir');
     const migrations = join(root, 'dist', 'migrations');
-    const classes = extra.map(({ name }, i) => ({
-      name,
-      className: `${name}${1795500000000 + i}`,
-      file: `${1795500000000 + i}-${name}.js`,
-    }));
     for (const [i, { className, file }] of classes.entries()) {
       await writeFile(
         join(migrations, file),
@@ -156,5 +157,9 @@ export async function buildCopyWith(
     await rm(root, { recursive: true, force: true });
     throw error;
   }
-  return { root, remove: () => rm(root, { recursive: true, force: true }) };
+  return {
+    root,
+    migrations: classes.map(({ className }) => className),
+    remove: () => rm(root, { recursive: true, force: true }),
+  };
 }

@@ -81,6 +81,11 @@ export class ComposeProject {
     return new ComposeProject(name, port, env, files, shims);
   }
 
+  /** The same project (name, port, environment) driven through other compose files: an override on top, say. */
+  withFiles(files: string[]): ComposeProject {
+    return new ComposeProject(this.name, this.port, this.env, files, this.shims);
+  }
+
   get origin(): string {
     return `http://127.0.0.1:${this.port}`;
   }
