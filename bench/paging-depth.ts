@@ -19,10 +19,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import pg from 'pg';
 import { DataSource, type DataSourceOptions, type ObjectLiteral, type Repository } from 'typeorm';
 import { startBenchDatabase } from './bench-database.js';
-import { startService } from './server-process.js';
-
-/** The built service, imported at run time: the benchmark measures what `npm run build` produced. */
-const built = (path: string) => new URL(`../../dist/src/${path}`, import.meta.url).href;
+import { built, startService } from './server-process.js';
 
 type Status = 'available' | 'pending' | 'sold';
 interface CursorCodec {

@@ -30,10 +30,29 @@ export async function node24(): Promise<NodeRuntime> {
   return { path, version: version.trim() };
 }
 
-/** The service's own finder (src/dev/free-port.ts), as built: every bench script runs after `npm run build`. */
-export const { freePort } = (await import(new URL('../../dist/src/dev/free-port.js', import.meta.url).href)) as {
+/** A module of the built service, imported at run time: every bench script runs after `npm run build`. */
+export const built = (path: string) => new URL(`../../dist/src/${path}`, import.meta.url).href;
+
+/** The service's own finder (src/dev/free-port.ts), as built. */
+export const { freePort } = (await import(built('dev/free-port.js'))) as {
   freePort: () => Promise<number>;
 };
+
+export interface ScratchCluster {
+  /** The superuser URL of the cluster's database. */
+  url: string;
+  /** The temporary directory the cluster lives in, which the `postgres` user can enter; deleted by `close()`. */
+  directory: string;
+  close(): Promise<void>;
+}
+
+/** A throw-away embedded PostgreSQL, the service's own (src/dev/scratch-database.ts), as built; loaded when used. */
+export async function startScratchCluster(options?: { postgresFlags?: readonly string[] }): Promise<ScratchCluster> {
+  const dev = (await import(built('dev/scratch-database.js'))) as {
+    startScratchCluster: (options?: { postgresFlags?: readonly string[] }) => Promise<ScratchCluster>;
+  };
+  return dev.startScratchCluster(options);
+}
 
 const CLOCK_TICKS_PER_SECOND = 100; // `getconf CLK_TCK` on Linux x86-64 and arm64
 

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { ensureBuilt, ROOT } from './support/built-service.js';
-import { ServiceProcess, startService } from './support/service-process.js';
-import { createTestDatabase, TestDatabase } from './support/test-database.js';
+import { ROOT } from './support/built-service.js';
+import { ProductionService, startProductionService } from './support/production-service.js';
+import { ServiceProcess } from './support/service-process.js';
 
 const METRICS_TOKEN = 'alert-rules-metrics-token-0123456789';
 const RULES = join(ROOT, 'k8s', 'alerts', 'animal-store.rules.yaml');
@@ -59,27 +59,19 @@ function servedNames(exposition: string): Set<string> {
 }
 
 describe('alert rules (k8s/alerts/animal-store.rules.yaml)', () => {
-  let database: TestDatabase;
+  let running: ProductionService;
   let service: ServiceProcess;
 
   beforeAll(async () => {
-    await ensureBuilt();
-    database = await createTestDatabase();
-    service = await startService({
-      DATABASE_URL: database.url,
-      NODE_ENV: 'production',
+    running = await startProductionService({
       API_KEYS: 'alert-rules-key-0123456789abcdef',
       CURSOR_SECRET: 'alert-rules-cursor-secret-0123456789',
       METRICS_TOKEN,
-      MIGRATIONS_RUN: 'true',
     });
+    ({ service } = running);
   }, 300_000);
 
-  afterAll(async () => {
-    service?.kill('SIGTERM');
-    await service?.exited;
-    await database?.drop();
-  }, 60_000);
+  afterAll(() => running?.close(), 60_000);
 
   it('finds the metric names in an expression', () => {
     expect(

@@ -1,19 +1,10 @@
 import { createHash } from 'node:crypto';
-import { apikey, ensureBuilt } from './support/built-service.js';
+import { apikey, ensureBuilt, KEY_LIST_COLUMNS } from './support/built-service.js';
+import { pollUntil } from './support/poll.js';
 import { auth, request, startTestApp, TestApp } from './support/test-app.js';
 
 const KEY_LINE = /^pet_[0-9A-Za-z]{32}$/;
 const REVOCATION_WINDOW_MS = 5_000;
-
-/** Polls `probe` until it holds or the deadline passes; returns the time taken, or null. */
-async function within(deadlineMs: number, probe: () => Promise<boolean>): Promise<number | null> {
-  const started = Date.now();
-  while (Date.now() - started <= deadlineMs) {
-    if (await probe()) return Date.now() - started;
-    await new Promise((wake) => setTimeout(wake, 100));
-  }
-  return null;
-}
 
 describe('API keys issued with `npm run apikey`', () => {
   let t: TestApp;
@@ -50,11 +41,13 @@ describe('API keys issued with `npm run apikey`', () => {
   it('the key works at once, and its use is recorded off the request path', async () => {
     const response = await request(t.origin, '/v1/pets', { headers: auth(key) });
     expect(response.status).toBe(200);
-    const recorded = await within(5_000, async () => {
-      const { rows } = await t.sql.query<{ last_used_at: Date | null }>('SELECT last_used_at FROM api_keys');
-      return rows[0].last_used_at !== null;
-    });
-    expect(recorded).not.toBeNull();
+    await pollUntil(
+      async () => {
+        const { rows } = await t.sql.query<{ last_used_at: Date | null }>('SELECT last_used_at FROM api_keys');
+        return rows[0].last_used_at !== null;
+      },
+      { timeoutMs: 5_000, what: "the key's use to be recorded" },
+    );
   });
 
   it('keys from API_KEYS keep working beside issued keys', async () => {
@@ -76,16 +69,7 @@ describe('API keys issued with `npm run apikey`', () => {
     const listed = await apikey(t.database.url, 'list');
     expect(listed.code).toBe(0);
     const [header, row] = listed.stdout.trim().split('\n');
-    expect(header.split(/\s{2,}/)).toEqual([
-      'ID',
-      'NAME',
-      'PREFIX',
-      'SCOPES',
-      'CREATED',
-      'LAST USED',
-      'EXPIRES',
-      'REVOKED',
-    ]);
+    expect(header.split(/\s{2,}/)).toEqual(KEY_LIST_COLUMNS);
     expect(row).toMatch(
       /^1\s+Acme shop\s+pet_[0-9A-Za-z]{8}\s+all\s+\d{4}-\d\d-\d\dT[\d:]+Z\s+\d{4}-\d\d-\d\dT[\d:]+Z\s+-\s+-$/,
     );
@@ -102,11 +86,10 @@ describe('API keys issued with `npm run apikey`', () => {
     expect(revoked.code).toBe(0);
     expect(revoked.stdout).toContain('Revoked API key 1 "Acme shop"');
 
-    const refusedAfter = await within(REVOCATION_WINDOW_MS, async () => {
-      const response = await request(t.origin, '/v1/pets', { headers: auth(key) });
-      return response.status === 401;
+    await pollUntil(async () => (await request(t.origin, '/v1/pets', { headers: auth(key) })).status === 401, {
+      timeoutMs: REVOCATION_WINDOW_MS,
+      what: 'the revoked key to be refused',
     });
-    expect(refusedAfter).not.toBeNull();
     const refused = await request(t.origin, '/v1/pets', { headers: auth(key) });
     expect(refused.body).toEqual({ code: 'unauthorized', message: 'The API key is not valid.', status: 401 });
 

@@ -11,11 +11,16 @@ import { withRetries } from '../src/database/database-faults.js';
 import { pgPool } from '../src/database/pg-pool.js';
 import { toApiError } from '../src/edge/errors/to-api-error.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
-import { ensureBuilt } from './support/built-service.js';
 import { EmbeddedServer, startEmbeddedServer } from './support/database-server.js';
 import { pollUntil } from './support/poll.js';
-import { ServiceProcess, startService } from './support/service-process.js';
-import { createTestDatabase, TestDatabase } from './support/test-database.js';
+import { ProductionService, startProductionService } from './support/production-service.js';
+import { ServiceProcess } from './support/service-process.js';
+import {
+  createTestDatabase,
+  setDatabaseReadOnly,
+  terminateServiceSessions,
+  TestDatabase,
+} from './support/test-database.js';
 import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
 
 /**
@@ -69,49 +74,27 @@ async function expectAcknowledgedStored(sql: Client, answers: ApiResponse<Pet>[]
   });
 }
 
-/** Ends the service's sessions, as a failover or a restart of the server does; its pool reconnects. */
-async function terminateServiceSessions(sql: Client): Promise<void> {
-  await sql.query(
-    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-     WHERE datname = current_database() AND application_name = 'animal-store'`,
-  );
-}
-
 describe('a read-only database (a demoted primary after a failover, a maintenance switch)', () => {
   const CURSOR_SECRET = 'fault-answers-cursor-secret-0123456789';
   const METRICS_TOKEN = 'fault-answers-metrics-token-0123456789';
-  let database: TestDatabase;
+  let running: ProductionService;
   let sql: Client;
   let service: ServiceProcess;
 
   beforeAll(async () => {
-    await ensureBuilt();
-    database = await createTestDatabase();
-    sql = new Client({ connectionString: database.url });
-    await sql.connect();
-    // The built service in production mode: its log is what an operator reads.
-    service = await startService({
-      DATABASE_URL: database.url,
+    running = await startProductionService({
       API_KEYS: TEST_KEY,
-      NODE_ENV: 'production',
       CURSOR_SECRET,
       METRICS_TOKEN,
-      MIGRATIONS_RUN: 'true',
       RATE_LIMIT_PER_MINUTE: '0',
     });
+    ({ sql, service } = running);
   }, 300_000);
 
-  afterAll(async () => {
-    service?.kill('SIGTERM');
-    await service?.exited;
-    await sql?.end();
-    await database?.drop();
-  }, 60_000);
+  afterAll(() => running?.close(), 60_000);
 
   const setReadOnly = async (on: boolean) => {
-    const name = new URL(database.url).pathname.slice(1);
-    await sql.query(`ALTER DATABASE ${name} ${on ? 'SET default_transaction_read_only = on' : 'RESET ALL'}`);
-    await terminateServiceSessions(sql);
+    await setDatabaseReadOnly(sql, on);
     // The pool has dropped its terminated connections once a read answers again.
     await pollUntil(async () => (await request(service.origin, '/v1/pets', { headers: auth() })).status === 200, {
       timeoutMs: 10_000,

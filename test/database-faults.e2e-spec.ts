@@ -3,6 +3,7 @@ import { Client } from 'pg';
 import { EmbeddedServer, startEmbeddedServer } from './support/database-server.js';
 import { pollUntil } from './support/poll.js';
 import { startTcpProxy, TcpProxy } from './support/tcp-proxy.js';
+import { terminateServiceSessions } from './support/test-database.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
 import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
 
@@ -67,20 +68,17 @@ describe('database faults', () => {
 
     const killer = new Client({ connectionString: t.database.url });
     await killer.connect();
-    const terminateAppBackends = async () => {
-      const { rows } = await killer.query<{ killed: boolean }>(
-        `SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity
-         WHERE datname = current_database() AND application_name = 'animal-store'`,
-      );
-      terminated += rows.filter((row) => row.killed).length;
-    };
 
     const worker = async () => {
       while (next < total) {
         const name = `burst-${next++}`;
         outcomes.set(name, await request<Pet>(t.origin, '/v1/pets', jsonBody({ name, categoryId: 7 })));
         // Every 25 answers, kill the app's connections while the other workers' inserts are in flight.
-        if (outcomes.size % 25 === 0) await terminateAppBackends();
+        if (outcomes.size % 25 === 0) {
+          // Read after the await: `terminated += await …` would add to a count other workers have since raised.
+          const killed = await terminateServiceSessions(killer);
+          terminated += killed;
+        }
       }
     };
     try {

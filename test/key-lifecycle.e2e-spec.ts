@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { apikey, ensureBuilt, type Finished } from './support/built-service.js';
+import { apikey, ensureBuilt, type Finished, KEY_LIST_COLUMNS } from './support/built-service.js';
+import { pollUntil } from './support/poll.js';
 import { ServiceProcess, startService } from './support/service-process.js';
 import { auth, jsonBody, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
 
@@ -16,16 +17,6 @@ const EXPIRED = {
 const ISO_SECOND = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 /** Each run of the CLI is a process of its own, started through npm, and most tests run several. */
 jest.setTimeout(120_000);
-
-/** Polls `probe` until it holds or the deadline passes; returns the time taken, or null. */
-async function within(deadlineMs: number, probe: () => Promise<boolean>): Promise<number | null> {
-  const started = Date.now();
-  while (Date.now() - started <= deadlineMs) {
-    if (await probe()) return Date.now() - started;
-    await new Promise((wake) => setTimeout(wake, 100));
-  }
-  return null;
-}
 
 /** The new key a successful `create` or `rotate` printed: alone on stdout. */
 function printedKey(result: Finished): string {
@@ -142,7 +133,10 @@ describe('API keys with scopes, expiry and rotation', () => {
       expect(Number(rows[0].left)).toBeGreaterThan(0);
       expect(Number(rows[0].left)).toBeLessThanOrEqual(15);
 
-      expect(await within(30_000, async () => (await statusOn(t.origin, key)) === 401)).not.toBeNull();
+      await pollUntil(async () => (await statusOn(t.origin, key)) === 401, {
+        timeoutMs: 30_000,
+        what: 'the key to be refused',
+      });
       const refused = await request(t.origin, '/v1/pets', { headers: auth(key) });
       expect(refused.headers.get('www-authenticate')).toBe(INVALID_TOKEN);
       expect(refused.body).toEqual(EXPIRED);
@@ -159,7 +153,10 @@ describe('API keys with scopes, expiry and rotation', () => {
       ]);
 
       for (const origin of [t.origin, other.origin]) {
-        expect(await within(PROPAGATION_WINDOW_MS, async () => (await statusOn(origin, key)) === 401)).not.toBeNull();
+        await pollUntil(async () => (await statusOn(origin, key)) === 401, {
+          timeoutMs: PROPAGATION_WINDOW_MS,
+          what: `the expired key to be refused on ${origin}`,
+        });
         expect((await request(origin, '/v1/pets', { headers: auth(key) })).body).toEqual(EXPIRED);
       }
       expect(await refusals('expired')).toBeGreaterThan(expiredBefore!);
@@ -198,7 +195,10 @@ describe('API keys with scopes, expiry and rotation', () => {
         expect([await statusOn(origin, old), await statusOn(origin, replacement)]).toEqual([200, 200]);
       }
       for (const origin of [t.origin, other.origin]) {
-        expect(await within(30_000, async () => (await statusOn(origin, old)) === 401)).not.toBeNull();
+        await pollUntil(async () => (await statusOn(origin, old)) === 401, {
+          timeoutMs: 30_000,
+          what: `the rotated-out key to be refused on ${origin}`,
+        });
         expect((await request(origin, '/v1/pets', { headers: auth(old) })).body).toEqual(EXPIRED);
         expect(await statusOn(origin, replacement)).toBe(200);
       }
@@ -254,16 +254,7 @@ describe('API keys with scopes, expiry and rotation', () => {
     const listed = await apikey(t.database.url, 'list');
     expect(listed.code).toBe(0);
     const [header, ...rows] = listed.stdout.trim().split('\n');
-    expect(header.split(/\s{2,}/)).toEqual([
-      'ID',
-      'NAME',
-      'PREFIX',
-      'SCOPES',
-      'CREATED',
-      'LAST USED',
-      'EXPIRES',
-      'REVOKED',
-    ]);
+    expect(header.split(/\s{2,}/)).toEqual(KEY_LIST_COLUMNS);
     const row = rows.find((line) => line.includes(key.slice(0, 12)))!;
     const cells = row.split(/\s{2,}/);
     expect(cells.slice(1, 4)).toEqual(['listed', key.slice(0, 12), 'pets:read']);
@@ -306,7 +297,10 @@ describe('API keys with scopes, expiry and rotation', () => {
     const revoked = await create('to revoke');
     expect((await apikey(t.database.url, 'revoke', revoked.slice(0, 12))).code).toBe(0);
     const before = { unknown: await refusals('unknown'), revoked: await refusals('revoked') };
-    expect(await within(PROPAGATION_WINDOW_MS, async () => (await statusOn(t.origin, revoked)) === 401)).not.toBeNull();
+    await pollUntil(async () => (await statusOn(t.origin, revoked)) === 401, {
+      timeoutMs: PROPAGATION_WINDOW_MS,
+      what: 'the revoked key to be refused',
+    });
     await statusOn(t.origin, `pet_${'U'.repeat(32)}`);
     expect((await refusals('revoked'))!).toBeGreaterThan(before.revoked!);
     expect(await refusals('unknown')).toBe(before.unknown! + 1);
@@ -321,7 +315,7 @@ describe('API keys with scopes, expiry and rotation', () => {
     for (let i = 0; i < 3; i += 1) expect(await statusOn(other.origin, key)).toBe(200);
     const said = `API key ${id} was used and expires at`;
     const logged = () => other.lines.filter((line) => line.includes(said));
-    expect(await within(5_000, () => Promise.resolve(logged().length > 0))).not.toBeNull();
+    await pollUntil(() => logged().length > 0, { timeoutMs: 5_000, what: 'the expiry warning' });
     expect(logged()).toHaveLength(1);
     expect(logged()[0]).toMatch(/"level":40|WARN/);
     expect(other.lines.join('\n')).not.toContain(key);

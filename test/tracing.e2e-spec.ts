@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { ensureBuilt, ROOT } from './support/built-service.js';
+import { ROOT } from './support/built-service.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
 import { pollUntil } from './support/poll.js';
-import { ServiceProcess, startService } from './support/service-process.js';
-import { createTestDatabase, TestDatabase } from './support/test-database.js';
+import { ProductionService, startProductionService } from './support/production-service.js';
+import { ServiceProcess } from './support/service-process.js';
+import { setDatabaseReadOnly } from './support/test-database.js';
 
 const KEY = 'tracing-test-key-0123456789abcdef';
 const METRICS_TOKEN = 'tracing-metrics-token-0123456789abcdef';
@@ -28,34 +29,25 @@ function callerContext(): { traceId: string; parentId: string; traceparent: stri
  */
 describe('traces', () => {
   let receiver: OtlpReceiver;
-  let database: TestDatabase;
+  let running: ProductionService;
   let service: ServiceProcess;
   let sql: Client;
 
   beforeAll(async () => {
-    await ensureBuilt();
     receiver = await startOtlpReceiver();
-    database = await createTestDatabase();
-    service = await startService({
-      DATABASE_URL: database.url,
+    running = await startProductionService({
       API_KEYS: KEY,
-      NODE_ENV: 'production',
       METRICS_TOKEN,
       CURSOR_SECRET,
-      MIGRATIONS_RUN: 'true',
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_BSP_SCHEDULE_DELAY: '20',
     });
-    sql = new Client({ connectionString: database.url });
-    await sql.connect();
+    ({ service, sql } = running);
   }, 300_000);
 
   afterAll(async () => {
-    service?.kill('SIGTERM');
-    await service?.exited;
-    await sql?.end();
-    await database?.drop();
+    await running?.close();
     await receiver?.close();
   }, 60_000);
 
@@ -159,12 +151,7 @@ describe('traces', () => {
   });
 
   it('marks a 503 for a database fault as an error with its code', async () => {
-    const name = new URL(database.url).pathname.slice(1);
-    await sql.query(`ALTER DATABASE ${name} SET default_transaction_read_only = on`);
-    await sql.query(
-      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-       WHERE datname = current_database() AND application_name = 'animal-store'`,
-    );
+    await setDatabaseReadOnly(sql, true);
     try {
       const caller = callerContext();
       const refused = await pollUntil(async () => {
@@ -180,7 +167,7 @@ describe('traces', () => {
       expect(server.status).toEqual({ code: STATUS.ERROR, message: 'service_unavailable' });
       expect(server.attributes['error.type']).toBe('service_unavailable');
     } finally {
-      await sql.query(`ALTER DATABASE ${name} RESET ALL`);
+      await setDatabaseReadOnly(sql, false);
     }
   });
 

@@ -21,6 +21,8 @@ export interface EmbeddedPostgresOptions {
   /** Cluster files live in `<dataDir>/postgres`, its password in `<dataDir>/postgres.password`. */
   dataDir: string;
   port: number;
+  /** Further `postgres` settings (`['-c', 'max_connections=6']`), for a throw-away cluster with its own limits. */
+  postgresFlags?: readonly string[];
   onLog?: (message: string) => void;
   /** What the operator should know happened (a PostgreSQL left by a dead service was stopped). */
   notice?: (message: string) => void;
@@ -219,7 +221,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     persistent: true,
     // PostgreSQL refuses to run as root; the package then runs it as a `postgres` system user.
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', ...(options.postgresFlags ?? [])],
     onLog: log,
     onError: (error) => log(String(error)),
   });

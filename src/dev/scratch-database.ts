@@ -18,7 +18,7 @@ export interface ScratchDatabase {
  * server `databaseUrl` names, or, without one, a throw-away embedded cluster (never the one under DATA_DIR).
  */
 export async function openScratchDatabase(databaseUrl: string | undefined): Promise<ScratchDatabase> {
-  return databaseUrl ? scratchDatabaseOn(databaseUrl) : scratchCluster();
+  return databaseUrl ? scratchDatabaseOn(databaseUrl) : startScratchCluster();
 }
 
 async function scratchDatabaseOn(databaseUrl: string): Promise<ScratchDatabase> {
@@ -47,14 +47,26 @@ async function scratchDatabaseOn(databaseUrl: string): Promise<ScratchDatabase> 
   return { url: url.toString(), close: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
-async function scratchCluster(): Promise<ScratchDatabase> {
+export interface ScratchCluster extends ScratchDatabase {
+  /** The new temporary directory the cluster lives in (enterable by the `postgres` user), deleted by `close()`. */
+  directory: string;
+}
+
+/**
+ * A throw-away embedded cluster under a new temporary directory (never the one under DATA_DIR), with further
+ * `postgres` settings in `postgresFlags`, stopped and deleted by `close()`.
+ */
+export async function startScratchCluster({
+  postgresFlags = [],
+}: { postgresFlags?: readonly string[] } = {}): Promise<ScratchCluster> {
   const dataDir = await mkdtemp(join(tmpdir(), 'animal-store-scratch-'));
   // As root, the cluster runs as the `postgres` user, which must enter the directory.
   await chmod(dataDir, 0o755);
   try {
-    const cluster = await startEmbeddedPostgres({ dataDir, port: await freePort() });
+    const cluster = await startEmbeddedPostgres({ dataDir, port: await freePort(), postgresFlags });
     return {
       url: cluster.url,
+      directory: dataDir,
       close: async () => {
         await cluster.stop();
         await rm(dataDir, { recursive: true, force: true });

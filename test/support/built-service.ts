@@ -103,6 +103,9 @@ export function apikey(databaseUrl: string, ...args: string[]): Promise<Finished
   return run('npm', ['run', '--silent', 'apikey', '--', ...args], { ...process.env, DATABASE_URL: databaseUrl });
 }
 
+/** The column headers `npm run apikey -- list` prints, in order. */
+export const KEY_LIST_COLUMNS = ['ID', 'NAME', 'PREFIX', 'SCOPES', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED'];
+
 /** A migration of a copy of the build: its name (`SlowBackfill`, `AddPetNote`) and the SQL its up() runs. */
 export interface ExtraMigration {
   name: string;

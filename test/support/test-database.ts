@@ -34,3 +34,25 @@ export async function createTestDatabase(adminUrl = process.env.TEST_DATABASE_AD
       ),
   };
 }
+
+/**
+ * Ends the service's sessions on the database of `sql`, as a failover or a restart of the server does; its pool
+ * reconnects. Returns how many were ended.
+ */
+export async function terminateServiceSessions(sql: Client): Promise<number> {
+  const { rows } = await sql.query<{ killed: boolean }>(
+    `SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity
+     WHERE datname = current_database() AND application_name = 'animal-store'`,
+  );
+  return rows.filter((row) => row.killed).length;
+}
+
+/**
+ * Makes the database of `sql` read-only (a demoted primary after a failover, a maintenance switch), or writable
+ * again, and ends the service's sessions so that its pool reconnects under the new default.
+ */
+export async function setDatabaseReadOnly(sql: Client, on: boolean): Promise<void> {
+  const { rows } = await sql.query<{ name: string }>('SELECT current_database() AS name');
+  await sql.query(`ALTER DATABASE ${rows[0].name} ${on ? 'SET default_transaction_read_only = on' : 'RESET ALL'}`);
+  await terminateServiceSessions(sql);
+}
