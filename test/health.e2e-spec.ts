@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { startEmbeddedServer } from './support/database-server.js';
 import { pollUntil } from './support/poll.js';
 import { auth, request, startTestApp, TestApp } from './support/test-app.js';
@@ -116,6 +117,36 @@ describe('health probes', () => {
     },
     DATABASE_OUTAGE_READY_MS + 60_000,
   );
+
+  it('stays ready when the migrations check is the first to lose the database (its table locked past the check timeout)', async () => {
+    type Ready = { details?: Record<string, { status?: string }> };
+    const locker = new Client({ connectionString: t.database.url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE migrations IN ACCESS EXCLUSIVE MODE');
+      // The database check still answers; only the migrations check waits, past its timeout.
+      const answer = await pollUntil(
+        async () => {
+          const ready = await request<Ready>(t.origin, '/health/ready');
+          return (ready.status !== 200 || ready.body.details?.migrations?.status === 'down') && ready;
+        },
+        { timeoutMs: 5_000, intervalMs: 100, what: 'the migrations check to time out' },
+      );
+      expect(answer.status).toBe(200);
+      expect(answer.body.details?.database?.status).toBe('up');
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+    await pollUntil(
+      async () => {
+        const ready = await request<Ready>(t.origin, '/health/ready');
+        return ready.status === 200 && ready.body.details?.migrations?.status === 'up';
+      },
+      { what: 'the migrations check to pass again' },
+    );
+  }, 30_000);
 
   it('is not ready while migrations are pending', async () => {
     const unmigrated = await onOwnServer(() => startTestApp({ migrationsRun: false }));

@@ -78,9 +78,12 @@ export class HealthController {
       if (!(error instanceof ServiceUnavailableException)) throw error;
       const result = error.getResponse() as HealthCheckResult;
       const failed = Object.keys(result.error ?? {});
-      const databaseOnly = failed.length > 0 && failed.every((check) => DATABASE_CHECKS.includes(check));
       // A failover: the database is unreachable from this instance, and (most likely) from every other one too.
-      if (this.outage.withinGrace(databaseOnly && failed.includes('database'))) {
+      // Either check may be the first to see it, since each keeps its result for READINESS_CACHE_MS on its own;
+      // a schema behind the build is no outage.
+      const unreachable =
+        failed.length > 0 && failed.every((check) => DATABASE_CHECKS.includes(check)) && !this.migrations.schemaBehind;
+      if (this.outage.withinGrace(unreachable)) {
         this.readiness.record(true);
         return { ...result, status: 'ok' };
       }
