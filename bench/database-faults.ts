@@ -128,14 +128,13 @@ async function main(): Promise<void> {
   const cluster = await startScratchCluster({
     postgresFlags: ['-c', `max_connections=${MAX_CONNECTIONS}`, '-c', 'superuser_reserved_connections=0'],
   });
-  const scratch = cluster.directory;
-  const { url } = cluster;
-  const database = new URL(url).pathname.slice(1);
-  const port = Number(new URL(url).port);
+  const { url, directory: scratch } = cluster;
   const sql = new pg.Client({ connectionString: url });
   await sql.connect();
-  const proxy = await startProxy(port);
+  // The service reaches the cluster through the proxy: the same URL on the proxy's port.
   const viaProxy = new URL(url);
+  const database = viaProxy.pathname.slice(1);
+  const proxy = await startProxy(Number(viaProxy.port));
   viaProxy.port = String(proxy.port);
   const servicePort = await freePort();
   const logFile = join(scratch, 'service.log');
