@@ -78,12 +78,17 @@ export class HealthController {
       if (!(error instanceof ServiceUnavailableException)) throw error;
       const result = error.getResponse() as HealthCheckResult;
       const failed = Object.keys(result.error ?? {});
+      const databaseOnly = failed.length > 0 && failed.every((check) => DATABASE_CHECKS.includes(check));
+      // Each check keeps its result for READINESS_CACHE_MS on its own, so at the edges of an outage one may answer
+      // from before the change and the other from after it: the database answered `SELECT 1` while the migrations
+      // read could not reach it. Nothing is decided on that: the instance stays ready and the outage clock as it is,
+      // until a round agrees.
+      if (databaseOnly && !failed.includes('database') && this.migrations.failure === 'unreachable') {
+        this.readiness.record(true);
+        return { ...result, status: 'ok' };
+      }
       // A failover: the database is unreachable from this instance, and (most likely) from every other one too.
-      // Either check may be the first to see it, since each keeps its result for READINESS_CACHE_MS on its own;
-      // a schema behind the build is no outage.
-      const unreachable =
-        failed.length > 0 && failed.every((check) => DATABASE_CHECKS.includes(check)) && !this.migrations.schemaBehind;
-      if (this.outage.withinGrace(unreachable)) {
+      if (this.outage.withinGrace(databaseOnly && failed.includes('database'))) {
         this.readiness.record(true);
         return { ...result, status: 'ok' };
       }

@@ -2,15 +2,19 @@ import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, MigrationExecutor } from 'typeorm';
+import { databaseFault } from '../../database/database-faults.js';
+
+class SchemaBehind extends Error {}
 
 /** Up when this build knows its migrations and every one has been applied to the database. */
 @Injectable()
 export class MigrationsHealthIndicator {
   /**
-   * Whether the latest check failed because the schema is behind this build (or the build knows no migrations),
-   * rather than for want of the database: only the latter is an outage that readiness may ride out.
+   * Why the latest check failed: the schema is behind this build (or the build knows no migrations), the database
+   * could not be read in time or answered with a fault of its own (a row of the fault table), or something else;
+   * null when it passed. Readiness rides out only the second kind.
    */
-  schemaBehind = false;
+  failure: 'schema' | 'unreachable' | 'other' | null = null;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -24,15 +28,23 @@ export class MigrationsHealthIndicator {
   ) {
     return this.health.check(key).attempt(async () => {
       // A build that lost its migrations would otherwise see "0 applied, 0 pending" and call itself ready.
-      this.schemaBehind = this.dataSource.migrations.length === 0;
-      if (this.schemaBehind) throw new Error('this build carries no migrations');
-      return read(
+      if (this.dataSource.migrations.length === 0) {
+        this.failure = 'schema';
+        throw new Error('this build carries no migrations');
+      }
+      // Until the read answers: past the check's timeout, it is the database that did not.
+      this.failure = 'unreachable';
+      const result = await read(
         new MigrationExecutor(this.dataSource).getPendingMigrations().then((pending) => {
-          this.schemaBehind = pending.length > 0;
-          if (this.schemaBehind) throw new Error(`${pending.length} pending migration(s)`);
+          if (pending.length > 0) throw new SchemaBehind(`${pending.length} pending migration(s)`);
           return { applied: this.dataSource.migrations.length };
         }),
-      );
+      ).catch((error: unknown) => {
+        this.failure = error instanceof SchemaBehind ? 'schema' : databaseFault(error) ? 'unreachable' : 'other';
+        throw error;
+      });
+      this.failure = null;
+      return result;
     });
   }
 }
