@@ -8,7 +8,8 @@ import { EmbeddedPostgresError } from './dev/embedded-postgres-error.js';
 import { loadEmbeddedPostgres } from './dev/load-embedded-postgres.js';
 import { developmentApiKey, developmentKeyFile } from './auth/development-key.js';
 import { stopGracefullyOnSignals } from './edge/graceful-shutdown.js';
-import { stopTracing } from './observability/tracing/tracing-state.js';
+import { configuredSecrets } from './observability/secret-scrubber.js';
+import { scrubTracesOf, stopTracing } from './observability/tracing/tracing-state.js';
 
 // Under load most request data dies young but some is promoted, and V8 lets the old generation grow to several
 // times its live size before a full collection, which is where the peak memory went; capped at half its size more,
@@ -31,6 +32,7 @@ async function bootstrap(): Promise<void> {
     config.apiKeys.push(await developmentApiKey(config.dataDir));
     authHint = `send Authorization: Bearer $(cat ${relative(process.cwd(), developmentKeyFile(config.dataDir))})`;
   }
+  scrubTracesOf(configuredSecrets(config));
 
   // Loaded only when needed: with DATABASE_URL (production), embedded-postgres would only add to the memory.
   const embedded = config.databaseUrl

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { generateApiKey } from '../src/auth/api-keys/api-key-format.js';
 import { ROOT } from './support/built-service.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
 import { pollUntil } from './support/poll.js';
@@ -169,6 +170,38 @@ describe('traces', () => {
     } finally {
       await setDatabaseReadOnly(sql, false);
     }
+  });
+
+  it('exports no key sent in a URL: the path without its query string, key-shaped values redacted', async () => {
+    // Keys as clients send them: an issued key's shape, and one of API_KEYS, in a query string or pasted in a path.
+    const issued = generateApiKey();
+    const urls = [
+      `/v1/pets?access_token=${issued}`,
+      `/v1/pets?token=${issued}&limit=2`,
+      `/v1/nope/${issued}`,
+      `/v1/nope/${KEY}`,
+    ];
+    const servers: ReceivedSpan[] = [];
+    for (const url of urls) {
+      const caller = callerContext();
+      const response = await fetch(`${service.origin}${url}`, { headers: { traceparent: caller.traceparent } });
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      servers.push(serverSpan(await traceOf(caller.traceId)));
+    }
+
+    // The bytes as they reached the collector, each leak shown with what precedes it.
+    const exported = Buffer.concat(receiver.bodies).toString('utf8');
+    expect(exported.match(new RegExp(`.{0,60}(?:${issued}|${KEY})`, 'g'))).toBeNull();
+    expect(servers.map((span) => [span.attributes['url.path'], span.attributes['url.query']])).toEqual([
+      ['/v1/pets', undefined],
+      ['/v1/pets', undefined],
+      ['/v1/nope/[redacted]', undefined],
+      ['/v1/nope/[redacted]', undefined],
+    ]);
+    const fastifyPaths = receiver.spans
+      .filter((span) => servers.some((server) => server.traceId === span.traceId) && span.name === 'request')
+      .map((span) => span.attributes['url.path']);
+    expect(fastifyPaths).toEqual(['/v1/pets', '/v1/pets', '/v1/nope/[redacted]', '/v1/nope/[redacted]']);
   });
 
   it('traces neither the probes nor /metrics, and puts no key, Authorization header or token in any span', async () => {

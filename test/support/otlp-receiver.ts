@@ -107,6 +107,8 @@ export interface OtlpReceiver {
   spans: ReceivedSpan[];
   /** The Content-Type of every export request received. */
   contentTypes: string[];
+  /** The body of every export request, as it arrived: what the collector would store. */
+  bodies: Buffer[];
   close(): Promise<void>;
 }
 
@@ -114,13 +116,16 @@ export interface OtlpReceiver {
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const contentTypes: string[] = [];
+  const bodies: Buffer[] = [];
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const contentType = request.headers['content-type'] ?? '';
+      const body = Buffer.concat(chunks);
       contentTypes.push(contentType);
-      spans.push(...spansOf(decode(contentType, Buffer.concat(chunks))));
+      bodies.push(body);
+      spans.push(...spansOf(decode(contentType, body)));
       response.writeHead(200, { 'content-type': contentType }).end(contentType.includes('json') ? '{}' : '');
     });
   });
@@ -130,6 +135,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     endpoint: `http://127.0.0.1:${port}`,
     spans,
     contentTypes,
+    bodies,
     close: () => {
       server.closeAllConnections();
       return new Promise((resolve) => server.close(() => resolve()));

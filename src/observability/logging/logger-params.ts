@@ -5,7 +5,7 @@ import type { Options } from 'pino-http';
 import type { AppConfig } from '../../config/app-config.js';
 import { traceIds } from '../tracing/log-correlation.js';
 import { tracingStarted } from '../tracing/tracing-state.js';
-import { secretScrubber } from './secret-scrubber.js';
+import { configuredSecrets, secretScrubber } from '../secret-scrubber.js';
 
 // pino-pretty is required only outside production, so production does not load it (and keep it in memory).
 const require = createRequire(import.meta.url);
@@ -32,7 +32,6 @@ export const LOG_FLUSH_INTERVAL_MS = 1000;
  * request (ApiErrorFilter, DeprecationInterceptor) name its `reqId` themselves.
  */
 export function loggerParams(config: Pick<AppConfig, 'logLevel' | 'production' | 'apiKeys' | 'metricsToken'>): Params {
-  const secrets = config.metricsToken ? [...config.apiKeys, config.metricsToken] : config.apiKeys;
   const options: Options = {
     level: config.logLevel,
     autoLogging: false,
@@ -40,7 +39,7 @@ export function loggerParams(config: Pick<AppConfig, 'logLevel' | 'production' |
     // No request serialization at all: headers (Authorization among them) never reach a log.
     wrapSerializers: false,
     serializers: { req: () => undefined, res: () => undefined, err: stdSerializers.err },
-    hooks: { streamWrite: secretScrubber(secrets) },
+    hooks: { streamWrite: secretScrubber(configuredSecrets(config)) },
     // With tracing on, every line written inside a request names its trace and span (docs/operating.md, "Tracing").
     ...(tracingStarted() && { mixin: traceIds }),
   };

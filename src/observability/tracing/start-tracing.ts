@@ -7,16 +7,27 @@ import { createAddHookMessageChannel } from 'import-in-the-middle';
 import { FastifyOtelInstrumentation } from '@fastify/otel';
 import { diag, DiagLogLevel, SpanStatusCode, type DiagLogger } from '@opentelemetry/api';
 import { setGlobalErrorHandler } from '@opentelemetry/core';
+import { OTLPTraceExporter as GrpcTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
+import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { NodeSDK } from '@opentelemetry/sdk-node';
-import { ATTR_ERROR_TYPE, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import type { SpanExporter } from '@opentelemetry/sdk-trace';
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_SERVICE_NAME,
+  ATTR_SERVICE_VERSION,
+  ATTR_URL_PATH,
+  ATTR_URL_QUERY,
+} from '@opentelemetry/semantic-conventions';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PACKAGE_ROOT } from '../../cli/package-root.js';
 import { OPERATIONS_ROUTES } from '../operations-routes.js';
-import { markTracingStarted } from './tracing-state.js';
+import { RedactingSpanExporter } from './redacting-span-exporter.js';
+import { markTracingStarted, scrubForExport } from './tracing-state.js';
 import { ThrottledReport } from './throttled-report.js';
 
 /** An exporter or queue problem is logged at most this often, with how many times it recurred meanwhile. */
@@ -28,7 +39,9 @@ const SERVICE_NAME = 'animal-store';
 
 /** Probes and scrapes (the operations routes): one every few seconds per instance would drown the traces. */
 const UNTRACED_PATHS = new Set(Object.values(OPERATIONS_ROUTES).map((route) => `/${route}`));
-const untraced = (url: string | undefined) => UNTRACED_PATHS.has(url?.split('?', 1)[0] ?? '');
+/** A request URL without its query string, which may carry a credential (`?access_token=…`, RFC 6750 §2.3). */
+const pathOf = (url: string | undefined) => url?.split('?', 1)[0] ?? '';
+const untraced = (url: string | undefined) => UNTRACED_PATHS.has(pathOf(url));
 
 /** The Error body's `code` of each 5xx response, read when it is sent, for its SERVER span's status. */
 const faultCodes = new WeakMap<ServerResponse, string>();
@@ -74,6 +87,18 @@ function reportProblems(): void {
   diag.setLogger(logger, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
 }
 
+/** The OTLP exporter OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (or OTEL_EXPORTER_OTLP_PROTOCOL) names, as the SDK picks it. */
+function otlpExporter(): SpanExporter {
+  const protocol =
+    process.env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() ||
+    process.env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim() ||
+    'http/protobuf';
+  if (protocol === 'http/json') return new JsonTraceExporter();
+  if (protocol === 'grpc') return new GrpcTraceExporter();
+  if (protocol !== 'http/protobuf') diag.warn(`Unsupported OTLP traces protocol: ${protocol}. Using http/protobuf.`);
+  return new ProtobufTraceExporter();
+}
+
 /**
  * Starts the OpenTelemetry SDK, configured by the standard OTEL_* variables (exporter endpoint and protocol,
  * sampler, batch queue, resource): a SERVER span per request with the route template (instrumentation-http, named
@@ -85,6 +110,7 @@ export async function startTracing(): Promise<void> {
   register('import-in-the-middle/hook.mjs', import.meta.url, registerOptions);
 
   const { version } = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
+  reportProblems();
   const sdk = new NodeSDK({
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) override these.
     resource: defaultResource().merge(
@@ -93,14 +119,20 @@ export async function startTracing(): Promise<void> {
     // Traces only: the service's metrics are Prometheus' (/metrics), its logs go to stdout.
     metricReaders: [],
     logRecordProcessors: [],
+    // Batched as the OTEL_BSP_* variables say; each span scrubbed on its way out (docs/operating.md, "Tracing").
+    traceExporter: new RedactingSpanExporter(otlpExporter(), scrubForExport),
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (request: IncomingMessage) => untraced(request.url),
+        // The path (url.path) and the route, never the query string: its hook's attributes replace the computed ones.
+        startIncomingSpanHook: () => ({ [ATTR_URL_QUERY]: undefined }),
         applyCustomAttributesOnSpan: markFault,
       }),
       new FastifyOtelInstrumentation({
         registerOnInitialization: true,
         ignorePaths: ({ url }) => untraced(url),
+        // Its url.path is the request's URL, query string included.
+        requestHook: (span, request) => span.setAttribute(ATTR_URL_PATH, pathOf(request.url)),
         // The request and its handler; Fastify's hooks (ours and plugins') would add a span each.
         instrumentHooks: false,
       }),
@@ -110,7 +142,6 @@ export async function startTracing(): Promise<void> {
       new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
     ],
   });
-  reportProblems();
   sdk.start();
   subscribe('fastify.initialization', (message) =>
     (message as { fastify: FastifyInstance }).fastify.addHook('onSend', recordFaultCode),

@@ -1,4 +1,4 @@
-import { secretScrubber } from './secret-scrubber.js';
+import { configuredSecrets, secretScrubber, textScrubber } from './secret-scrubber.js';
 
 describe('secretScrubber', () => {
   const scrub = secretScrubber(['configured-key-0123456789', 'quote"and\\slash-key']);
@@ -23,5 +23,24 @@ describe('secretScrubber', () => {
   it('leaves ordinary lines alone, including placeholders that are not credentials', () => {
     const line = '{"msg":"send Authorization: Bearer <one of API_KEYS>","pet":"petunia","status":201}';
     expect(scrub(line)).toBe(line);
+  });
+});
+
+describe('textScrubber', () => {
+  const scrub = textScrubber(['configured-key-0123456789', 'quote"and\\slash-key']);
+
+  it('applies the same rule to plain strings, where a configured key appears unescaped', () => {
+    expect(scrub('/v1/nope/configured-key-0123456789')).toBe('/v1/nope/[redacted]');
+    expect(scrub('got quote"and\\slash-key')).toBe('got [redacted]');
+    expect(scrub('access_token=pet_AbCdEfGhIjKlMnOpQrStUvWxYz012345&x=1')).toBe('access_token=[redacted]&x=1');
+    expect(scrub('Bearer abc.DEF-123~+/==')).toBe('Bearer [redacted]');
+    expect(scrub('GET /v1/pets/:petId')).toBe('GET /v1/pets/:petId');
+  });
+});
+
+describe('configuredSecrets', () => {
+  it('lists the keys of API_KEYS and the metrics token when there is one', () => {
+    expect(configuredSecrets({ apiKeys: ['a-key'], metricsToken: 'a-token' })).toEqual(['a-key', 'a-token']);
+    expect(configuredSecrets({ apiKeys: ['a-key'], metricsToken: undefined })).toEqual(['a-key']);
   });
 });
