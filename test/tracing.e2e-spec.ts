@@ -172,6 +172,21 @@ describe('traces', () => {
     }
   });
 
+  it('marks a 500 as an error with its code', async () => {
+    const caller = callerContext();
+    await sql.query('ALTER TABLE pets RENAME TO pets_elsewhere');
+    let failed: Response;
+    try {
+      failed = await call('/v1/pets', { traceparent: caller.traceparent });
+    } finally {
+      await sql.query('ALTER TABLE pets_elsewhere RENAME TO pets');
+    }
+    expect(failed.status).toBe(500);
+    const server = serverSpan(await traceOf(caller.traceId));
+    expect(server.status).toEqual({ code: STATUS.ERROR, message: 'internal_error' });
+    expect(server.attributes['error.type']).toBe('internal_error');
+  });
+
   it('exports no key sent in a URL: the path without its query string, key-shaped values redacted', async () => {
     // Keys as clients send them: an issued key's shape, and one of API_KEYS, in a query string or pasted in a path.
     const issued = generateApiKey();
