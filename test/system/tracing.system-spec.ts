@@ -9,6 +9,7 @@ import { ServiceProcess, startService } from '../support/service-process.js';
 import { createTestDatabase, TestDatabase } from '../support/test-database.js';
 
 const KEY = 'tracing-system-key-0123456789abcdef';
+const SERVER_KIND = 2;
 
 /** An OTLP/HTTP endpoint that reads each export request and never answers it: a collector hung or overloaded. */
 async function silentCollector(): Promise<{ endpoint: string; exports: () => number; close: () => Promise<void> }> {
@@ -113,6 +114,30 @@ describe('tracing to an OTLP/HTTP collector', () => {
     },
     120_000,
   );
+
+  it('with OTEL_PROPAGATORS=none, starts its own trace whatever traceparent the caller sends', async () => {
+    const receiver = await startOtlpReceiver();
+    try {
+      service = await start({
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_PROPAGATORS: 'none',
+      });
+      const { traceId, response } = traced(service.origin);
+      expect((await response).status).toBe(200);
+      const server = await pollUntil(
+        () => receiver.spans.find((span) => span.name === 'GET /v1/pets' && span.kind === SERVER_KIND),
+        { what: 'the SERVER span' },
+      );
+      expect({ traceId: server.traceId === traceId, parentSpanId: server.parentSpanId }).toEqual({
+        traceId: false,
+        parentSpanId: '',
+      });
+      expect(receiver.spans.filter((span) => span.traceId === traceId)).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
+  }, 120_000);
 
   it('serves as usual while the collector hangs: spans are dropped, and the log says so once', async () => {
     const collector = await silentCollector();
