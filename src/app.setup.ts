@@ -8,14 +8,16 @@ import type { AppConfig, EdgeLimitsConfig } from './config/app-config.js';
 import { createOpenApiDocument } from './openapi/openapi-document.js';
 import { serializeResponsesWithDocumentSchemas } from './openapi/response-schemas.js';
 import { setupDocs } from './openapi/setup-docs.js';
-import { handleClientError, handleFrameworkError, sendApiError } from './edge/errors/framework-errors.js';
+import { frameworkErrorHandler, handleClientError, sendApiError } from './edge/errors/framework-errors.js';
 import { applyConnectionLimits, serverOptions } from './edge/connection-limits.js';
 import { singleValueHeaderCheck } from './edge/single-value-headers.js';
 import { IDEMPOTENCY_KEY_HEADER } from './pets/idempotency/idempotency-key.decorator.js';
 import { registerJsonBodyParser } from './edge/json-body-parser.js';
 import { registerLoadShedding } from './edge/load-shedding.js';
 import { assignRequestId, REQUEST_ID_HEADER } from './edge/request-id.js';
-import { setSecurityHeaders } from './edge/security-headers.js';
+import { securityHeaders } from './edge/security-headers.js';
+import { registerCors } from './edge/cors.js';
+import { RATE_LIMIT_HEADERS } from './auth/rate-limit/rate-limited.error.js';
 import { API_PREFIX, BODY_LIMIT_BYTES } from './edge/http.constants.js';
 import { closeConnectionsWhileDraining } from './edge/drain.js';
 import { ShutdownState } from './edge/shutdown-state.js';
@@ -25,21 +27,25 @@ import { withoutControllerHeadings } from './observability/logging/route-lines.j
 /**
  * `trustProxy`: the proxies whose `X-Forwarded-For` gives `request.ip` (TRUST_PROXY); none by default.
  * `edgeLimits`: the time limits and the connection cap of the HTTP server (src/edge/connection-limits.ts).
+ * `corsOrigins`: set, the API's answers carry a cross-origin resource policy (src/edge/cors.ts).
  */
 export function createFastifyAdapter({
   trustProxy = [],
   edgeLimits,
+  corsOrigins = [],
 }: {
   trustProxy?: string[];
   edgeLimits: EdgeLimitsConfig;
+  corsOrigins?: readonly string[];
 }): FastifyAdapter {
+  const setSecurityHeaders = securityHeaders({ crossOriginApi: corsOrigins.length > 0 });
   const adapter = new FastifyAdapter({
     // Only these peers' X-Forwarded-For is believed: the per-address failed-authentication budget then counts
     // the client behind the load balancer, while a client that forges the header still counts as itself.
     ...(trustProxy.length > 0 && { trustProxy }),
     ...serverOptions(edgeLimits),
     bodyLimit: BODY_LIMIT_BYTES,
-    frameworkErrors: handleFrameworkError,
+    frameworkErrors: frameworkErrorHandler(setSecurityHeaders),
     clientErrorHandler: handleClientError,
     genReqId: assignRequestId,
     // While draining at shutdown, requests still arriving on open connections are served (with
@@ -60,7 +66,19 @@ export function createFastifyAdapter({
   return adapter;
 }
 
-/** What cannot be a provider: prefix, body parsing, load shedding, draining, the API docs and the response serializers. */
+/** Response headers a page on another origin needs to read: paging, budgets, deprecation, refusals, tracing. */
+const CORS_EXPOSED_HEADERS = [
+  'Link',
+  ...Object.values(RATE_LIMIT_HEADERS),
+  'Retry-After',
+  'Deprecation',
+  'Sunset',
+  REQUEST_ID_HEADER,
+  'WWW-Authenticate',
+  'Location',
+];
+
+/** What cannot be a provider: prefix, body parsing, CORS, load shedding, draining, the API docs and the response serializers. */
 function configureApp(app: NestFastifyApplication): void {
   const operationsRoutes = Object.values(OPERATIONS_ROUTES);
   app.setGlobalPrefix(API_PREFIX, { exclude: operationsRoutes });
@@ -69,6 +87,12 @@ function configureApp(app: NestFastifyApplication): void {
   fastify.removeContentTypeParser('text/plain');
   registerJsonBodyParser(fastify);
   const config = app.get<AppConfig>(APP_CONFIG);
+  // Before load shedding: its refusals carry the CORS headers, and preflights are answered before it can shed them.
+  registerCors(fastify, {
+    origins: config.corsOrigins,
+    requestHeaders: ['Authorization', 'Content-Type', IDEMPOTENCY_KEY_HEADER],
+    exposedHeaders: CORS_EXPOSED_HEADERS,
+  });
   registerLoadShedding(
     fastify,
     config.loadShedding,

@@ -32,6 +32,7 @@ describe('loadConfig', () => {
       shutdownDrainDelayMs: 0,
       shutdownGraceMs: 10_000,
       trustProxy: [],
+      corsOrigins: [],
       metricsToken: undefined,
       loadShedding: { maxInFlight: 256, maxEventLoopDelayMs: 1000, maxEventLoopUtilization: 0 },
       rateLimitPerMinute: 600,
@@ -77,6 +78,7 @@ describe('loadConfig', () => {
         CURSOR_SECRET: 'a-cursor-secret-of-at-least-32-chars',
         PUBLIC_BASE_URL: 'https://pets.example.org/v1',
         STAGING_BASE_URL: 'https://staging.pets.example.org/v1',
+        CORS_ORIGINS: 'https://shop.example, https://admin.shop.example:8443',
       }),
     ).toEqual({
       host: '0.0.0.0',
@@ -96,6 +98,7 @@ describe('loadConfig', () => {
       shutdownDrainDelayMs: 5_000,
       shutdownGraceMs: 10_000,
       trustProxy: [],
+      corsOrigins: ['https://shop.example', 'https://admin.shop.example:8443'],
       loadShedding: { maxInFlight: 256, maxEventLoopDelayMs: 1000, maxEventLoopUtilization: 0 },
       rateLimitPerMinute: 600,
       authFailureLimitPerMinute: 30,
@@ -106,6 +109,35 @@ describe('loadConfig', () => {
         maxConnections: 4096,
       },
     });
+  });
+
+  describe('CORS_ORIGINS', () => {
+    it.each([
+      ['*', ['*']],
+      ['http://localhost:8080,http://127.0.0.1:5173,http://[::1]:3000', null],
+    ])('accepts %s, in production too', (raw, origins) => {
+      const production = { NODE_ENV: 'production', CURSOR_SECRET: 'c'.repeat(32) };
+      expect(loadConfig({ ...production, CORS_ORIGINS: raw }).corsOrigins).toEqual(origins ?? raw.split(','));
+    });
+
+    it('accepts a remote http:// origin outside production only', () => {
+      expect(loadConfig({ CORS_ORIGINS: 'http://shop.example' }).corsOrigins).toEqual(['http://shop.example']);
+      expect(
+        configError({ NODE_ENV: 'production', CURSOR_SECRET: 'c'.repeat(32), CORS_ORIGINS: 'http://shop.example' }),
+      ).toBe(
+        'CORS_ORIGINS entry "http://shop.example" is plain http on a remote host, refused when NODE_ENV=production: ' +
+          'serve that page over https',
+      );
+    });
+
+    it.each([['https://shop.example/'], ['https://shop.example:443'], ['null'], ['*.shop.example']])(
+      'refuses %j, naming the entry',
+      (entry) => {
+        expect(configError({ CORS_ORIGINS: `https://ok.example,${entry}` })).toMatch(
+          new RegExp(`^CORS_ORIGINS entry "${entry.replace(/[.*]/g, '\\$&')}" is not an origin: `),
+        );
+      },
+    );
   });
 
   describe('PORT', () => {

@@ -104,6 +104,26 @@ const proxyList = rule((raw) => {
       );
 });
 
+/** An origin as a browser sends it in `Origin`: http(s), host, a port only when not the scheme's default. */
+const isOrigin = (entry: string): boolean => {
+  const url = urlOf(entry);
+  return url !== null && ['http:', 'https:'].includes(url.protocol) && url.origin === entry;
+};
+/** Hosts that never leave the machine: the only ones a production CORS_ORIGINS may reach over plain http. */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+/** Whether a browser would reach this origin over plain http on another machine (the credentials readable on the way). */
+export const isRemotePlainHttp = (origin: string): boolean =>
+  origin.startsWith('http://') && !LOOPBACK_HOSTS.has(new URL(origin).hostname);
+const originList = rule((raw) => {
+  const entries = commaList(raw);
+  const invalid = entries.find((entry) => entry !== '*' && !isOrigin(entry));
+  return invalid === undefined
+    ? entries
+    : new Refusal(
+        `entry "${invalid}" is not an origin: write scheme://host[:port] in lower case, with no path and no trailing slash (e.g. https://shop.example), or *`,
+      );
+});
+
 /** One environment variable: its name, and its rule with its default; unset and empty are the same. */
 class Variable<S extends z.ZodType = z.ZodType> {
   constructor(
@@ -184,6 +204,11 @@ const SERVICE = {
   shutdownGraceMs: env('SHUTDOWN_GRACE_MS', integer(0, 600_000).default(10_000)),
   /** Proxies whose `X-Forwarded-For` is believed; empty: the peer's address is the client's. */
   trustProxy: env('TRUST_PROXY', proxyList.default([])),
+  /**
+   * Origins whose browser pages may call the API (CORS), exactly as browsers send `Origin`; `*`: any origin.
+   * Empty: no cross-origin access at all (src/edge/cors.ts).
+   */
+  corsOrigins: env('CORS_ORIGINS', originList.default([])),
   /** Absent: `/metrics` needs no credentials (keep the port private then). */
   metricsToken: env('METRICS_TOKEN', token.optional()),
   /** Thresholds past which requests are shed with 503; 0 turns one off. */
@@ -294,6 +319,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (edgeLimits.requestTimeoutMs < edgeLimits.headersTimeoutMs) {
     throw new ConfigError(
       `REQUEST_TIMEOUT_MS must be at least HEADERS_TIMEOUT_MS, got "${edgeLimits.requestTimeoutMs}"`,
+    );
+  }
+  // A page on a remote plain-http origin holds its key where anyone on the way can read and change it.
+  const plainHttp = production ? config.corsOrigins.find(isRemotePlainHttp) : undefined;
+  if (plainHttp !== undefined) {
+    throw new ConfigError(
+      `CORS_ORIGINS entry "${plainHttp}" is plain http on a remote host, refused when NODE_ENV=production: serve that page over https`,
     );
   }
   // Every instance behind a load balancer must verify the cursors the others sign: no per-process secret there.

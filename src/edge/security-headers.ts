@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import helmet, { type HelmetOptions } from 'helmet';
-import { DOCS_PATH } from './http.constants.js';
+import { API_PREFIX, DOCS_PATH } from './http.constants.js';
 
 /**
  * Swagger UI's pages: helmet's full set, with a policy that keeps the UI
@@ -70,16 +70,38 @@ function headersSetBy(options: HelmetOptions): HeaderLine[] {
 
 /** What every API answer carries besides its request id, errors and answers written by hand included. */
 export const API_RESPONSE_HEADERS: readonly HeaderLine[] = headersSetBy(API_OPTIONS);
+/**
+ * The API's answers when CORS_ORIGINS lets pages of other origins call it: a same-origin resource policy would make
+ * the browser withhold from them the very answers CORS allows them to read.
+ */
+const CROSS_ORIGIN_API_RESPONSE_HEADERS: readonly HeaderLine[] = headersSetBy({
+  ...API_OPTIONS,
+  crossOriginResourcePolicy: { policy: 'cross-origin' },
+});
 const DOCS_RESPONSE_HEADERS: readonly HeaderLine[] = headersSetBy(DOCS_OPTIONS);
 const DOCS_PREFIX = `/${DOCS_PATH}`;
+const API_PATH = `/${API_PREFIX}/`;
+
+/** Sets a response's security headers and `Cache-Control: no-store`. */
+export type SecurityHeaders = (request: FastifyRequest, reply: FastifyReply) => void;
 
 /**
- * Sets the security headers and `Cache-Control: no-store` on the response to the request, errors included.
+ * Sets the security headers and `Cache-Control: no-store` on the response to the request, errors included: the
+ * docs' under `/docs`; under `/v1`, the API's, with a cross-origin resource policy when `crossOriginApi` (CORS_ORIGINS
+ * set); the API's elsewhere (the operations routes, unknown paths).
  * helmet's headers are computed once per policy at start-up; run per request (as `@fastify/helmet` does, parsing
  * the policy each time) helmet was the largest single cost on the hot paths.
  */
-export function setSecurityHeaders(request: FastifyRequest, reply: FastifyReply): void {
-  const headers = request.url.startsWith(DOCS_PREFIX) ? DOCS_RESPONSE_HEADERS : API_RESPONSE_HEADERS;
-  const raw = reply.raw;
-  for (let i = 0; i < headers.length; i++) raw.setHeader(headers[i][0], headers[i][1]);
+export function securityHeaders({ crossOriginApi }: { crossOriginApi: boolean }): SecurityHeaders {
+  const apiHeaders = crossOriginApi ? CROSS_ORIGIN_API_RESPONSE_HEADERS : API_RESPONSE_HEADERS;
+  return (request, reply) => {
+    const url = request.url;
+    const headers = url.startsWith(DOCS_PREFIX)
+      ? DOCS_RESPONSE_HEADERS
+      : url.startsWith(API_PATH)
+        ? apiHeaders
+        : API_RESPONSE_HEADERS;
+    const raw = reply.raw;
+    for (let i = 0; i < headers.length; i++) raw.setHeader(headers[i][0], headers[i][1]);
+  };
 }

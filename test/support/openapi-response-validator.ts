@@ -35,8 +35,9 @@ export interface RequestToValidate {
 
 /**
  * Response headers no operation declares, because they are not the operation's: the message's own framing
- * (RFC 9110/9112), the security headers every API response gets, and the request id, which every response
- * of every route carries and the document's description explains once.
+ * (RFC 9110/9112), the security headers every API response gets, the request id, which every response
+ * of every route carries and the document's description explains once, and CORS (CORS_ORIGINS set), which is
+ * transport: the document says nothing of it.
  */
 const HEADERS_OF_EVERY_RESPONSE = new Set([
   'content-type',
@@ -47,6 +48,9 @@ const HEADERS_OF_EVERY_RESPONSE = new Set([
   'transfer-encoding',
   REQUEST_ID_HEADER.toLowerCase(),
   ...apiSecurityHeaderNames(),
+  'access-control-allow-origin',
+  'access-control-expose-headers',
+  'vary',
 ]);
 
 /** Error codes that mean "the request breaks the contract"; 400 invalid_cursor has its reason in the document. */

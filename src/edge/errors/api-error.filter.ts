@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { allowedMethods } from '../allowed-methods.js';
 import { DatabaseFaultLog } from '../../database/database-fault-log.js';
 import { databaseFault } from '../../database/database-faults.js';
 import { REALM } from '../http.constants.js';
@@ -8,8 +9,6 @@ import { ApiError } from './api-error.js';
 import { ErrorCode } from './error-code.js';
 import { toApiError } from './to-api-error.js';
 import { timedOut } from './framework-errors.js';
-
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 export const WWW_AUTHENTICATE = `Bearer realm="${REALM}"`;
 
@@ -74,7 +73,7 @@ export class ApiErrorFilter implements ExceptionFilter {
   private routeAwareError(error: ApiError, exception: unknown, request: FastifyRequest): ApiError {
     if (error.getStatus() !== 404 || exception instanceof ApiError) return error;
     const path = request.url.split('?', 1)[0];
-    const allowed = this.allowedMethods(path);
+    const allowed = allowedMethods(this.adapterHost.httpAdapter.getInstance<FastifyInstance>(), path);
     // A route for this very method answered "not found" (a missing file under /docs/*, or `/v1/pets/` with an
     // empty petId that the router refused): no 405 then.
     if (allowed.length === 0 || allowed.includes(request.method)) {
@@ -83,10 +82,5 @@ export class ApiErrorFilter implements ExceptionFilter {
     return new ApiError(405, ErrorCode.MethodNotAllowed, `${request.method} is not allowed on this path.`, {
       Allow: allowed.join(', '),
     });
-  }
-
-  private allowedMethods(path: string): string[] {
-    const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
-    return METHODS.filter((method) => fastify.findRoute({ method, url: path }) !== null);
   }
 }

@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import { ApiError } from './api-error.js';
 import { ErrorCode } from './error-code.js';
 import { REQUEST_ID_HEADER } from '../request-id.js';
-import { API_RESPONSE_HEADERS, setSecurityHeaders } from '../security-headers.js';
+import { API_RESPONSE_HEADERS, type SecurityHeaders } from '../security-headers.js';
 import { toApiError } from './to-api-error.js';
 
 /**
@@ -13,9 +13,13 @@ import { toApiError } from './to-api-error.js';
  * Nest filter runs (and before the onRequest hooks), and its default answer
  * echoes the URL. This handler gives them the same Error body and headers as everything else.
  */
-export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  setSecurityHeaders(request, reply);
-  sendApiError(reply, toApiError(error));
+export function frameworkErrorHandler(
+  setSecurityHeaders: SecurityHeaders,
+): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
+  return (error, request, reply) => {
+    setSecurityHeaders(request, reply);
+    sendApiError(reply, toApiError(error));
+  };
 }
 
 /** Answers from a Fastify hook or handler, where Nest's filter does not run. */

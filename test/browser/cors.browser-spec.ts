@@ -1,0 +1,181 @@
+import { expect } from '@jest/globals';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { ApiKeysRepository } from '../../src/auth/api-keys/api-keys.repository.js';
+import { generateApiKey, publicPrefix } from '../../src/auth/api-keys/api-key-format.js';
+import { keyDigest } from '../../src/auth/key-digest.js';
+import { jsonBody, request, startTestApp, TestApp } from '../support/test-app.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const UI_TIMEOUT = 30_000;
+
+/** A storefront's page: an empty document, served on a port of its own; the test runs its script in it. */
+function storefront(): Promise<{ port: number; close(): Promise<void> }> {
+  const server: Server = createServer((_incoming, outgoing) => {
+    outgoing.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>Shop</title>');
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      resolve({
+        port: (server.address() as { port: number }).port,
+        close: () => new Promise((closed) => server.close(() => closed())),
+      });
+    }),
+  );
+}
+
+/** What the storefront's script saw: the status, the headers it could read, and the body; or what fetch threw. */
+type Seen = { status: number; headers: Record<string, string | null>; body: unknown } | { thrown: string };
+
+/**
+ * The storefront's script, run in the page: lists with the read-only key and follows `Link` to the next page,
+ * as docs/clients.md shows; every step is what the browser let the page read.
+ */
+async function listTwoPages(page: Page, api: string, key: string): Promise<Seen[]> {
+  return page.evaluate(
+    async ({ api, key }) => {
+      const seen: Seen[] = [];
+      let next: string | undefined = `${api}/v1/pets?limit=2`;
+      for (let pageCount = 0; next && pageCount < 2; pageCount++) {
+        try {
+          const response: Response = await fetch(next, { headers: { Authorization: `Bearer ${key}` } });
+          const link = response.headers.get('link');
+          seen.push({
+            status: response.status,
+            headers: { link, 'x-ratelimit-remaining': response.headers.get('x-ratelimit-remaining') },
+            body: await response.json(),
+          });
+          const target = link?.match(/<([^>]+)>;\s*rel="next"/)?.[1];
+          next = target ? new URL(target, next).href : undefined;
+        } catch (error) {
+          seen.push({ thrown: `${(error as Error).name}: ${(error as Error).message}` });
+          next = undefined;
+        }
+      }
+      return seen;
+    },
+    { api, key },
+  );
+}
+
+describe('a storefront page on another origin, in headless Chromium', () => {
+  let shop: Awaited<ReturnType<typeof storefront>>;
+  /** The storefront's origin, the one CORS_ORIGINS allows. */
+  let allowed: string;
+  /** The same page under another origin: `localhost` instead of `127.0.0.1`. */
+  let notAllowed: string;
+  let withCors: TestApp;
+  let withoutCors: TestApp;
+  let readOnlyKey: string;
+  let profile: string;
+  let browser: BrowserContext;
+  let page: Page;
+
+  /** A pets:read key, stored as the key CLI stores it. */
+  async function storeReadOnlyKey(t: TestApp, key: string): Promise<void> {
+    await t.app.get(ApiKeysRepository).insert({
+      name: 'storefront',
+      prefix: publicPrefix(key),
+      digest: keyDigest(key),
+      scopes: ['pets:read'],
+      expiresInMs: null,
+    });
+  }
+
+  beforeAll(async () => {
+    shop = await storefront();
+    allowed = `http://127.0.0.1:${shop.port}`;
+    notAllowed = `http://localhost:${shop.port}`;
+    readOnlyKey = generateApiKey();
+    withCors = await startTestApp({ corsOrigins: [allowed], rateLimitPerMinute: 100 });
+    withoutCors = await startTestApp({ rateLimitPerMinute: 100 });
+    for (const t of [withCors, withoutCors]) {
+      await storeReadOnlyKey(t, readOnlyKey);
+      for (const name of ['Rex', 'Tom', 'Kiki']) {
+        expect((await request(t.origin, '/v1/pets', jsonBody({ name, categoryId: 1 }))).status).toBe(201);
+      }
+    }
+    profile = await mkdtemp(join(tmpdir(), 'animal-store-chromium-'));
+    browser = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    });
+    page = browser.pages()[0] ?? (await browser.newPage());
+    page.setDefaultTimeout(UI_TIMEOUT);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    if (profile) await rm(profile, { recursive: true, force: true });
+    await withCors?.close();
+    await withoutCors?.close();
+    await shop?.close();
+  });
+
+  it('lists with a pets:read key, follows Link to the second page and reads X-RateLimit-Remaining', async () => {
+    await page.goto(`${allowed}/`);
+    const seen = await listTwoPages(page, withCors.origin, readOnlyKey);
+
+    expect(seen).toEqual([
+      {
+        status: 200,
+        headers: {
+          link: expect.stringMatching(/^<\/v1\/pets\?limit=2&cursor=[^>]+>; rel="next"$/),
+          'x-ratelimit-remaining': '99',
+        },
+        body: [expect.objectContaining({ name: 'Rex' }), expect.objectContaining({ name: 'Tom' })],
+      },
+      {
+        status: 200,
+        headers: { link: null, 'x-ratelimit-remaining': '98' },
+        body: [expect.objectContaining({ name: 'Kiki' })],
+      },
+    ]);
+  });
+
+  it('is refused a create with 403 and reads code insufficient_scope from the body', async () => {
+    await page.goto(`${allowed}/`);
+    const refused = await page.evaluate(
+      async ({ api, key }) => {
+        const response = await fetch(`${api}/v1/pets`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ name: 'Not mine', categoryId: 1 }),
+        });
+        return { status: response.status, body: await response.json() };
+      },
+      { api: withCors.origin, key: readOnlyKey },
+    );
+
+    expect(refused).toEqual({
+      status: 403,
+      body: { code: 'insufficient_scope', message: expect.any(String), status: 403 },
+    });
+    const stored = await withCors.sql.query(`SELECT 1 FROM pets WHERE name = 'Not mine'`);
+    expect(stored.rowCount).toBe(0);
+  });
+
+  it('gets a TypeError from fetch and no data on a page from an origin not in CORS_ORIGINS', async () => {
+    await page.goto(`${notAllowed}/`);
+    expect(await listTwoPages(page, withCors.origin, readOnlyKey)).toEqual([{ thrown: 'TypeError: Failed to fetch' }]);
+  });
+
+  it('gets a TypeError from fetch and no data on the allowed page when CORS_ORIGINS is unset', async () => {
+    await page.goto(`${allowed}/`);
+    expect(await listTwoPages(page, withoutCors.origin, readOnlyKey)).toEqual([
+      { thrown: 'TypeError: Failed to fetch' },
+    ]);
+  });
+});
