@@ -241,7 +241,10 @@ function failure(
     names.length === 0 ? 'nothing was applied' : `${list(names)} ${were} applied and recorded, ${name} was not`;
   const explained = lockTimeoutExplained(error, migrationLockTimeoutMs, outcome);
   if (explained instanceof MigrationLockTimeoutError) {
-    return new MigrationLockTimeoutError(`${explained.message} (in ${name})${leftover}${partly}`, { cause: error });
+    return new MigrationLockTimeoutError(
+      `${explained.message} The migration that stopped: ${name}.${leftover}${partly}`,
+      { cause: error },
+    );
   }
   const cause = (error instanceof Error ? error.message : String(error)).split('\n')[0];
   const before =
