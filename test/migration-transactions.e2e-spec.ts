@@ -2,10 +2,10 @@ import { expect } from '@jest/globals';
 import { join } from 'node:path';
 import { setTimeout as pause } from 'node:timers/promises';
 import { Client } from 'pg';
-import { DataSource, QueryRunner } from 'typeorm';
+import { DataSource, MigrationInterface, QueryRunner } from 'typeorm';
 import { MIGRATIONS } from '../migrations/index.js';
 import { commandDataSourceOptions } from '../src/database/data-source-options.js';
-import { runMigrations } from '../src/database/run-migrations.js';
+import { MigrationLockTimeoutError, revertLastMigration, runMigrations } from '../src/database/run-migrations.js';
 import { buildCopyWith, ensureBuilt, ExtraMigration, Finished, run } from './support/built-service.js';
 import { pollUntil } from './support/poll.js';
 import { auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
@@ -232,7 +232,7 @@ describe('migration runners, on a database of their own', () => {
   const sources: DataSource[] = [];
 
   /** The build's migrations and `extra`, on a data source of their own, as the commands open one. */
-  const open = async (...extra: ReturnType<typeof migrationClass>[]) => {
+  const open = async (...extra: (new () => MigrationInterface)[]) => {
     const dataSource = await new DataSource({
       ...commandDataSourceOptions(database.url),
       migrations: [...MIGRATIONS, ...extra],
@@ -283,4 +283,56 @@ describe('migration runners, on a database of their own', () => {
     expect(ran.map((migration) => migration.name)).toContain('SlowStep1799000000001');
     expect(waited).toEqual([]);
   }, 60_000);
+
+  describe('a migration with transaction = false', () => {
+    /** CREATE INDEX CONCURRENTLY up, DROP INDEX CONCURRENTLY down: neither can run in a transaction. */
+    class AddPetsStatusNameIndex1799000000002 {
+      name = 'AddPetsStatusNameIndex1799000000002';
+      transaction = false as const;
+      revertDrops = 'no data: only the index "pets_status_name_idx"';
+      async up(queryRunner: QueryRunner) {
+        await queryRunner.query('CREATE INDEX CONCURRENTLY "pets_status_name_idx" ON "pets" ("status", "name")');
+      }
+      async down(queryRunner: QueryRunner) {
+        await queryRunner.query('DROP INDEX CONCURRENTLY IF EXISTS "pets_status_name_idx"');
+      }
+    }
+    const index = async () =>
+      (await sql.query("SELECT to_regclass('pets_status_name_idx') IS NOT NULL AS present")).rows[0] as {
+        present: boolean;
+      };
+
+    it('still waits at most MIGRATION_LOCK_TIMEOUT_MS for a lock, and is not applied', async () => {
+      const holder = new Client({ connectionString: database.url });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('SET LOCAL idle_in_transaction_session_timeout = 0');
+        await holder.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+        const dataSource = await open(AddPetsStatusNameIndex1799000000002);
+        const error = await runMigrations(dataSource, { migrationLockTimeoutMs: 500 }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(MigrationLockTimeoutError);
+        expect((error as Error).message).toMatch(
+          /^waited 500 ms \(MIGRATION_LOCK_TIMEOUT_MS\) for a lock on "pets", held by another session, at `CREATE INDEX CONCURRENTLY "pets_status_name_idx" ON "pets" \("status", "name"\)`; nothing was applied\. /,
+        );
+        expect((error as Error).message).toContain('The migration that stopped: AddPetsStatusNameIndex1799000000002.');
+      } finally {
+        await holder.query('ROLLBACK');
+        await holder.end();
+      }
+      expect(await applied(sql)).not.toContain('AddPetsStatusNameIndex1799000000002');
+      expect(await index()).toEqual({ present: false });
+    }, 60_000);
+
+    it('is applied, and reverted, outside a transaction', async () => {
+      const dataSource = await open(AddPetsStatusNameIndex1799000000002);
+      const migrations = await runMigrations(dataSource, { migrationLockTimeoutMs: 3_000 });
+      expect(migrations.map((migration) => migration.name)).toEqual(['AddPetsStatusNameIndex1799000000002']);
+      expect(await index()).toEqual({ present: true });
+
+      await revertLastMigration(dataSource, { migrationLockTimeoutMs: 3_000 });
+      expect(await index()).toEqual({ present: false });
+      expect(await applied(sql)).not.toContain('AddPetsStatusNameIndex1799000000002');
+    }, 60_000);
+  });
 });
