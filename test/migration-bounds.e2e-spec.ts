@@ -1,11 +1,14 @@
 import { expect } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { commandDataSourceOptions } from '../src/database/data-source-options.js';
 import { MigrationLockTimeoutError, runMigrations } from '../src/database/run-migrations.js';
 import { SESSION_TIMEOUTS } from '../src/database/session-timeouts.js';
-import { buildCopyWith, ensureBuilt, ExtraMigration, run } from './support/built-service.js';
+import { buildCopyWith, ensureBuilt, ExtraMigration, ROOT, run } from './support/built-service.js';
 import { ServiceProcess, startService } from './support/service-process.js';
 import { auth, request, startTestApp, TestApp } from './support/test-app.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
@@ -140,17 +143,29 @@ describe("migrations are bounded by their own settings, not the requests'", () =
 
   describe('MIGRATIONS_RUN at start', () => {
     let database: TestDatabase;
+    let dataDir: string;
     const services: ServiceProcess[] = [];
+    /** What the service would write into the checkout (its default DATA_DIR), ignored files included. */
+    const checkoutData = () =>
+      execFileSync('git', ['status', '--porcelain', '--ignored', '--untracked-files=all', '--', '.data'], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
 
     afterAll(async () => {
       for (const service of services) service.kill('SIGKILL');
       await Promise.allSettled(services.map((service) => service.exited));
       await database?.drop();
+      if (dataDir) await rm(dataDir, { recursive: true, force: true });
     }, 30_000);
 
-    it(`applies a ${SLOW_SECONDS} s migration after the service has run`, async () => {
+    it(`applies a ${SLOW_SECONDS} s migration after the service has run, writing nothing into the checkout`, async () => {
+      const checkoutBefore = checkoutData();
       database = await createTestDatabase();
-      const env = { DATABASE_URL: database.url, MIGRATIONS_RUN: 'true', LOG_LEVEL: 'warn' };
+      // Without API_KEYS the service writes a development key into DATA_DIR: a folder of the test's own.
+      dataDir = await mkdtemp(join(tmpdir(), 'animal-store-data-'));
+      const env = { DATABASE_URL: database.url, MIGRATIONS_RUN: 'true', LOG_LEVEL: 'warn', DATA_DIR: dataDir };
       const first = await startService(env);
       services.push(first);
       first.kill('SIGTERM');
@@ -165,6 +180,8 @@ describe("migrations are bounded by their own settings, not the requests'", () =
       } finally {
         await sql.end();
       }
+      expect(await readFile(join(dataDir, 'dev-api-key'), 'utf8')).toMatch(/^pet_/);
+      expect(checkoutData()).toBe(checkoutBefore);
     }, 90_000);
   });
 });

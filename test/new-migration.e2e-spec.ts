@@ -116,3 +116,25 @@ describe('npm run migration:generate', () => {
     }
   }, 180_000);
 });
+
+describe('npm run migration:create', () => {
+  it('with --no-transaction, writes a migration run outside a transaction, for CREATE INDEX CONCURRENTLY', async () => {
+    const finished = await newMigration(['create', 'migrations/AddPetsNameIndex', '--no-transaction']);
+    expect(finished).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(
+        /^Wrote migrations\/\d+-AddPetsNameIndex\.ts and listed it in migrations\/index\.ts: .+\nIt runs outside a transaction \(transaction = false\): .+ not PgBouncer in transaction mode\.\n$/,
+      ),
+      stderr: '',
+    });
+    const written = (await migrationFiles()).find((file) => file.endsWith('-AddPetsNameIndex.ts'))!;
+    const source = await readFile(join(copy.root, 'migrations', written), 'utf8');
+    expect(source).toContain('transaction = false as const;');
+    expect(source).toContain('CREATE INDEX CONCURRENTLY "pets_name_idx" ON "pets" ("name")');
+  }, 60_000);
+
+  it('refuses --no-transaction for migration:generate, with the usage', async () => {
+    const finished = await newMigration(['generate', 'migrations/AddPetsNameIndex', '--no-transaction']);
+    expect(finished).toMatchObject({ code: 2, stderr: expect.stringContaining('--no-transaction') });
+  }, 60_000);
+});

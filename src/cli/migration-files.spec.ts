@@ -148,6 +148,26 @@ describe('writeMigration', () => {
     expect(source).toContain('migration:revert shows it before it reverts.');
   });
 
+  it('gives a skeleton run outside a transaction `transaction = false` and a CREATE INDEX CONCURRENTLY example', async () => {
+    const { file } = await writeMigration(
+      'AddPetsNameIndex',
+      { up: [], down: [], revertDrops: '', outsideTransaction: true },
+      { directory },
+    );
+    const source = await readFile(file, 'utf8');
+    expect(source).toContain('  transaction = false as const;\n');
+    expect(source).toContain('not PgBouncer in transaction mode');
+    expect(source).toContain(
+      'await queryRunner.query(`-- e.g. CREATE INDEX CONCURRENTLY "pets_name_idx" ON "pets" ("name")`);',
+    );
+    expect(source).toContain('await queryRunner.query(`-- e.g. DROP INDEX CONCURRENTLY IF EXISTS "pets_name_idx"`);');
+    const plain = await readFile(
+      (await writeMigration('BackfillNotes', { up: [], down: [], revertDrops: '' }, { directory })).file,
+      'utf8',
+    );
+    expect(plain).not.toContain('transaction');
+  });
+
   it('stamps a migration after the newest one even if the clock is behind', async () => {
     const { className } = await writeMigration('AddPetNote', body, { directory, now: 1 });
     expect(className).toBe('AddPetNote1795300000001');

@@ -20,6 +20,8 @@ export interface MigrationBody {
   revertDrops: string;
   up: readonly Statement[];
   down: readonly Statement[];
+  /** Run outside a transaction (`transaction = false`), as `CREATE INDEX CONCURRENTLY` must be. */
+  outsideTransaction?: boolean;
 }
 
 /**
@@ -52,19 +54,38 @@ function call(statement: Statement): string {
   return `    await queryRunner.query(\`${sql}\`${parameters});`;
 }
 
+/** What a skeleton's up() and down() hold, for its author to replace. */
+const PLACEHOLDERS = {
+  inTransaction: {
+    up: '-- the change, e.g. ALTER TABLE "pets" ADD "note" text',
+    down: '-- what undoes it, e.g. ALTER TABLE "pets" DROP COLUMN "note"',
+  },
+  outsideTransaction: {
+    up: '-- e.g. CREATE INDEX CONCURRENTLY "pets_name_idx" ON "pets" ("name")',
+    down: '-- e.g. DROP INDEX CONCURRENTLY IF EXISTS "pets_name_idx"',
+  },
+};
+
 /** The source of a migration (unformatted: `writeMigration` formats it). */
 export function migrationSource(className: string, body: MigrationBody): string {
   const skeleton = body.up.length === 0;
-  const up = skeleton ? [call({ query: '-- the change, e.g. ALTER TABLE "pets" ADD "note" text' })] : body.up.map(call);
-  const down = skeleton
-    ? [call({ query: '-- what undoes it, e.g. ALTER TABLE "pets" DROP COLUMN "note"' })]
-    : body.down.map(call);
+  const placeholder = PLACEHOLDERS[body.outsideTransaction ? 'outsideTransaction' : 'inTransaction'];
+  const up = skeleton ? [call({ query: placeholder.up })] : body.up.map(call);
+  const down = skeleton ? [call({ query: placeholder.down })] : body.down.map(call);
   return [
     `import type { QueryRunner } from 'typeorm';`,
     `import type { RevertibleMigration } from '../src/database/revertible-migration.js';`,
     ``,
     `export class ${className} implements RevertibleMigration {`,
     `  name = ${JSON.stringify(className)};`,
+    ...(body.outsideTransaction
+      ? [
+          `  // Outside a transaction, statement by statement, as CREATE INDEX CONCURRENTLY must run (it builds the`,
+          `  // index while the table takes writes). One statement each: a failure leaves the ones before it applied.`,
+          `  // It needs a direct connection to PostgreSQL, not PgBouncer in transaction mode (docs/development.md).`,
+          `  transaction = false as const;`,
+        ]
+      : []),
     ...(skeleton
       ? [
           `  // What down() drops, with the data in it (e.g. 'the "note" column of "pets", with its values'), or`,

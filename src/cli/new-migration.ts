@@ -1,5 +1,6 @@
 import { NestFactory } from '@nestjs/core';
 import { relative } from 'node:path';
+import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../app.module.js';
 import { createFastifyAdapter } from '../app.setup.js';
@@ -14,7 +15,29 @@ export const USAGE = `Usage:
   npm run migration:generate -- migrations/<Name>   write the migration that brings the schema the migrations
                                                     build to what the entities describe (e.g. migrations/AddPetNote)
   npm run migration:create -- migrations/<Name>     write an empty migration to fill in by hand
+  npm run migration:create -- migrations/<Name> --no-transaction
+                                                    the same, run outside a transaction, for CREATE INDEX
+                                                    CONCURRENTLY (docs/development.md)
 `;
+
+/** The command, the migration's path and `--no-transaction` (create only), or null for the usage. */
+function parseArguments(args: readonly string[]): { command: string; path: string; noTransaction: boolean } | null {
+  try {
+    const { values, positionals } = parseArgs({
+      args: [...args],
+      options: { 'no-transaction': { type: 'boolean', default: false } },
+      allowPositionals: true,
+      strict: true,
+    });
+    const [command, path, ...rest] = positionals;
+    const noTransaction = values['no-transaction'];
+    if (command !== 'generate' && command !== 'create') return null;
+    if (path === undefined || rest.length > 0 || (noTransaction && command !== 'create')) return null;
+    return { command, path, noTransaction };
+  } catch {
+    return null;
+  }
+}
 
 /**
  * What the migrations leave to do, up and down: the service's own modules (so exactly the entities it registers)
@@ -48,11 +71,12 @@ async function pendingChanges(databaseUrl: string | undefined): Promise<Migratio
 }
 
 async function main(args: readonly string[]): Promise<number> {
-  const [command, path, ...rest] = args;
-  if ((command !== 'generate' && command !== 'create') || path === undefined || rest.length > 0) {
+  const parsed = parseArguments(args);
+  if (!parsed) {
     terminal.err(USAGE);
     return 2;
   }
+  const { command, path, noTransaction } = parsed;
   const target = parseMigrationPath(path);
   if ('problem' in target) {
     terminal.err(target.problem);
@@ -60,10 +84,20 @@ async function main(args: readonly string[]): Promise<number> {
   }
   const shown = (file: string) => relative(PACKAGE_ROOT, file);
   if (command === 'create') {
-    const { file } = await writeMigration(target.name, { up: [], down: [], revertDrops: '' });
+    const { file } = await writeMigration(target.name, {
+      up: [],
+      down: [],
+      revertDrops: '',
+      outsideTransaction: noTransaction,
+    });
     terminal.out(
       `Wrote ${shown(file)} and listed it in migrations/index.ts: write its up(), down() and revertDrops, then run npm test.`,
     );
+    if (noTransaction) {
+      terminal.out(
+        'It runs outside a transaction (transaction = false): one statement each, and it needs a direct connection to PostgreSQL, not PgBouncer in transaction mode.',
+      );
+    }
     return 0;
   }
   const config = await readConfig('database');

@@ -106,10 +106,14 @@ export function apikey(databaseUrl: string, ...args: string[]): Promise<Finished
 /** The column headers `npm run apikey -- list` prints, in order. */
 export const KEY_LIST_COLUMNS = ['ID', 'NAME', 'PREFIX', 'SCOPES', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED'];
 
-/** A migration of a copy of the build: its name (`SlowBackfill`, `AddPetNote`) and the SQL its up() runs. */
+/**
+ * A migration of a copy of the build: its name (`SlowBackfill`, `AddPetNote`), the SQL its up() runs, and
+ * `transaction: false` for one that runs outside a transaction (`CREATE INDEX CONCURRENTLY`).
+ */
 export interface ExtraMigration {
   name: string;
   sql: string;
+  transaction?: false;
 }
 
 /**
@@ -139,6 +143,7 @@ export async function buildCopyWith(
       await writeFile(
         join(migrations, file),
         `export class ${className} {\n  name = '${className}';\n  revertDrops = 'no data';\n` +
+          (extra[i].transaction === false ? '  transaction = false;\n' : '') +
           `  async up(queryRunner) { await queryRunner.query(${JSON.stringify(extra[i].sql)}); }\n  async down() {}\n}\n`,
       );
     }

@@ -1,0 +1,338 @@
+import { expect } from '@jest/globals';
+import { join } from 'node:path';
+import { setTimeout as pause } from 'node:timers/promises';
+import { Client } from 'pg';
+import { DataSource, MigrationInterface, QueryRunner } from 'typeorm';
+import { MIGRATIONS } from '../migrations/index.js';
+import { commandDataSourceOptions } from '../src/database/data-source-options.js';
+import { MigrationLockTimeoutError, revertLastMigration, runMigrations } from '../src/database/run-migrations.js';
+import { buildCopyWith, ensureBuilt, ExtraMigration, Finished, run } from './support/built-service.js';
+import { pollUntil } from './support/poll.js';
+import { auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
+import { createTestDatabase, TestDatabase } from './support/test-database.js';
+
+/** Long enough to look at the database and answer a request while the migration runs. */
+const SLOW_SECONDS = 6;
+
+/** `npm run migration:run` of a copy of the build, against `databaseUrl`. */
+const migrationRun = (root: string, databaseUrl: string, env: Record<string, string> = {}) =>
+  run(
+    process.execPath,
+    [join(root, 'dist', 'src', 'cli', 'migrations.js'), 'run'],
+    { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, ...env },
+    90_000,
+    { cwd: root },
+  );
+
+const applied = async (sql: Client) =>
+  (await sql.query<{ name: string }>('SELECT name FROM migrations ORDER BY id')).rows.map((row) => row.name);
+
+/** The session of another client running `fragment` right now, if any. */
+async function sessionRunning(sql: Client, fragment: string): Promise<number | null> {
+  const { rows } = await sql.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity
+     WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid() AND query LIKE $1`,
+    [`%${fragment}%`],
+  );
+  return rows[0]?.pid ?? null;
+}
+
+/** A migration class of a test's own, for a DataSource's list (a copy of the build holds only SQL ones). */
+function migrationClass(name: string, up: (queryRunner: QueryRunner) => Promise<void>) {
+  return class {
+    name = name;
+    revertDrops = 'no data';
+    up = up;
+    async down() {}
+  };
+}
+
+describe('a release of several migrations, on a database the service uses', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    t = await startTestApp();
+  }, 300_000);
+
+  afterAll(async () => {
+    await t?.close();
+  }, 30_000);
+
+  const withCopy = async (extra: ExtraMigration[], work: (root: string, names: string[]) => Promise<void>) => {
+    const copy = await buildCopyWith(extra);
+    try {
+      await work(copy.root, copy.migrations);
+    } finally {
+      await copy.remove();
+    }
+  };
+
+  it('each migration commits before the next starts: while a backfill runs, the table the first one altered is free and a GET /v1/pets is answered', async () => {
+    await withCopy(
+      [
+        { name: 'AddPetNote', sql: 'ALTER TABLE "pets" ADD "note" text' },
+        { name: 'BackfillNotes', sql: `UPDATE "pets" SET "note" = "name"; SELECT pg_sleep(${SLOW_SECONDS})` },
+      ],
+      async (root, [addNote, backfill]) => {
+        const running = migrationRun(root, t.database.url);
+        const pid = await pollUntil(() => sessionRunning(t.sql, 'pg_sleep'), {
+          timeoutMs: 30_000,
+          what: 'the backfill to run',
+        });
+        const { rows } = await t.sql.query<{ mode: string }>(
+          "SELECT mode FROM pg_locks WHERE pid = $1 AND relation = 'pets'::regclass AND granted ORDER BY mode",
+          [pid],
+        );
+        const started = Date.now();
+        const response = await request(t.origin, '/v1/pets', { headers: auth() });
+        const stillRunning = await sessionRunning(t.sql, 'pg_sleep');
+        process.stdout.write(
+          `during the backfill: locks on "pets" held by the runner ${JSON.stringify(rows)}; ` +
+            `GET /v1/pets ${response.status} after ${Date.now() - started} ms, the backfill ${stillRunning ? 'still running' : 'over'}\n`,
+        );
+        // The backfill's own row lock, which reads do not wait for; not the ALTER TABLE's ACCESS EXCLUSIVE.
+        expect(rows.map((row) => row.mode)).toEqual(['RowExclusiveLock']);
+        expect(response.status).toBe(200);
+        // Answered while the backfill still ran, not after it.
+        expect(stillRunning).toBe(pid);
+
+        const finished = await running;
+        expect(finished).toMatchObject({
+          code: 0,
+          stdout: expect.stringMatching(`^Applied ${addNote}, ${backfill} on `),
+        });
+        expect((await applied(t.sql)).slice(-2)).toEqual([addNote, backfill]);
+      },
+    );
+  }, 120_000);
+
+  it('a migration that fails leaves the ones before it applied and recorded, itself not, and says which', async () => {
+    await withCopy(
+      [
+        { name: 'AddPetColour', sql: 'ALTER TABLE "pets" ADD "colour" text' },
+        { name: 'BackfillColours', sql: 'UPDATE "pets" SET "colour" = (1 / 0)::text' },
+      ],
+      async (root, [addColour, backfill]) => {
+        // A row for the backfill to fail on.
+        expect((await request(t.origin, '/v1/pets', jsonBody({ name: 'Rex', categoryId: 1 }))).status).toBe(201);
+        const finished = await migrationRun(root, t.database.url);
+        process.stdout.write(`migration:run of ${addColour} and a failing ${backfill}: ${finished.stderr}`);
+        expect(finished).toEqual({
+          code: 1,
+          stdout: '',
+          stderr:
+            `migration failed: ${backfill} failed: division by zero; it is not recorded as applied, and ${addColour} ` +
+            `before it was applied and recorded. Fix ${backfill}, then run the migrations again: they resume with it.\n`,
+        });
+        const names = await applied(t.sql);
+        expect(names).toContain(addColour);
+        expect(names).not.toContain(backfill);
+        const { rows } = await t.sql.query(
+          "SELECT 1 FROM information_schema.columns WHERE table_name = 'pets' AND column_name = 'colour'",
+        );
+        expect(rows).toHaveLength(1);
+      },
+    );
+  }, 120_000);
+
+  describe('a migration with transaction = false', () => {
+    let snapshot: Client;
+
+    beforeEach(async () => {
+      snapshot = new Client({ connectionString: t.database.url });
+      await snapshot.connect();
+    });
+
+    afterEach(async () => {
+      await snapshot.end();
+    });
+
+    it('builds an index with CREATE INDEX CONCURRENTLY while a createPet goes through', async () => {
+      await withCopy(
+        [
+          {
+            name: 'AddPetsNameIndex',
+            sql: 'CREATE INDEX CONCURRENTLY "pets_name_idx" ON "pets" ("name")',
+            transaction: false,
+          },
+        ],
+        async (root, [addIndex]) => {
+          // An older snapshot the build must wait for at its end, which keeps it running while the test looks.
+          await snapshot.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+          await snapshot.query('SET LOCAL idle_in_transaction_session_timeout = 0');
+          await snapshot.query('SELECT 1');
+          let finished: Finished | undefined;
+          const running = migrationRun(root, t.database.url, { MIGRATION_LOCK_TIMEOUT_MS: '60000' }).then(
+            (result) => (finished = result),
+          );
+          await pollUntil(
+            async () => {
+              if (finished) throw new Error(`migration:run ended: ${JSON.stringify(finished)}`);
+              const { rows } = await t.sql.query<{ phase: string }>('SELECT phase FROM pg_stat_progress_create_index');
+              return rows[0]?.phase === 'waiting for old snapshots';
+            },
+            { timeoutMs: 30_000, what: 'the index build to wait for the older snapshot' },
+          );
+
+          const created = await request(t.origin, '/v1/pets', jsonBody({ name: 'Ziggy', categoryId: 1 }));
+          expect(created.status).toBe(201);
+          // The insert went through while the build still ran.
+          const { rows: building } = await t.sql.query('SELECT 1 FROM pg_stat_progress_create_index');
+          expect(building).toHaveLength(1);
+
+          await snapshot.query('COMMIT');
+          await running;
+          expect(finished).toMatchObject({ code: 0, stdout: expect.stringMatching(`^Applied ${addIndex} on `) });
+          const { rows } = await t.sql.query<{ indisvalid: boolean }>(
+            "SELECT indisvalid FROM pg_index WHERE indexrelid = 'pets_name_idx'::regclass",
+          );
+          expect(rows).toEqual([{ indisvalid: true }]);
+          expect(await applied(t.sql)).toContain(addIndex);
+        },
+      );
+    }, 120_000);
+
+    it('one whose CREATE UNIQUE INDEX CONCURRENTLY fails leaves no INVALID index behind, and says so', async () => {
+      await withCopy(
+        [
+          {
+            name: 'AddPetsNameKey',
+            sql: 'CREATE UNIQUE INDEX CONCURRENTLY "pets_name_key" ON "pets" ("name")',
+            transaction: false,
+          },
+        ],
+        async (root, [addKey]) => {
+          for (let i = 0; i < 2; i++) {
+            expect((await request(t.origin, '/v1/pets', jsonBody({ name: 'Twin', categoryId: 1 }))).status).toBe(201);
+          }
+          const finished = await migrationRun(root, t.database.url);
+          process.stdout.write(`migration:run of a failing ${addKey}: ${finished.stderr}`);
+          expect(finished.code).toBe(1);
+          expect(finished.stderr).toMatch(
+            new RegExp(
+              `^migration failed: ${addKey} failed: could not create unique index "pets_name_key"; it is not recorded as applied, and nothing before it was applied in this run\\. ` +
+                'The INVALID index public\\.pets_name_key it left was dropped\\. It ran outside a transaction \\(transaction = false\\)',
+            ),
+          );
+          const { rows } = await t.sql.query<{ name: string }>(
+            'SELECT indexrelid::regclass::text AS name FROM pg_index WHERE NOT indisvalid',
+          );
+          expect(rows).toEqual([]);
+          expect(await applied(t.sql)).not.toContain(addKey);
+        },
+      );
+    }, 120_000);
+  });
+});
+
+describe('migration runners, on a database of their own', () => {
+  let database: TestDatabase;
+  let sql: Client;
+  const sources: DataSource[] = [];
+
+  /** The build's migrations and `extra`, on a data source of their own, as the commands open one. */
+  const open = async (...extra: (new () => MigrationInterface)[]) => {
+    const dataSource = await new DataSource({
+      ...commandDataSourceOptions(database.url),
+      migrations: [...MIGRATIONS, ...extra],
+    }).initialize();
+    sources.push(dataSource);
+    return dataSource;
+  };
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    sql = new Client({ connectionString: database.url });
+    await sql.connect();
+  });
+
+  afterAll(async () => {
+    await Promise.allSettled(sources.map((dataSource) => dataSource.destroy()));
+    await sql?.end();
+    await database?.drop();
+  }, 30_000);
+
+  it("a migration pausing longer than the role's idle-in-transaction bound is applied", async () => {
+    const IDLE_BOUND_MS = 500;
+    await sql.query(
+      `ALTER ROLE CURRENT_USER IN DATABASE ${database.url.split('/').pop()} SET idle_in_transaction_session_timeout = ${IDLE_BOUND_MS}`,
+    );
+    const Pausing = migrationClass('AddPetNotePausing1799000000000', async (queryRunner) => {
+      await queryRunner.query('ALTER TABLE "pets" ADD "note" text');
+      // Work of its own between two statements, longer than the role lets a transaction sit idle.
+      await pause(IDLE_BOUND_MS * 4);
+      await queryRunner.query('UPDATE "pets" SET "note" = "name"');
+    });
+    const dataSource = await open(Pausing);
+    const migrations = await runMigrations(dataSource, { migrationLockTimeoutMs: 3_000 });
+    expect(migrations.at(-1)?.name).toBe('AddPetNotePausing1799000000000');
+    expect(await applied(sql)).toContain('AddPetNotePausing1799000000000');
+  }, 60_000);
+
+  it('a runner started while another runs a migration longer than MIGRATION_LOCK_TIMEOUT_MS waits for it and finds nothing to do', async () => {
+    const LOCK_TIMEOUT_MS = 500;
+    const Slow = migrationClass('SlowStep1799000000001', async (queryRunner) => {
+      await queryRunner.query(`SELECT pg_sleep(${(LOCK_TIMEOUT_MS * 6) / 1000})`);
+    });
+    const [first, second] = await Promise.all([open(Slow), open(Slow)]);
+    const running = runMigrations(first, { migrationLockTimeoutMs: LOCK_TIMEOUT_MS });
+    await pollUntil(() => sessionRunning(sql, 'pg_sleep'), { timeoutMs: 30_000, what: 'the slow migration to run' });
+    const waiting = runMigrations(second, { migrationLockTimeoutMs: LOCK_TIMEOUT_MS });
+    const [ran, waited] = await Promise.all([running, waiting]);
+    expect(ran.map((migration) => migration.name)).toContain('SlowStep1799000000001');
+    expect(waited).toEqual([]);
+  }, 60_000);
+
+  describe('a migration with transaction = false', () => {
+    /** CREATE INDEX CONCURRENTLY up, DROP INDEX CONCURRENTLY down: neither can run in a transaction. */
+    class AddPetsStatusNameIndex1799000000002 {
+      name = 'AddPetsStatusNameIndex1799000000002';
+      transaction = false as const;
+      revertDrops = 'no data: only the index "pets_status_name_idx"';
+      async up(queryRunner: QueryRunner) {
+        await queryRunner.query('CREATE INDEX CONCURRENTLY "pets_status_name_idx" ON "pets" ("status", "name")');
+      }
+      async down(queryRunner: QueryRunner) {
+        await queryRunner.query('DROP INDEX CONCURRENTLY IF EXISTS "pets_status_name_idx"');
+      }
+    }
+    const index = async () =>
+      (await sql.query("SELECT to_regclass('pets_status_name_idx') IS NOT NULL AS present")).rows[0] as {
+        present: boolean;
+      };
+
+    it('still waits at most MIGRATION_LOCK_TIMEOUT_MS for a lock, and is not applied', async () => {
+      const holder = new Client({ connectionString: database.url });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('SET LOCAL idle_in_transaction_session_timeout = 0');
+        await holder.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+        const dataSource = await open(AddPetsStatusNameIndex1799000000002);
+        const error = await runMigrations(dataSource, { migrationLockTimeoutMs: 500 }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(MigrationLockTimeoutError);
+        expect((error as Error).message).toMatch(
+          /^waited 500 ms \(MIGRATION_LOCK_TIMEOUT_MS\) for a lock on "pets", held by another session, at `CREATE INDEX CONCURRENTLY "pets_status_name_idx" ON "pets" \("status", "name"\)`; nothing was applied\. /,
+        );
+        expect((error as Error).message).toContain('The migration that stopped: AddPetsStatusNameIndex1799000000002.');
+      } finally {
+        await holder.query('ROLLBACK');
+        await holder.end();
+      }
+      expect(await applied(sql)).not.toContain('AddPetsStatusNameIndex1799000000002');
+      expect(await index()).toEqual({ present: false });
+    }, 60_000);
+
+    it('is applied, and reverted, outside a transaction', async () => {
+      const dataSource = await open(AddPetsStatusNameIndex1799000000002);
+      const migrations = await runMigrations(dataSource, { migrationLockTimeoutMs: 3_000 });
+      expect(migrations.map((migration) => migration.name)).toEqual(['AddPetsStatusNameIndex1799000000002']);
+      expect(await index()).toEqual({ present: true });
+
+      await revertLastMigration(dataSource, { migrationLockTimeoutMs: 3_000 });
+      expect(await index()).toEqual({ present: false });
+      expect(await applied(sql)).not.toContain('AddPetsStatusNameIndex1799000000002');
+    }, 60_000);
+  });
+});
