@@ -228,6 +228,15 @@ schedule() {
   log 30 'backup schedule started' directory="$TARGET" intervalSeconds="$interval" keep="$KEEP"
   # Partial files a killed run left behind (never one being written: those are younger).
   find "$TARGET" -maxdepth 1 -name ".$PREFIX*$SUFFIX.partial" -mmin +60 -delete 2>/dev/null
+  # On a first start, `db` is up before the migrations have created the tables a backup must hold.
+  local waited=0
+  until [ "$(psql "${DB[@]}" -XAtq -c "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'
+      AND tablename IN ('pets', 'api_keys', 'migrations')" 2>/dev/null)" = 3 ]; do
+    [ "$waited" -eq 1 ] || log 30 'waiting for the migrations before the first backup'
+    waited=1
+    sleep 2 &
+    wait $!
+  done
   newest=$(backups_newest_first | head -n 1)
   due=$(now_ms)
   if [ -n "$newest" ]; then due=$((($(stat -c %Y "$TARGET/$newest") + interval) * 1000)); fi
