@@ -23,7 +23,7 @@ SUFFIX=.dump
 DEFAULT_INTERVAL=24h
 DEFAULT_KEEP=7
 MAX_DURATION_SECONDS=$((3650 * 86400))
-USAGE='Usage: backup [now | list | restore <file>]   (no command: take one now, then one every BACKUP_INTERVAL)'
+USAGE='Usage: backup [now | list | restore <file>]   (no command: a backup every BACKUP_INTERVAL, the newest BACKUP_KEEP kept)'
 
 # `90d`, `12h`, `30m`, `10s` in seconds on stdout, or the one-line problem on stderr and status 1.
 duration_seconds() { # name text
