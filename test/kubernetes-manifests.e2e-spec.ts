@@ -4,15 +4,17 @@ import { isIP } from 'node:net';
 import { join } from 'node:path';
 import {
   ConfigMap,
+  PersistentVolumeClaim,
   Secret,
   Service,
   type IConfigMap,
+  type IPersistentVolumeClaim,
   type IPodTemplateSpec,
   type ISecret,
   type IService,
 } from 'kubernetes-models/v1';
 import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1';
-import { Job, type IJob } from 'kubernetes-models/batch/v1';
+import { CronJob, Job, type ICronJob, type IJob } from 'kubernetes-models/batch/v1';
 import { HorizontalPodAutoscaler, type IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { PodDisruptionBudget, type IPodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { parseAllDocuments } from 'yaml';
@@ -37,6 +39,8 @@ const MODELS: Record<string, new (data: any) => { validate(): void }> = {
   'v1/Service': Service,
   'apps/v1/Deployment': Deployment,
   'batch/v1/Job': Job,
+  'batch/v1/CronJob': CronJob,
+  'v1/PersistentVolumeClaim': PersistentVolumeClaim,
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
 };
@@ -58,11 +62,16 @@ interface Kinds {
   Service: IService;
   Deployment: IDeployment;
   Job: IJob;
+  CronJob: ICronJob;
+  PersistentVolumeClaim: IPersistentVolumeClaim;
   HorizontalPodAutoscaler: IHorizontalPodAutoscaler;
   PodDisruptionBudget: IPodDisruptionBudget;
 }
-const only = <K extends keyof Kinds>(kind: K): Kinds[K] => {
-  const found = manifests.filter(({ manifest }) => manifest.kind === kind);
+/** The one manifest of a kind (of that name, for a kind shipped more than once). */
+const only = <K extends keyof Kinds>(kind: K, name?: string): Kinds[K] => {
+  const found = manifests.filter(
+    ({ manifest }) => manifest.kind === kind && (name === undefined || manifest.metadata.name === name),
+  );
   expect(found).toHaveLength(1);
   return found[0].manifest as Kinds[K];
 };
@@ -84,9 +93,12 @@ describe('Kubernetes manifests (k8s/)', () => {
     expect(results.filter((line) => !line.endsWith(' valid'))).toEqual([]);
     expect(manifests.map(({ manifest }) => manifest.kind).sort()).toEqual([
       'ConfigMap',
+      'ConfigMap',
+      'CronJob',
       'Deployment',
       'HorizontalPodAutoscaler',
       'Job',
+      'PersistentVolumeClaim',
       'PodDisruptionBudget',
       'Secret',
       'Service',
@@ -94,7 +106,7 @@ describe('Kubernetes manifests (k8s/)', () => {
   });
 
   const deployment = () => only('Deployment');
-  const config = () => only('ConfigMap').data!;
+  const config = () => only('ConfigMap', 'animal-store-config').data!;
   const secret = () => only('Secret').stringData!;
   /** The Secret as an operator creates it: the shipped placeholders replaced by values of their own. */
   const ownSecret = () => ({
@@ -151,7 +163,7 @@ describe('Kubernetes manifests (k8s/)', () => {
       settings.shutdownDrainDelayMs + settings.shutdownGraceMs,
     );
     expect(api().envFrom).toEqual([
-      { configMapRef: { name: only('ConfigMap').metadata!.name } },
+      { configMapRef: { name: only('ConfigMap', 'animal-store-config').metadata!.name } },
       { secretRef: { name: only('Secret').metadata!.name } },
     ]);
     expect(api().resources!.requests).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
@@ -203,5 +215,34 @@ describe('Kubernetes manifests (k8s/)', () => {
     expect(job.command).toEqual(packageJson.scripts['migration:run'].split(' '));
     expect(job.image).toBe(api().image);
     expect(job.envFrom).toEqual(api().envFrom);
+  });
+
+  it("back up with the compose files' script, on a schedule, into the claim, keeping what they keep", () => {
+    const cronJob = only('CronJob');
+    const pod = cronJob.spec.jobTemplate.spec!.template.spec!;
+    const [container] = pod.containers;
+    const script = only('ConfigMap', 'animal-store-backup-script');
+    // The same file, byte for byte: the k8s copy cannot drift from compose/backup.sh.
+    expect(script.data!['backup.sh']).toBe(readFileSync(join(ROOT, 'compose/backup.sh'), 'utf8'));
+    const scriptVolume = pod.volumes!.find((volume) => volume.configMap?.name === script.metadata!.name)!;
+    const scriptMount = container.volumeMounts!.find((mount) => mount.name === scriptVolume.name)!;
+    expect(container.command).toEqual(['bash', `${scriptMount.mountPath}/backup.sh`]);
+    expect(container.args).toEqual(['now']);
+    // The script's own defaults: the backup directory, and the retention (BACKUP_KEEP) left unset.
+    const claim = only('PersistentVolumeClaim');
+    const claimVolume = pod.volumes!.find((volume) => volume.persistentVolumeClaim)!;
+    expect(claimVolume.persistentVolumeClaim!.claimName).toBe(claim.metadata!.name);
+    expect(container.volumeMounts!.find((mount) => mount.name === claimVolume.name)!.mountPath).toBe('/backups');
+    expect(container.env!.map((variable) => variable.name)).toEqual(['DATABASE_URL']);
+    expect(cronJob.spec.concurrencyPolicy).toBe('Forbid');
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
+    expect(container.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
+    // The same PostgreSQL image as the compose files' `db` and `backup`.
+    const services = readFileSync(join(ROOT, 'compose/services.yml'), 'utf8');
+    expect(services).toContain(`image: \${POSTGRES_IMAGE:-${container.image}}`);
   });
 });

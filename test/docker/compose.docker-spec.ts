@@ -1,4 +1,8 @@
-import { ComposeProject, docker } from './support/docker.js';
+import { expect } from '@jest/globals';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { ComposeProject, docker, DOCKER, run } from './support/docker.js';
 import { parseCurlInclude, ReadmeCommand, readmeCommands } from './support/readme.js';
 import { pollUntil } from '../support/poll.js';
 
@@ -162,5 +166,233 @@ describe('docker-compose.yml, as the README runs it', () => {
     expect(Number(await project.sql('SELECT count(*) FROM pets'))).toBe(0);
     expect(Number(await project.sql('SELECT count(*) FROM api_keys'))).toBe(0);
     expect((await fetch(`${project.origin}/v1/pets`, { headers: bearer() })).status).toBe(401);
+  });
+});
+
+/**
+ * The `backup` service of docker-compose.yml, on the same project, as an operator runs it: after the scenarios above
+ * the project is up on an empty database.
+ */
+describe('docker-compose.yml backups', () => {
+  interface Pet {
+    id: number;
+    name: string;
+    categoryId: number;
+    status: string;
+  }
+  let file = '';
+  let drillKey = '';
+  const drillBearer = () => ({ Authorization: `Bearer ${drillKey}` });
+  const createPet = async (name: string, index: number): Promise<Pet> => {
+    const response = await fetch(`${project.origin}/v1/pets`, {
+      method: 'POST',
+      headers: { ...drillBearer(), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name, categoryId: 1 + (index % 5), status: ['available', 'pending', 'sold'][index % 3] }),
+    });
+    expect(response.status).toBe(201);
+    return (await response.json()) as Pet;
+  };
+  const allPets = async (): Promise<Pet[]> => {
+    const response = await fetch(`${project.origin}/v1/pets?limit=100`, { headers: drillBearer() });
+    expect(response.status).toBe(200);
+    return (await response.json()) as Pet[];
+  };
+  /** Every row of both tables, as one digest: equal digests, untouched tables. */
+  const tablesDigest = () =>
+    project.sql(
+      "SELECT md5((SELECT coalesce(string_agg(p::text, ',' ORDER BY id), '') FROM pets p) || '|' || " +
+        "(SELECT coalesce(string_agg(k::text, ',' ORDER BY id), '') FROM api_keys k))",
+    );
+  /**
+   * What the backup command wrote on stderr, without docker-compose's own lines: its progress, and the exit status
+   * it prints after a failed `run` (Compose v1; `docker compose` v2 prints neither).
+   */
+  const backupLines = ({ stderr, code }: { stderr: string; code: number }) =>
+    stderr
+      .split('\n')
+      .map((line) => line.replace(/\r$/, ''))
+      .filter((line) => line && !/^(Creating|Starting|Recreating) \S+ \.\.\./.test(line))
+      .filter((line, index, lines) => !(index === lines.length - 1 && code !== 0 && line === String(code)));
+  const backupFiles = async (directory = project.backupDir) =>
+    (await readdir(directory)).filter((name) => name.endsWith('.dump')).sort();
+
+  it('restores a backup after down -v: exactly the animals it held, the key working, later ones gone', async () => {
+    // `up` took one at start; the second `up` (after down -v, above) found it younger than BACKUP_INTERVAL.
+    const atStart = await backupFiles();
+    expect(atStart).toHaveLength(1);
+    expect(atStart[0]).toMatch(/^animal-store-\d{8}T\d{6}\.\d{3}Z\.dump$/);
+
+    drillKey = (
+      await project.composeOk(['run', '--rm', '-T', 'api', 'npm', 'run', '-s', 'apikey', '--', 'create', 'drill'])
+    )
+      .trim()
+      .split('\n')
+      .at(-1)!;
+    for (let index = 0; index < 50; index += 1) await createPet(`kept-${index}`, index);
+    const backedUp = await allPets();
+    expect(backedUp).toHaveLength(50);
+
+    const now = await project.shell('docker compose run --rm -T backup now');
+    expect(now.code).toBe(0);
+    file = now.stdout.trim();
+    expect(file).toMatch(/^animal-store-\d{8}T\d{6}\.\d{3}Z\.dump$/);
+    const logged = now.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const written = logged.find((line) => line.msg === 'backup written');
+    expect(written).toMatchObject({ level: 30, file, pets: 50, apiKeys: 1, bytes: expect.any(Number) });
+    const { mode, size } = await stat(join(project.backupDir, file));
+    expect({ mode: mode & 0o777, size }).toEqual({ mode: 0o600, size: written!.bytes });
+    expect(await backupFiles()).toEqual([...atStart, file]);
+    const list = await project.shell('docker compose run --rm -T backup list');
+    expect(list.stdout.split('\n')[0]).toMatch(
+      new RegExp(`^${file.replaceAll('.', '\\.')}\\s+${size} bytes\\s+\\d{4}-`),
+    );
+
+    const later = [];
+    for (let index = 0; index < 5; index += 1) later.push(await createPet(`later-${index}`, index));
+
+    // The same start as after losing the disk, with a key of API_KEYS for clients that read during the restore.
+    const readerKey = `reader-${randomBytes(16).toString('hex')}`;
+    await project.composeOk(['down', '-v']);
+    expect((await project.shell('docker compose up -d', { API_KEYS: readerKey }, 300_000)).code).toBe(0);
+    await project.waitForHealth('api', 'healthy', 60_000);
+    expect(await backupFiles()).toEqual([...atStart, file]);
+
+    // Clients read while the restore runs: a fault they may see is a 503, never a 500. One reads with the key of
+    // API_KEYS (its list reads the pets being replaced), one with the restored key (its lookups read api_keys; 401
+    // until the restore commits, under the failed-authentication budget), each inside the per-key rate limit.
+    const statuses = new Map<string, number>();
+    let restoring = true;
+    const reader = async (name: string, key: () => string, intervalMs: number) => {
+      for (let index = 0; index < 1_000 && restoring; index += 1) {
+        const pacing = new Promise((resolve) => setTimeout(resolve, intervalMs));
+        let answer = 'no answer';
+        try {
+          const response = await fetch(`${project.origin}/v1/pets?limit=100`, {
+            headers: { Authorization: `Bearer ${key()}` },
+            signal: AbortSignal.timeout(10_000),
+          });
+          await response.arrayBuffer();
+          answer = String(response.status);
+        } catch {
+          // Counted as no answer.
+        }
+        statuses.set(`${name} ${answer}`, (statuses.get(`${name} ${answer}`) ?? 0) + 1);
+        await pacing;
+      }
+    };
+    const readers = Promise.all([
+      reader('API_KEYS key', () => readerKey, 150),
+      reader('restored key', () => drillKey, 1_000),
+    ]);
+    const started = Date.now();
+    const restore = await project.shell(`docker compose run --rm -T backup restore ${file}`);
+    const restoreMs = Date.now() - started;
+    restoring = false;
+    await readers;
+    expect({ code: restore.code, stdout: restore.stdout }).toEqual({
+      code: 0,
+      stdout: `Restored ${file}: 50 animals, 1 API keys.\n`,
+    });
+    const restored = restore.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((line) => line.msg === 'backup restored');
+    expect(restored).toMatchObject({ file, pets: 50, apiKeys: 1, durationMs: expect.any(Number) });
+    process.stdout.write(
+      `backup now: ${String(written!.durationMs)} ms for ${size} bytes; restore: ${String(restored!.durationMs)} ms, ` +
+        `${restoreMs} ms with docker compose run; answers while it ran: ${JSON.stringify(Object.fromEntries(statuses))}\n`,
+    );
+    const allowed = [
+      'API_KEYS key 200',
+      'API_KEYS key 503',
+      'restored key 200',
+      'restored key 401',
+      'restored key 503',
+    ];
+    expect([...statuses.keys()].filter((answer) => !allowed.includes(answer))).toEqual([]);
+    expect(statuses.get('API_KEYS key 200')).toBeGreaterThan(0);
+
+    // The key is known again once the service's cache of unknown keys has let go (KEY_CACHE_TTL_MS).
+    await pollUntil(
+      async () => (await fetch(`${project.origin}/v1/pets?limit=1`, { headers: drillBearer() })).status === 200,
+      { timeoutMs: 15_000, intervalMs: 250, what: 'the restored key to authenticate' },
+    );
+    expect(await allPets()).toEqual(backedUp);
+    for (const pet of later) {
+      expect((await fetch(`${project.origin}/v1/pets/${pet.id}`, { headers: drillBearer() })).status).toBe(404);
+    }
+    const show = await project.composeOk(['run', '--rm', '-T', 'api', 'npm', 'run', '-s', 'migration:show']);
+    const migrations = show.trim().split('\n');
+    expect(migrations.length).toBeGreaterThan(0);
+    expect(migrations.filter((line) => !line.startsWith('[X] '))).toEqual([]);
+  });
+
+  it('refuses a truncated copy, a missing file and a file that is no backup: one line, exit 1, database untouched', async () => {
+    // Created after the backup: a restore that went ahead would remove them.
+    for (let index = 0; index < 3; index += 1) await createPet(`after-restore-${index}`, index);
+    const before = await tablesDigest();
+    const whole = await readFile(join(project.backupDir, file));
+    await writeFile(join(project.backupDir, 'truncated-copy.dump'), whole.subarray(0, Math.floor(whole.length / 2)));
+    await writeFile(join(project.backupDir, 'notes.dump'), 'not a backup\n');
+
+    for (const [name, problem] of [
+      [
+        'truncated-copy.dump',
+        /^backup: "truncated-copy\.dump" is not a complete backup \(.+\); the database is untouched/,
+      ],
+      ['notes.dump', /^backup: "notes\.dump" is not a complete backup \(.+\); the database is untouched/],
+      ['missing.dump', /^backup: no backup "missing\.dump" in \/backups: .+; the database is untouched\.$/],
+    ] as const) {
+      const refused = await project.shell(`docker compose run --rm -T backup restore ${name}`);
+      process.stdout.write(
+        `$ docker compose run --rm -T backup restore ${name}\n${refused.stderr}exit ${refused.code}\n`,
+      );
+      const lines = backupLines(refused);
+      expect({ name, code: refused.code, stdout: refused.stdout, lines: lines.length }).toEqual({
+        name,
+        code: 1,
+        stdout: '',
+        lines: 1,
+      });
+      expect(lines[0]).toMatch(problem);
+    }
+    expect(await tablesDigest()).toBe(before);
+    expect((await allPets()).filter((pet) => pet.name.startsWith('after-restore-'))).toHaveLength(3);
+
+    const usage = await project.shell('docker compose run --rm -T backup restore');
+    expect({ code: usage.code, stdout: usage.stdout }).toEqual({ code: 2, stdout: '' });
+    expect(backupLines(usage)).toEqual([expect.stringMatching(/^Usage: backup \[now \| list \| restore <file>\]/)]);
+  });
+
+  it('backs up every BACKUP_INTERVAL and keeps the newest BACKUP_KEEP: 3 files after 10 s at 2s', async () => {
+    const directory = join(project.backupDir, 'interval');
+    await mkdir(directory);
+    const settings = { BACKUP_DIR: directory, BACKUP_INTERVAL: '2s', BACKUP_KEEP: '3' };
+    const up = await project.shell('docker compose up -d --no-deps backup', settings);
+    expect(up.code).toBe(0);
+    const started = Date.now();
+    const id = await project.container('backup');
+    const written = async () =>
+      (await run(DOCKER, ['logs', id])).stderr
+        .split('\n')
+        .filter((line) => line.includes('"msg":"backup written"'))
+        .map((line) => (JSON.parse(line) as { file: string }).file);
+    // One at start, then one every 2 s: the sixth is written 10 s after the first.
+    await pollUntil(async () => (await written()).length >= 6, {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      what: 'six scheduled backups',
+    });
+    await project.composeOk(['stop', 'backup']);
+    const elapsed = Date.now() - started;
+    const files = await backupFiles(directory);
+    process.stdout.write(`BACKUP_INTERVAL=2s BACKUP_KEEP=3: after ${elapsed} ms, ${files.length} files\n`);
+    expect(elapsed).toBeGreaterThanOrEqual(10_000);
+    expect(files).toEqual((await written()).slice(-3));
+    expect(files).toHaveLength(3);
   });
 });

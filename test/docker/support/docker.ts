@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,7 +49,8 @@ export const docker = (args: string[], timeoutMs?: number) => check(DOCKER, args
 
 /**
  * A compose project of its own (unique name, free host port) with only what an operator would have in the
- * environment: PATH, HOME, the engine's address, PORT, and the base images pointing at the stand-ins.
+ * environment: PATH, HOME, the engine's address, PORT, the base images pointing at the stand-ins, and BACKUP_DIR
+ * (a directory of its own, so that no run writes backups into the checkout).
  */
 export class ComposeProject {
   private constructor(
@@ -58,6 +59,8 @@ export class ComposeProject {
     readonly env: NodeJS.ProcessEnv,
     private readonly files: string[],
     private readonly shims: string,
+    /** The `backup` service's directory on the host (BACKUP_DIR). */
+    readonly backupDir: string,
   ) {}
 
   static async create(label: string, files: string[] = []): Promise<ComposeProject> {
@@ -70,20 +73,23 @@ export class ComposeProject {
       `#!/bin/sh\nif [ "$1" = compose ]; then shift; exec docker-compose "$@"; fi\nexec ${DOCKER} "$@"\n`,
     );
     await chmod(join(shims, 'docker'), 0o755);
+    const backupDir = join(shims, 'backups');
+    await mkdir(backupDir);
     const env: NodeJS.ProcessEnv = {
       PATH: `${shims}:${process.env.PATH ?? ''}`,
       HOME: process.env.HOME ?? tmpdir(),
       COMPOSE_PROJECT_NAME: name,
       PORT: String(port),
+      BACKUP_DIR: backupDir,
       ...(process.env.DOCKER_HOST ? { DOCKER_HOST: process.env.DOCKER_HOST } : {}),
       ...Object.fromEntries(BASE_IMAGE_VARIABLES.map((name) => [name, process.env[name]])),
     };
-    return new ComposeProject(name, port, env, files, shims);
+    return new ComposeProject(name, port, env, files, shims, backupDir);
   }
 
   /** The same project (name, port, environment) driven through other compose files: an override on top, say. */
   withFiles(files: string[]): ComposeProject {
-    return new ComposeProject(this.name, this.port, this.env, files, this.shims);
+    return new ComposeProject(this.name, this.port, this.env, files, this.shims, this.backupDir);
   }
 
   get origin(): string {

@@ -1,0 +1,58 @@
+import { expect } from '@jest/globals';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { parseDuration } from '../src/cli/duration.js';
+import { ROOT } from './support/built-service.js';
+
+/**
+ * compose/backup.sh (the compose files' `backup` service, and k8s/backup-cronjob.yaml) reads BACKUP_INTERVAL with the
+ * key CLI's rule for durations (src/cli/duration.ts). The script runs on the PostgreSQL image, without Node, so the
+ * rule is written twice: these cases keep the two in step. The backups themselves: test/docker/compose.docker-spec.ts.
+ */
+const SCRIPT = join(ROOT, 'compose/backup.sh');
+
+function scriptDuration(text: string): { seconds: number } | { problem: string } {
+  const result = spawnSync('bash', ['-c', 'source "$0" && duration_seconds BACKUP_INTERVAL "$1"', SCRIPT, text], {
+    encoding: 'utf8',
+  });
+  return result.status === 0 ? { seconds: Number(result.stdout.trim()) } : { problem: result.stderr.trim() };
+}
+
+describe('compose/backup.sh', () => {
+  it.each(['10s', '2s', '15m', '24h', '7d', '90d', '3650d', '999999s'])(
+    'reads BACKUP_INTERVAL=%s as the key CLI reads it',
+    (text) => {
+      const ms = parseDuration('BACKUP_INTERVAL', text);
+      expect(typeof ms).toBe('number');
+      expect(scriptDuration(text)).toEqual({ seconds: (ms as number) / 1000 });
+    },
+  );
+
+  it.each(['10', 's', '10 s', '10S', '1e3s', '010s', '', '0d', '-1h', '1.5h', '1w', '3651d', '1000000s'])(
+    'refuses BACKUP_INTERVAL=%j with the key CLI’s message',
+    (text) => {
+      const parsed = parseDuration('BACKUP_INTERVAL', text);
+      expect(parsed).toEqual({ problem: expect.any(String) });
+      expect(scriptDuration(text)).toEqual(parsed);
+    },
+  );
+
+  it('prints its usage and exits 2 for restore without a file and for an unknown command', () => {
+    for (const args of [['restore'], ['backup-everything']]) {
+      const result = spawnSync('bash', [SCRIPT, ...args], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, BACKUP_TARGET: ROOT },
+      });
+      expect({ args, status: result.status, stdout: result.stdout }).toEqual({ args, status: 2, stdout: '' });
+      expect(result.stderr).toMatch(/^Usage: backup \[now \| list \| restore <file>\]/);
+    }
+  });
+
+  it('refuses a BACKUP_KEEP that is not a count, before anything else', () => {
+    const out = execFileSync('bash', ['-c', `bash "$0" list 2>&1; echo "exit $?"`, SCRIPT], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, BACKUP_KEEP: '0', BACKUP_TARGET: ROOT },
+    });
+    expect(out).toBe('Invalid BACKUP_KEEP "0": use a whole number of backups to keep, from 1 to 9999.\nexit 1\n');
+  });
+});
