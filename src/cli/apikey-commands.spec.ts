@@ -134,6 +134,12 @@ describe('rotate, for a key it cannot rotate', () => {
       'API key 3 "Acme shop" was replaced by key 5 at 2026-11-26T17:00:00Z and expired at 2026-11-27T17:00:00Z: rotate 5 instead.',
     ],
     [
+      'replaced by a key since revoked',
+      key('3', { state: 'in overlap', replacedBy: '5', expiresAt: new Date('2026-11-27T17:00:00Z') }),
+      { ...replacement, state: 'revoked' as const, revokedAt: new Date('2026-11-26T18:00:00Z') },
+      'API key 3 "Acme shop" was replaced by key 5 at 2026-11-26T17:00:00Z, which is now revoked: issue a new key with create, or revoke 3.',
+    ],
+    [
       'expired',
       key('3', { state: 'expired', expiresAt: new Date('2026-11-27T17:00:00Z') }),
       null,

@@ -161,6 +161,9 @@ function whyNotRotated(key: ApiKeySummary, replacement: ApiKeySummary | null): s
   }
   if (replacement) {
     const replaced = `${named} was replaced by key ${replacement.id} at ${when(replacement.createdAt)}`;
+    if (replacement.state === 'revoked' || replacement.state === 'expired') {
+      return `${replaced}, which is now ${replacement.state}: issue a new key with create, or revoke ${key.id}.`;
+    }
     return key.state === 'expired'
       ? `${replaced} and expired at ${when(key.expiresAt)}: rotate ${replacement.id} instead.`
       : `${replaced}: rotate ${replacement.id}, or revoke ${key.id}.`;

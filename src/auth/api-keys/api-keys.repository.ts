@@ -134,11 +134,11 @@ export class ApiKeysRepository {
           id,
         ]);
         if (key.state !== 'active') {
-          const [replacedBy]: ApiKeySummary[] =
+          const [successor]: ApiKeySummary[] =
             key.replacedBy === null
               ? []
               : await manager.query(`SELECT ${SUMMARY} FROM api_keys WHERE id = $1`, [key.replacedBy]);
-          return { rotated: false, key, replacement: replacedBy ?? null };
+          return { rotated: false, key, replacement: successor ?? null };
         }
         const [created]: ApiKeySummary[] = await manager.query(
           `INSERT INTO api_keys (name, prefix, digest, scopes, expires_at, lineage_id)
