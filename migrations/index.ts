@@ -3,6 +3,7 @@ import { CreatePets1795300000000 } from './1795300000000-CreatePets.js';
 import { CreateIdempotencyKeys1795300000001 } from './1795300000001-CreateIdempotencyKeys.js';
 import { CreateApiKeys1795400000000 } from './1795400000000-CreateApiKeys.js';
 import { AddApiKeyScopesAndExpiry1795626106405 } from './1795626106405-AddApiKeyScopesAndExpiry.js';
+import { AddApiKeyLineage1795715030449 } from './1795715030449-AddApiKeyLineage.js';
 
 /**
  * Every migration, in order. Imported rather than globbed from disk, so every build (`nest build`,
@@ -14,4 +15,5 @@ export const MIGRATIONS = [
   CreateIdempotencyKeys1795300000001,
   CreateApiKeys1795400000000,
   AddApiKeyScopesAndExpiry1795626106405,
+  AddApiKeyLineage1795715030449,
 ];

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { expectRateLimited } from './support/expect-rate-limited.js';
 import { auth, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
 
@@ -44,6 +44,64 @@ describe('per-address budget for failed authentication', () => {
     expect((await request(t.origin, '/v1/pets/1', { headers: auth() })).status).toBe(404);
     // Without credentials nothing is guessed: 401 as always, and not counted.
     expect((await request(t.origin, '/v1/pets')).status).toBe(401);
+  });
+});
+
+describe('issued keys that expired or were revoked, and the failed-authentication budget', () => {
+  let t: TestApp;
+  const expiredKey = randomIssuedKey();
+  const revokedKey = randomIssuedKey();
+  beforeAll(async () => {
+    t = await startTestApp({ authFailureLimitPerMinute: 3 });
+    for (const [name, key, state] of [
+      ['overlap ended', expiredKey, `expires_at = now() - interval '1 minute'`],
+      ['revoked', revokedKey, 'revoked_at = now()'],
+    ]) {
+      const { rows } = await t.sql.query<{ id: string }>(
+        'INSERT INTO api_keys (name, prefix, digest) VALUES ($1, $2, $3) RETURNING id',
+        [name, key.slice(0, 12), createHash('sha256').update(key).digest('hex')],
+      );
+      await t.sql.query(`UPDATE api_keys SET ${state} WHERE id = $1`, [rows[0].id]);
+    }
+  });
+  afterAll(() => t.close());
+  const refusals = async () => {
+    const text = (await request(t.origin, '/metrics')).text;
+    const count = (reason: string) =>
+      Number(
+        text
+          .split('\n')
+          .find((line) => line.startsWith(`animal_store_api_key_refusals_total{reason="${reason}"} `))!
+          .split(' ')[1],
+      );
+    return { unknown: count('unknown'), expired: count('expired'), revoked: count('revoked') };
+  };
+
+  it('answers them 401 with their reason and counts them under it, before and past the budget, never 429', async () => {
+    const expired = {
+      code: 'unauthorized',
+      message: 'The API key has expired: use the key that replaced it, or ask for a new one.',
+      status: 401,
+    };
+    // A busy client whose key expired: more refusals than the budget, each telling it to switch keys.
+    for (let i = 0; i < 5; i += 1) {
+      expect((await request(t.origin, '/v1/pets', { headers: auth(expiredKey) })).body).toEqual(expired);
+    }
+    for (let i = 0; i < 3; i += 1) await request(t.origin, '/v1/pets', { headers: auth(randomIssuedKey()) });
+    expectRateLimited(await request(t.origin, '/v1/pets', { headers: auth(randomIssuedKey()) }), 3);
+    const before = await refusals();
+
+    const answers = [
+      await request(t.origin, '/v1/pets', { headers: auth(expiredKey) }),
+      await request(t.origin, '/v1/pets', { headers: auth(revokedKey) }),
+    ];
+
+    expect(answers.map((answer) => [answer.status, answer.body])).toEqual([
+      [401, expired],
+      [401, { code: 'unauthorized', message: 'The API key is not valid.', status: 401 }],
+    ]);
+    expect(answers[0].headers.get('www-authenticate')).toBe('Bearer realm="animal-store", error="invalid_token"');
+    expect(await refusals()).toEqual({ ...before, expired: before.expired + 1, revoked: before.revoked + 1 });
   });
 });
 

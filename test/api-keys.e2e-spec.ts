@@ -65,13 +65,13 @@ describe('API keys issued with `npm run apikey`', () => {
     expect(body.status).toBe(401);
   });
 
-  it('list shows id, name, prefix, scopes and dates, never the key or its digest', async () => {
+  it('list shows id, name, prefix, scopes, dates and state, never the key or its digest', async () => {
     const listed = await apikey(t.database.url, 'list');
     expect(listed.code).toBe(0);
     const [header, row] = listed.stdout.trim().split('\n');
     expect(header.split(/\s{2,}/)).toEqual(KEY_LIST_COLUMNS);
     expect(row).toMatch(
-      /^1\s+Acme shop\s+pet_[0-9A-Za-z]{8}\s+all\s+\d{4}-\d\d-\d\dT[\d:]+Z\s+\d{4}-\d\d-\d\dT[\d:]+Z\s+-\s+-$/,
+      /^1\s+Acme shop\s+pet_[0-9A-Za-z]{8}\s+all\s+\d{4}-\d\d-\d\dT[\d:]+Z\s+\d{4}-\d\d-\d\dT[\d:]+Z\s+-\s+-\s+active\s+-$/,
     );
     const output = listed.stdout + listed.stderr;
     expect(output).not.toContain(key);

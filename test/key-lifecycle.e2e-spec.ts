@@ -1,9 +1,11 @@
 import { jest } from '@jest/globals';
 import { createHash } from 'node:crypto';
+import { Client } from 'pg';
 import { apikey, ensureBuilt, type Finished, KEY_LIST_COLUMNS } from './support/built-service.js';
 import { pollUntil } from './support/poll.js';
 import { ServiceProcess, startService } from './support/service-process.js';
 import { auth, jsonBody, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
+import type { Pet } from '../src/pets/dto/pet.dto.js';
 
 const KEY_LINE = /^pet_[0-9A-Za-z]{32}$/;
 /** Each instance caches a key's row for 2 s; a refusal is looked for a little longer, polling. */
@@ -46,6 +48,11 @@ describe('API keys with scopes, expiry and rotation', () => {
   const countPets = async () => Number((await t.sql.query<{ n: string }>('SELECT count(*) AS n FROM pets')).rows[0].n);
   const countKeys = async () =>
     Number((await t.sql.query<{ n: string }>('SELECT count(*) AS n FROM api_keys')).rows[0].n);
+  const expiryOf = async (id: string) =>
+    (await t.sql.query<{ expires_at: Date | null }>('SELECT expires_at FROM api_keys WHERE id = $1', [id])).rows[0]
+      .expires_at;
+  const newestNamed = async (name: string) =>
+    (await t.sql.query<{ id: string }>('SELECT max(id)::text AS id FROM api_keys WHERE name = $1', [name])).rows[0].id;
   const refusals = async (reason: string) => {
     const text = (await request(t.origin, '/metrics')).text;
     const line = text.split('\n').find((l) => l.startsWith(`animal_store_api_key_refusals_total{reason="${reason}"} `));
@@ -217,6 +224,110 @@ describe('API keys with scopes, expiry and rotation', () => {
       expect(await expiry()).toEqual(before);
     });
 
+    it('refuses to rotate a key that already has a replacement, naming it, with exit 1 and one line', async () => {
+      const old = await create('rotated twice');
+      const oldId = await idOf(old);
+      const replacementId = await idOf(printedKey(await apikey(t.database.url, 'rotate', oldId, '--overlap', '1h')));
+      const keys = await countKeys();
+
+      const again = await apikey(t.database.url, 'rotate', old.slice(0, 12));
+
+      expect([again.code, again.stdout]).toEqual([1, '']);
+      expect(again.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^API key ${oldId} "rotated twice" was replaced by key ${replacementId} at \\d{4}-\\d\\d-\\d\\dT[\\d:]+Z: ` +
+              `rotate ${replacementId}, or revoke ${oldId}\\.$`,
+          ),
+        ),
+      ]);
+      expect(await countKeys()).toBe(keys);
+    });
+
+    it('two rotations of one key at once: exactly one issues a replacement, the other is refused naming it', async () => {
+      const id = await idOf(await create('rotated at once'));
+      const keys = await countKeys();
+      // Both commands queue behind a lock this test holds on the key's row, then go at the same moment.
+      const holder = new Client({ connectionString: t.database.url });
+      await holder.connect();
+      let results: Finished[];
+      try {
+        await holder.query('SET idle_in_transaction_session_timeout = 0');
+        await holder.query('BEGIN');
+        await holder.query('SELECT 1 FROM api_keys WHERE id = $1 FOR UPDATE', [id]);
+        const both = Promise.all([1, 2].map(() => apikey(t.database.url, 'rotate', id, '--overlap', '1h')));
+        await pollUntil(
+          async () =>
+            Number(
+              (
+                await t.sql.query<{ n: string }>(
+                  `SELECT count(*) AS n FROM pg_stat_activity
+                    WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1`,
+                  [(holder as unknown as { processID: number }).processID],
+                )
+              ).rows[0].n,
+            ) === 2,
+          { timeoutMs: 60_000, what: 'both rotations to wait for the lock' },
+        );
+        await holder.query('COMMIT');
+        results = await both;
+      } finally {
+        await holder.end();
+      }
+
+      expect(results.map((result) => result.code).sort()).toEqual([0, 1]);
+      const winner = results.find((result) => result.code === 0)!;
+      const loser = results.find((result) => result.code === 1)!;
+      const replacementId = await idOf(printedKey(winner));
+      expect(loser.stdout).toBe('');
+      expect(loser.stderr.trim()).toMatch(
+        new RegExp(
+          `^API key ${id} "rotated at once" was replaced by key ${replacementId} at .*: rotate ${replacementId}, or revoke ${id}\\.$`,
+        ),
+      );
+      expect(await countKeys()).toBe(keys + 1);
+    });
+
+    it.each([
+      ['never expires', []],
+      ['expires in 90 days', ['--expires-in', '90d']],
+    ])(
+      'a key that %s: a replacement of its replacement keeps that expiry, however often the old key is rotated',
+      async (what, expiry) => {
+        const name = `lineage that ${what}`;
+        const first = await idOf(await create(name, ...expiry));
+        const lineageExpiry = await expiryOf(first);
+        printedKey(await apikey(t.database.url, 'rotate', first, '--overlap', '1h'));
+        // Rotated once more: the new key was lost, or a second operator did the same.
+        await apikey(t.database.url, 'rotate', first, '--overlap', '1h');
+
+        const last = await idOf(
+          printedKey(await apikey(t.database.url, 'rotate', await newestNamed(name), '--overlap', '1h')),
+        );
+
+        expect(await expiryOf(last)).toEqual(lineageExpiry);
+        expect(await newestNamed(name)).toBe(last);
+      },
+    );
+
+    it('a create retried with the replacement key and the same Idempotency-Key is replayed, not made twice', async () => {
+      const old = await create('retrying client');
+      const keyed = (key: string) => {
+        const init = jsonBody({ name: 'Rotated retry', categoryId: 6 }, key);
+        return { ...init, headers: { ...(init.headers as Record<string, string>), 'idempotency-key': 'retry-42' } };
+      };
+      const first = await request<Pet>(t.origin, '/v1/pets', keyed(old));
+      expect(first.status).toBe(201);
+      const replacement = printedKey(await apikey(t.database.url, 'rotate', await idOf(old), '--overlap', '1h'));
+
+      const retried = await request<Pet>(t.origin, '/v1/pets', keyed(replacement));
+
+      expect([retried.status, retried.headers.get('idempotent-replayed')]).toEqual([201, 'true']);
+      expect(retried.body).toEqual(first.body);
+      const { rows } = await t.sql.query<{ n: string }>(`SELECT count(*) AS n FROM pets WHERE name = 'Rotated retry'`);
+      expect(rows[0].n).toBe('1');
+    });
+
     it('refuses to rotate a revoked or expired key, or one that does not exist, with exit 1 and one line', async () => {
       const revoked = await create('revoked');
       expect((await apikey(t.database.url, 'revoke', revoked.slice(0, 12))).code).toBe(0);
@@ -266,6 +377,36 @@ describe('API keys with scopes, expiry and rotation', () => {
     expect(output).not.toMatch(/pet_[0-9A-Za-z]{32}/);
   });
 
+  it('list shows each key’s state (active, in overlap, expired, revoked) and what replaced it', async () => {
+    const active = await idOf(await create('state active'));
+    const rotated = await idOf(await create('state rotated'));
+    const replacement = await idOf(printedKey(await apikey(t.database.url, 'rotate', rotated, '--overlap', '1h')));
+    const revoked = await idOf(await create('state revoked'));
+    expect((await apikey(t.database.url, 'revoke', revoked)).code).toBe(0);
+    const expired = await idOf(await create('state expired'));
+    await t.sql.query(`UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE id = $1`, [expired]);
+
+    const listed = await apikey(t.database.url, 'list');
+
+    expect(listed.code).toBe(0);
+    const [header, ...rows] = listed.stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.split(/\s{2,}/));
+    const byId = new Map(rows.map((cells) => [cells[0], cells]));
+    const shown = (id: string) => [
+      byId.get(id)![header.indexOf('STATE')],
+      byId.get(id)![header.indexOf('REPLACED BY')],
+    ];
+    expect([active, rotated, replacement, revoked, expired].map(shown)).toEqual([
+      ['active', '-'],
+      ['in overlap', replacement],
+      ['active', '-'],
+      ['revoked', '-'],
+      ['expired', '-'],
+    ]);
+  });
+
   it.each([
     [['create', 'x', '--scopes', 'pets:delete'], 'Unknown scope "pets:delete": use pets:read, pets:write or both'],
     [['create', 'x', '--scopes', 'read'], 'Unknown scope "read"'],
@@ -307,6 +448,18 @@ describe('API keys with scopes, expiry and rotation', () => {
     // Expired and insufficient_scope were refused in the tests above.
     expect(await refusals('expired')).toBeGreaterThan(0);
     expect(await refusals('insufficient_scope')).toBeGreaterThan(0);
+  });
+
+  it('warns for a key in its overlap that it was replaced, naming its replacement, instead of asking to rotate it', async () => {
+    const old = await create('overlapping');
+    const id = await idOf(old);
+    const replacement = await idOf(printedKey(await apikey(t.database.url, 'rotate', id, '--overlap', '1h')));
+    expect(await statusOn(other.origin, old)).toBe(200);
+    const said = `API key ${id} was used and expires at`;
+    const logged = () => other.lines.filter((line) => line.includes(said));
+    await pollUntil(() => logged().length > 0, { timeoutMs: 5_000, what: 'the expiry warning' });
+    expect(logged()[0]).toContain(`replaced by key ${replacement}: move its clients`);
+    expect(logged()[0]).not.toContain('rotate it');
   });
 
   it('logs a key used within 7 days of its expiry at warn level, once a day per key, never the key', async () => {

@@ -1,4 +1,4 @@
-import type { ApiKeyVerdict } from './api-key-identity.js';
+import type { ApiKeyVerdict, InvalidKeyReason } from './api-key-identity.js';
 
 /** Where the guard looks keys up; implementations hold digests, never raw keys. */
 export abstract class ApiKeyStore {
@@ -6,9 +6,9 @@ export abstract class ApiKeyStore {
   abstract verify(key: string): Promise<ApiKeyVerdict>;
 
   /**
-   * Whether `key` may be valid, answered without a lookup of its own (from memory, or a snapshot of the active
-   * keys shared by all callers): what an address over its failed-authentication budget is asked before its key
-   * is verified. `false` is certain; `true` still needs `verify` (a revoked key may be in the snapshot).
+   * Why `key` is refused, when that is certain without a lookup of its own (from memory, or a snapshot of every
+   * key shared by all callers): what an address over its failed-authentication budget is asked before its key is
+   * verified. `unknown`, `revoked` and `expired` are certain; null means the key may be valid and needs `verify`.
    */
-  abstract isKnown(key: string): Promise<boolean>;
+  abstract screen(key: string): Promise<InvalidKeyReason | null>;
 }

@@ -5,7 +5,7 @@ import { ApiError } from '../edge/errors/api-error.js';
 import { loadConfig } from '../config/app-config.js';
 import { AuthFailureLimiter } from './rate-limit/auth-failure-limiter.js';
 import { MemoryRateLimitStorage } from './rate-limit/memory-rate-limit-storage.js';
-import { ApiKeyIdentity, ApiKeyRefusalReason, ApiKeyVerdict } from './api-key-identity.js';
+import { ApiKeyIdentity, ApiKeyRefusalReason, ApiKeyVerdict, InvalidKeyReason } from './api-key-identity.js';
 import type { ApiKeyRefusals } from './api-key-refusals.js';
 import { type ApiKeyScope, RequiredScope } from './api-key-scope.js';
 import { ApiKeyStore } from './api-key-store.js';
@@ -16,8 +16,8 @@ import { IS_PUBLIC, Public } from './public.decorator.js';
 
 const VALID_KEY = 'valid-key-0123456789abcdef';
 const READ_KEY = 'read-key-0123456789abcdef';
-const IDENTITY: ApiKeyIdentity = { id: 'env-0123abcd', name: 'API_KEYS #1', scopes: null };
-const STOREFRONT: ApiKeyIdentity = { id: '12', name: 'storefront', scopes: ['pets:read'] };
+const IDENTITY: ApiKeyIdentity = { id: 'env-0123abcd', name: 'API_KEYS #1', scopes: null, lineage: 'env-0123abcd' };
+const STOREFRONT: ApiKeyIdentity = { id: '12', name: 'storefront', scopes: ['pets:read'], lineage: '12' };
 const VERDICTS: Record<string, ApiKeyVerdict> = {
   [VALID_KEY]: IDENTITY,
   [READ_KEY]: STOREFRONT,
@@ -31,8 +31,10 @@ class FakeApiKeyStore extends ApiKeyStore {
     this.presented.push(key);
     return Promise.resolve(VERDICTS[key] ?? 'unknown');
   }
-  isKnown(key: string): Promise<boolean> {
-    return Promise.resolve(key === VALID_KEY);
+  /** Like the real stores: certain of the refused keys it holds, and of every key it does not. */
+  screen(key: string): Promise<InvalidKeyReason | null> {
+    const verdict = VERDICTS[key] ?? 'unknown';
+    return Promise.resolve(typeof verdict === 'string' ? verdict : null);
   }
 }
 
@@ -123,6 +125,10 @@ describe('ApiKeyGuard', () => {
         failures.push(ip);
         return Promise.resolve();
       },
+      countFailure: (ip: string) => {
+        failures.push(ip);
+        return Promise.resolve();
+      },
     } as unknown as AuthFailureLimiter;
     guard = new ApiKeyGuard(new Reflector(), authFailures, store, refusals());
   });
@@ -158,6 +164,25 @@ describe('ApiKeyGuard', () => {
       expect(await statusOf(limited.canActivate(from('203.0.113.8', 'Bearer wrong-key-z-0123456789')))).toBe(401);
       expect(refused).toEqual(Array.from({ length: BUDGET + 3 }, () => 'unknown'));
     });
+
+    it.each([
+      ['expired', EXPIRED],
+      ['revoked', INVALID],
+    ] as const)(
+      'answers a %s key 401 with its reason, under and past the budget, without a lookup once past it',
+      async (reason, answer) => {
+        const key = `Bearer ${reason}-key-0123456789abcdef`;
+        for (let i = 0; i < BUDGET + 2; i += 1) {
+          expect(await statusOf(limited.canActivate(from('203.0.113.5', key)))).toBe(401);
+        }
+        // Its refusals count against the address like any other: a wrong key from it is now 429.
+        expect(await statusOf(limited.canActivate(from('203.0.113.5', 'Bearer wrong-key-0123456789')))).toBe(429);
+        const lookups = store.presented.length;
+        await expect(rejection(limited.canActivate(from('203.0.113.5', key)))).resolves.toEqual(answer);
+        expect(store.presented).toHaveLength(lookups);
+        expect(refused).toEqual([...Array.from({ length: BUDGET + 2 }, () => reason), 'unknown', reason]);
+      },
+    );
 
     it('does not count requests without credentials, nor malformed ones: no lookup, no storage round trip', async () => {
       for (let i = 0; i < BUDGET * 3; i += 1) {

@@ -27,8 +27,10 @@ interface RouteAccess {
  * against its address's failed-authentication budget. Past the budget, a key
  * the store does not know gets 429 before any lookup, and a valid one is served
  * as usual: one client's failures never lock out the others behind the same
- * address. The key's own budget is ApiKeyThrottlerGuard's, which runs next.
- * Refusals are counted by reason.
+ * address. A key that was issued and has expired or been revoked is always
+ * answered 401 with its reason, past the budget from memory too: its holder
+ * must be told to switch keys, not to retry (which a 429 says). The key's own
+ * budget is ApiKeyThrottlerGuard's, which runs next. Refusals are counted by reason.
  */
 @Injectable()
 export class ApiKeyGuard extends AuthGuard('bearer') {
@@ -54,7 +56,8 @@ export class ApiKeyGuard extends AuthGuard('bearer') {
     } catch (error) {
       if (error instanceof KeyRefusedError) {
         this.refusals.count(error.reason);
-        await this.authFailures.recordFailure(request.ip);
+        if (error.reason === 'unknown') await this.authFailures.recordFailure(request.ip);
+        else await this.authFailures.countFailure(request.ip);
       }
       throw error;
     }
@@ -80,13 +83,16 @@ export class ApiKeyGuard extends AuthGuard('bearer') {
     return access;
   }
 
-  /** Without credentials the request goes on to its 401; a key the store cannot know ends here. */
+  /**
+   * Without credentials the request goes on to its 401; a key the store cannot know ends here with 429, and one
+   * it knows to be expired or revoked with its 401. Neither is counted again: the address is already over.
+   */
   private async admitPastBudget(request: AuthenticatedRequest): Promise<void> {
     const key = bearerToken(request.headers.authorization);
-    if (key !== null && !(await this.keys.isKnown(key))) {
-      this.refusals.count('unknown');
-      throw this.authFailures.refusal(request.ip);
-    }
+    const refusal = key === null ? null : await this.keys.screen(key);
+    if (refusal === null) return;
+    this.refusals.count(refusal);
+    throw refusal === 'unknown' ? this.authFailures.refusal(request.ip) : new KeyRefusedError(refusal);
   }
 
   // `challenge` is what passport-http-bearer answers: the WWW-Authenticate value

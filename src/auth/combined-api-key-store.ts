@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DatabaseApiKeyStore } from './api-keys/database-api-key-store.js';
-import type { ApiKeyVerdict } from './api-key-identity.js';
+import type { ApiKeyVerdict, InvalidKeyReason } from './api-key-identity.js';
 import { ApiKeyStore } from './api-key-store.js';
 import { EnvApiKeyStore } from './env-api-key-store.js';
 import { keyDigest } from './key-digest.js';
@@ -23,8 +23,8 @@ export class CombinedApiKeyStore extends ApiKeyStore {
     return this.env.identityFor(digest) ?? this.database.verifyDigest(key, digest);
   }
 
-  async isKnown(key: string): Promise<boolean> {
+  async screen(key: string): Promise<InvalidKeyReason | null> {
     const digest = keyDigest(key);
-    return this.env.identityFor(digest) !== null || this.database.isKnownDigest(key, digest);
+    return this.env.identityFor(digest) !== null ? null : this.database.screenDigest(key, digest);
   }
 }

@@ -14,11 +14,21 @@ describe('keyDigest', () => {
 });
 
 describe('EnvApiKeyStore', () => {
-  it('identifies each configured key by its position alone, with every scope', async () => {
+  it('identifies each configured key by its position alone, with every scope, as a lineage of its own', async () => {
     const store = storeWith(FIRST, SECOND);
 
-    await expect(store.verify(FIRST)).resolves.toEqual({ id: 'env-1', name: 'API_KEYS #1', scopes: null });
-    await expect(store.verify(SECOND)).resolves.toEqual({ id: 'env-2', name: 'API_KEYS #2', scopes: null });
+    await expect(store.verify(FIRST)).resolves.toEqual({
+      id: 'env-1',
+      name: 'API_KEYS #1',
+      scopes: null,
+      lineage: 'env-1',
+    });
+    await expect(store.verify(SECOND)).resolves.toEqual({
+      id: 'env-2',
+      name: 'API_KEYS #2',
+      scopes: null,
+      lineage: 'env-2',
+    });
   });
 
   it.each([

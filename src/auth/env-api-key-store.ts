@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { AppConfig } from '../config/app-config.js';
-import type { ApiKeyIdentity, ApiKeyVerdict } from './api-key-identity.js';
+import type { ApiKeyIdentity, ApiKeyVerdict, InvalidKeyReason } from './api-key-identity.js';
 import { ApiKeyStore } from './api-key-store.js';
 import { keyDigest } from './key-digest.js';
 
@@ -21,7 +21,8 @@ export class EnvApiKeyStore extends ApiKeyStore {
     super();
     config.apiKeys.forEach((key, index) => {
       const digest = keyDigest(key);
-      this.identities.set(digest, { id: `env-${index + 1}`, name: `API_KEYS #${index + 1}`, scopes: null });
+      const id = `env-${index + 1}`;
+      this.identities.set(digest, { id, name: `API_KEYS #${index + 1}`, scopes: null, lineage: id });
     });
   }
 
@@ -29,8 +30,8 @@ export class EnvApiKeyStore extends ApiKeyStore {
     return Promise.resolve(this.identityFor(keyDigest(key)) ?? 'unknown');
   }
 
-  isKnown(key: string): Promise<boolean> {
-    return Promise.resolve(this.identities.has(keyDigest(key)));
+  screen(key: string): Promise<InvalidKeyReason | null> {
+    return Promise.resolve(this.identities.has(keyDigest(key)) ? null : 'unknown');
   }
 
   identityFor(digest: string): ApiKeyIdentity | null {

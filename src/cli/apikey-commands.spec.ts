@@ -1,4 +1,5 @@
-import { DEFAULT_OVERLAP_MS, parseArguments } from './apikey-commands.js';
+import type { ApiKeySummary, ApiKeysRepository, RotationOutcome } from '../auth/api-keys/api-keys.repository.js';
+import { DEFAULT_OVERLAP_MS, parseArguments, runCommand } from './apikey-commands.js';
 import { ArgumentProblem } from './cli-database.js';
 import { parseDuration } from './duration.js';
 
@@ -87,5 +88,70 @@ describe('parseDuration', () => {
   it.each([['10'], ['s'], ['10 s'], ['10S'], ['1e3s'], ['010s'], ['']])('refuses %j', (text) => {
     const parsed = parseDuration('--overlap', text);
     expect(typeof parsed === 'number' ? parsed : parsed.problem).toContain(`Invalid duration "${text}" for --overlap`);
+  });
+});
+
+describe('rotate, for a key it cannot rotate', () => {
+  const key = (id: string, fields: Partial<ApiKeySummary>): ApiKeySummary => ({
+    id,
+    name: 'Acme shop',
+    prefix: `pet_${id.padStart(8, '0')}`,
+    scopes: null,
+    createdAt: new Date('2026-11-20T10:00:00.123Z'),
+    lastUsedAt: null,
+    expiresAt: null,
+    revokedAt: null,
+    replacedBy: null,
+    state: 'active',
+    ...fields,
+  });
+  const replacement = key('5', { createdAt: new Date('2026-11-26T17:00:00.456Z') });
+  const answerFor = async (refused: ApiKeySummary, replacedBy: ApiKeySummary | null) => {
+    const outcome: RotationOutcome = { rotated: false, key: refused, replacement: replacedBy };
+    const keys = {
+      findByReference: () => Promise.resolve([refused]),
+      rotate: () => Promise.resolve(outcome),
+    } as unknown as ApiKeysRepository;
+    const lines = { out: [] as string[], err: [] as string[] };
+    const code = await runCommand({ command: 'rotate', reference: refused.id, overlapMs: DEFAULT_OVERLAP_MS }, keys, {
+      out: (line) => lines.out.push(line),
+      err: (line) => lines.err.push(line),
+    });
+    return { code, ...lines };
+  };
+
+  it.each([
+    [
+      'replaced, in its overlap',
+      key('3', { state: 'in overlap', replacedBy: '5', expiresAt: new Date('2026-11-27T17:00:00Z') }),
+      replacement,
+      'API key 3 "Acme shop" was replaced by key 5 at 2026-11-26T17:00:00Z: rotate 5, or revoke 3.',
+    ],
+    [
+      'replaced, its overlap over',
+      key('3', { state: 'expired', replacedBy: '5', expiresAt: new Date('2026-11-27T17:00:00Z') }),
+      replacement,
+      'API key 3 "Acme shop" was replaced by key 5 at 2026-11-26T17:00:00Z and expired at 2026-11-27T17:00:00Z: rotate 5 instead.',
+    ],
+    [
+      'replaced by a key since revoked',
+      key('3', { state: 'in overlap', replacedBy: '5', expiresAt: new Date('2026-11-27T17:00:00Z') }),
+      { ...replacement, state: 'revoked' as const, revokedAt: new Date('2026-11-26T18:00:00Z') },
+      'API key 3 "Acme shop" was replaced by key 5 at 2026-11-26T17:00:00Z, which is now revoked: issue a new key with create, or revoke 3.',
+    ],
+    [
+      'expired',
+      key('3', { state: 'expired', expiresAt: new Date('2026-11-27T17:00:00Z') }),
+      null,
+      'API key 3 "Acme shop" expired at 2026-11-27T17:00:00Z, so it cannot be rotated: issue a new key with create.',
+    ],
+    [
+      'revoked, though replaced',
+      key('3', { state: 'revoked', replacedBy: '5', revokedAt: new Date('2026-11-26T18:00:00Z') }),
+      replacement,
+      'API key 3 "Acme shop" was revoked at 2026-11-26T18:00:00Z, so it cannot be rotated: issue a new key with create.',
+    ],
+  ])('answers a key %s with exit 1 and one line saying what to do', async (_case, refused, replacedBy, line) => {
+    expect(await answerFor(refused, replacedBy)).toEqual({ code: 1, out: [], err: [line] });
   });
 });

@@ -16,8 +16,10 @@ Commands:
                          may do everything; without --expires-in it never expires
   rotate <id|prefix> [--overlap <N>{s|m|h|d}]
                          issue a new key with the same name, scopes and expiry, printed once; the old key keeps
-                         working until the overlap ends (default 24h), then expires (never later than it would have)
-  list                   show every key: id, name, prefix, scopes, created, last used, expires, revoked
+                         working until the overlap ends (default 24h), then expires (never later than it would have).
+                         A key is replaced once: to replace it again, rotate its replacement
+  list                   show every key: id, name, prefix, scopes, created, last used, expires, revoked, state
+                         (active, in overlap, expired, revoked) and the key that replaced it
   revoke <id|prefix>     revoke a key; every instance refuses it within seconds
 `;
 
@@ -113,7 +115,7 @@ const scopesOf = (key: ApiKeySummary) => (key.scopes === null ? 'all' : key.scop
 
 function table(keys: readonly ApiKeySummary[]): string[] {
   const rows = [
-    ['ID', 'NAME', 'PREFIX', 'SCOPES', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED'],
+    ['ID', 'NAME', 'PREFIX', 'SCOPES', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED', 'STATE', 'REPLACED BY'],
     ...keys.map((key) => [
       key.id,
       key.name,
@@ -123,6 +125,8 @@ function table(keys: readonly ApiKeySummary[]): string[] {
       when(key.lastUsedAt),
       when(key.expiresAt),
       when(key.revokedAt),
+      key.state,
+      key.replacedBy ?? '-',
     ]),
   ];
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
@@ -148,6 +152,24 @@ async function findOne(keys: ApiKeysRepository, reference: string, verb: string)
 
 const describe = (key: ApiKeySummary) =>
   `API key ${key.id} "${key.name}" (prefix ${key.prefix}, scopes ${scopesOf(key)}, expires ${key.expiresAt ? when(key.expiresAt) : 'never'})`;
+
+/** The one line `rotate` answers for a key it cannot rotate, as it stands now. */
+function whyNotRotated(key: ApiKeySummary, replacement: ApiKeySummary | null): string {
+  const named = `API key ${key.id} "${key.name}"`;
+  if (key.state === 'revoked') {
+    return `${named} was revoked at ${when(key.revokedAt)}, so it cannot be rotated: issue a new key with create.`;
+  }
+  if (replacement) {
+    const replaced = `${named} was replaced by key ${replacement.id} at ${when(replacement.createdAt)}`;
+    if (replacement.state === 'revoked' || replacement.state === 'expired') {
+      return `${replaced}, which is now ${replacement.state}: issue a new key with create, or revoke ${key.id}.`;
+    }
+    return key.state === 'expired'
+      ? `${replaced} and expired at ${when(key.expiresAt)}: rotate ${replacement.id} instead.`
+      : `${replaced}: rotate ${replacement.id}, or revoke ${key.id}.`;
+  }
+  return `${named} expired at ${when(key.expiresAt)}, so it cannot be rotated: issue a new key with create.`;
+}
 
 /** Runs one command against the repository; resolves to the process exit code. */
 export async function runCommand(
@@ -181,13 +203,8 @@ export async function runCommand(
         prefix: publicPrefix(key),
         digest: keyDigest(key),
       });
-      if (!rotation) {
-        const state = found.revokedAt
-          ? `was revoked at ${when(found.revokedAt)}`
-          : `expired at ${when(found.expiresAt)}`;
-        output.err(
-          `API key ${found.id} "${found.name}" ${state}, so it cannot be rotated: issue a new key with create.`,
-        );
+      if (!rotation.rotated) {
+        output.err(whyNotRotated(rotation.key, rotation.replacement));
         return 1;
       }
       output.err(`Created ${describe(rotation.created)} to replace API key ${rotation.old.id}.`);

@@ -134,7 +134,7 @@ export class PetsController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Pet> {
     if (idempotencyKey === undefined) return this.pets.create(newPet);
-    const outcome = await this.pets.createIdempotently(newPet, { apiKeyId: caller.id, key: idempotencyKey });
+    const outcome = await this.pets.createIdempotently(newPet, { lineage: caller.lineage, key: idempotencyKey });
     reply.status(outcome.status);
     if (outcome.replayed) reply.header('Idempotent-Replayed', 'true');
     return outcome.body;

@@ -104,7 +104,18 @@ export function apikey(databaseUrl: string, ...args: string[]): Promise<Finished
 }
 
 /** The column headers `npm run apikey -- list` prints, in order. */
-export const KEY_LIST_COLUMNS = ['ID', 'NAME', 'PREFIX', 'SCOPES', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED'];
+export const KEY_LIST_COLUMNS = [
+  'ID',
+  'NAME',
+  'PREFIX',
+  'SCOPES',
+  'CREATED',
+  'LAST USED',
+  'EXPIRES',
+  'REVOKED',
+  'STATE',
+  'REPLACED BY',
+];
 
 /**
  * A migration of a copy of the build: its name (`SlowBackfill`, `AddPetNote`), the SQL its up() runs, and

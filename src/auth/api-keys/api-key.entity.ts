@@ -1,4 +1,13 @@
-import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Unique } from 'typeorm';
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  PrimaryGeneratedColumn,
+  Unique,
+} from 'typeorm';
 
 /** A row of `api_keys`: the key itself is never stored, only its SHA-256 digest and a short public prefix. */
 @Entity('api_keys')
@@ -35,7 +44,27 @@ export class ApiKeyEntity {
   @Column('text', { array: true, nullable: true })
   scopes: string[] | null;
 
-  /** When the key stops working; null: never. Set at creation (`--expires-in`) or by a rotation's overlap. */
+  /**
+   * When the key stops working; null: never. Set at creation (`--expires-in`), inherited by a replacement, and
+   * brought forward to the end of the overlap on the key a rotation replaces. A key without a replacement therefore
+   * holds its lineage's own expiry, which is what its replacement inherits.
+   */
   @Column('timestamptz', { name: 'expires_at', nullable: true })
   expiresAt: Date | null;
+
+  /**
+   * The first key of the lineage this key belongs to (the key created with `create`, which every rotation's
+   * replacement descends from); null on that first key itself, and on every key issued before lineages were kept.
+   * Idempotency-Keys are scoped by it, so a retry with the replacement key finds the first response.
+   */
+  @Column('bigint', { name: 'lineage_id', nullable: true })
+  lineageId: string | null;
+
+  /** The key that replaced this one (`rotate`); null until then. A key is replaced at most once. */
+  @Column('bigint', { name: 'replaced_by', nullable: true })
+  replacedById: string | null;
+
+  @ManyToOne(() => ApiKeyEntity, { nullable: true })
+  @JoinColumn({ name: 'replaced_by', foreignKeyConstraintName: 'api_keys_replaced_by_fkey' })
+  replacedBy?: ApiKeyEntity | null;
 }

@@ -5,6 +5,9 @@ import { withRetries } from '../../database/database-faults.js';
 import type { ApiKeyScope } from '../api-key-scope.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 
+/** Where a key stands, by the database's clock: what `list` shows and what decides whether it can be rotated. */
+export type ApiKeyState = 'active' | 'in overlap' | 'expired' | 'revoked';
+
 /** What `list` shows: everything but the digest. */
 export interface ApiKeySummary {
   id: string;
@@ -15,6 +18,9 @@ export interface ApiKeySummary {
   lastUsedAt: Date | null;
   expiresAt: Date | null;
   revokedAt: Date | null;
+  /** The key that replaced this one; null until a rotation does. */
+  replacedBy: string | null;
+  state: ApiKeyState;
 }
 
 /** What the guard needs of the key with a digest, revoked and expired ones included (to say why they are refused). */
@@ -24,6 +30,16 @@ export interface ApiKeyRecord {
   scopes: ApiKeyScope[] | null;
   expiresAt: Date | null;
   revokedAt: Date | null;
+  /** The id of its lineage's first key: its own id unless it is a replacement. */
+  lineage: string;
+  replacedBy: string | null;
+}
+
+/** What an address over its failed-authentication budget is answered from: every key's digest and validity. */
+export interface KnownKey {
+  digest: string;
+  revoked: boolean;
+  expiresAt: Date | null;
 }
 
 export interface NewApiKeyRow {
@@ -35,11 +51,13 @@ export interface NewApiKeyRow {
   expiresInMs: number | null;
 }
 
-/** A rotation: the old key as it now stands (its expiry at the end of the overlap) and the new one. */
-export interface Rotation {
-  old: ApiKeySummary;
-  created: ApiKeySummary;
-}
+/**
+ * A rotation: the old key as it now stands (its expiry at the end of the overlap) and the new one; or, when the key
+ * cannot be rotated (revoked, expired, or already replaced), the key as it stands and its replacement, if any.
+ */
+export type RotationOutcome =
+  | { rotated: true; old: ApiKeySummary; created: ApiKeySummary }
+  | { rotated: false; key: ApiKeySummary; replacement: ApiKeySummary | null };
 
 /**
  * TypeORM's QueryFailedError carries the query's parameters, and an error
@@ -52,10 +70,12 @@ function redactParameters(error: unknown): never {
   throw error;
 }
 
-const SUMMARY =
-  'id, name, prefix, scopes, created_at AS "createdAt", last_used_at AS "lastUsedAt", expires_at AS "expiresAt", revoked_at AS "revokedAt"';
-/** Neither revoked nor past its expiry. */
-const ACTIVE = 'revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())';
+const STATE = `CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= now() THEN 'expired'
+  WHEN replaced_by IS NOT NULL THEN 'in overlap' ELSE 'active' END`;
+const SUMMARY = `id::text AS id, name, prefix, scopes, created_at AS "createdAt", last_used_at AS "lastUsedAt",
+  expires_at AS "expiresAt", revoked_at AS "revokedAt", replaced_by::text AS "replacedBy", ${STATE} AS state`;
+/** A key's lineage: the id of the lineage's first key, which holds null. */
+const LINEAGE = 'coalesce(lineage_id, id)';
 
 /** The queries the guard and the `apikey` command run, as plain parameterised SQL. */
 @Injectable()
@@ -66,19 +86,22 @@ export class ApiKeysRepository {
   async findByDigest(digest: string): Promise<ApiKeyRecord | undefined> {
     const rows = await withRetries(() =>
       this.keys.query<ApiKeyRecord[]>(
-        'SELECT id::text AS id, name, scopes, expires_at AS "expiresAt", revoked_at AS "revokedAt" FROM api_keys WHERE digest = $1',
+        `SELECT id::text AS id, name, scopes, expires_at AS "expiresAt", revoked_at AS "revokedAt",
+                ${LINEAGE}::text AS lineage, replaced_by::text AS "replacedBy"
+           FROM api_keys WHERE digest = $1`,
         [digest],
       ),
     ).catch(redactParameters);
     return rows[0];
   }
 
-  /** The digests of every active key: one query for all, however many keys are asked about. */
-  async findActiveDigests(): Promise<string[]> {
-    const rows = await withRetries(() =>
-      this.keys.query<{ digest: string }[]>(`SELECT digest FROM api_keys WHERE ${ACTIVE}`),
+  /** Every key's digest and validity: one query for all, however many keys are asked about. */
+  findKnownKeys(): Promise<KnownKey[]> {
+    return withRetries(() =>
+      this.keys.query<KnownKey[]>(
+        'SELECT digest, revoked_at IS NOT NULL AS revoked, expires_at AS "expiresAt" FROM api_keys',
+      ),
     );
-    return rows.map((row) => row.digest);
   }
 
   async insert(key: NewApiKeyRow): Promise<ApiKeySummary> {
@@ -93,32 +116,45 @@ export class ApiKeysRepository {
   }
 
   /**
-   * In one transaction: `replacement` is inserted with the old key's name, scopes and expiry, and the old key
-   * expires `overlapMs` from now, or when it already did if that is sooner: a rotation never extends a key. Null
-   * when the old key is revoked or expired.
+   * In one transaction: `replacement` is inserted with the old key's name, scopes, expiry and lineage, and the old
+   * key records it as its replacement and expires `overlapMs` from now, or when it already did if that is sooner: a
+   * rotation never extends a key. Only an active key is rotated: a key already replaced holds the end of its overlap
+   * as its expiry, and a second replacement would inherit that, not the lineage's own expiry. Two rotations of one
+   * key at once take turns on its row lock; the second then finds it replaced. The conditional UPDATE makes the same
+   * rule hold even without that lock: a key is replaced at most once.
    */
   rotate(
     id: string,
     overlapMs: number,
     replacement: Pick<NewApiKeyRow, 'prefix' | 'digest'>,
-  ): Promise<Rotation | null> {
+  ): Promise<RotationOutcome> {
     return this.keys.manager
-      .transaction(async (manager) => {
-        const found: ApiKeySummary[] = await manager.query(
-          `SELECT ${SUMMARY} FROM api_keys WHERE id = $1 AND ${ACTIVE} FOR UPDATE`,
-          [id],
+      .transaction(async (manager): Promise<RotationOutcome> => {
+        const [key]: ApiKeySummary[] = await manager.query(`SELECT ${SUMMARY} FROM api_keys WHERE id = $1 FOR UPDATE`, [
+          id,
+        ]);
+        if (key.state !== 'active') {
+          const [successor]: ApiKeySummary[] =
+            key.replacedBy === null
+              ? []
+              : await manager.query(`SELECT ${SUMMARY} FROM api_keys WHERE id = $1`, [key.replacedBy]);
+          return { rotated: false, key, replacement: successor ?? null };
+        }
+        const [created]: ApiKeySummary[] = await manager.query(
+          `INSERT INTO api_keys (name, prefix, digest, scopes, expires_at, lineage_id)
+           SELECT name, $2, $3, scopes, expires_at, ${LINEAGE} FROM api_keys WHERE id = $1 RETURNING ${SUMMARY}`,
+          [id, replacement.prefix, replacement.digest],
         );
-        if (found.length === 0) return null;
-        const created: ApiKeySummary[] = await manager.query(
-          `INSERT INTO api_keys (name, prefix, digest, scopes, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${SUMMARY}`,
-          [found[0].name, replacement.prefix, replacement.digest, found[0].scopes, found[0].expiresAt],
-        );
+        // For UPDATE, TypeORM's PostgreSQL driver answers [rows, affected count].
         const [old]: [ApiKeySummary[], number] = await manager.query(
-          `UPDATE api_keys SET expires_at = least(expires_at, now() + $2::bigint * interval '1 millisecond')
-            WHERE id = $1 RETURNING ${SUMMARY}`,
-          [id, overlapMs],
+          `UPDATE api_keys SET replaced_by = $2,
+                  expires_at = least(expires_at, now() + $3::bigint * interval '1 millisecond')
+            WHERE id = $1 AND replaced_by IS NULL RETURNING ${SUMMARY}`,
+          [id, created.id, overlapMs],
         );
-        return { old: old[0], created: created[0] };
+        // Unreachable under the row lock; thrown, it rolls the replacement back.
+        if (old.length === 0) throw new Error(`API key ${id} was replaced while it was being rotated: run list.`);
+        return { rotated: true, old: old[0], created };
       })
       .catch(redactParameters);
   }

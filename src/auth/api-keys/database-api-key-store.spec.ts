@@ -1,28 +1,36 @@
 import { jest } from '@jest/globals';
 import type { ApiKeyIdentity } from '../api-key-identity.js';
 import { generateApiKey } from './api-key-format.js';
-import type { ApiKeyRecord, ApiKeysRepository } from './api-keys.repository.js';
+import type { ApiKeyRecord, ApiKeysRepository, KnownKey } from './api-keys.repository.js';
 import { keyDigest } from '../key-digest.js';
 import { DatabaseApiKeyStore, KEY_CACHE_MAX_ENTRIES } from './database-api-key-store.js';
 import { EXPIRY_WARNING_WINDOW_MS, type ExpiryWarnings } from './expiry-warnings.js';
 import type { LastUsedRecorder } from './last-used-recorder.js';
 
 describe('DatabaseApiKeyStore', () => {
-  const row: ApiKeyRecord = { id: '7', name: 'acme', scopes: ['pets:read'], expiresAt: null, revokedAt: null };
-  const identity: ApiKeyIdentity = { id: '7', name: 'acme', scopes: ['pets:read'] };
+  const row: ApiKeyRecord = {
+    id: '7',
+    name: 'acme',
+    scopes: ['pets:read'],
+    expiresAt: null,
+    revokedAt: null,
+    lineage: '4',
+    replacedBy: null,
+  };
+  const identity: ApiKeyIdentity = { id: '7', name: 'acme', scopes: ['pets:read'], lineage: '4' };
   const findActiveByDigest = jest.fn<(digest: string) => Promise<ApiKeyRecord | undefined>>();
-  const findActiveDigests = jest.fn<() => Promise<string[]>>();
+  const findKnownKeys = jest.fn<() => Promise<KnownKey[]>>();
   const record = jest.fn();
   const check = jest.fn();
   let store: DatabaseApiKeyStore;
 
   beforeEach(() => {
     findActiveByDigest.mockReset();
-    findActiveDigests.mockReset();
+    findKnownKeys.mockReset();
     record.mockReset();
     check.mockReset();
     store = new DatabaseApiKeyStore(
-      { findByDigest: findActiveByDigest, findActiveDigests } as unknown as ApiKeysRepository,
+      { findByDigest: findActiveByDigest, findKnownKeys } as unknown as ApiKeysRepository,
       { record } as unknown as LastUsedRecorder,
       { check } as unknown as ExpiryWarnings,
     );
@@ -44,7 +52,7 @@ describe('DatabaseApiKeyStore', () => {
     findActiveByDigest.mockResolvedValue({ ...row, revokedAt: new Date() });
     const key = generateApiKey();
     expect(await store.verify(key)).toBe('revoked');
-    expect(await store.isKnown(key)).toBe(false);
+    expect(await store.screen(key)).toBe('revoked');
     expect(record).not.toHaveBeenCalled();
   });
 
@@ -53,11 +61,11 @@ describe('DatabaseApiKeyStore', () => {
     findActiveByDigest.mockResolvedValue({ ...row, expiresAt: new Date(expiresAt) });
     const key = generateApiKey();
     expect(await store.verify(key)).toEqual(identity);
-    expect(check).toHaveBeenCalledWith('7', expiresAt, expect.any(Number));
+    expect(check).toHaveBeenCalledWith('7', expiresAt, expect.any(Number), null);
     const now = jest.spyOn(Date, 'now').mockReturnValue(expiresAt);
     try {
       expect(await store.verify(key)).toBe('expired');
-      expect(await store.isKnown(key)).toBe(false);
+      expect(await store.screen(key)).toBe('expired');
     } finally {
       now.mockRestore();
     }
@@ -88,24 +96,34 @@ describe('DatabaseApiKeyStore', () => {
     expect(findActiveByDigest.mock.calls[0][0]).not.toContain(key.slice(4));
   });
 
-  it('tells whether a key may be valid from one snapshot of the active digests, however many keys are asked', async () => {
-    const valid = generateApiKey();
-    findActiveDigests.mockResolvedValue([keyDigest(valid)]);
+  it('screens keys from one snapshot of every key, however many keys are asked: unknown, expired, revoked or maybe valid', async () => {
+    const [valid, expired, revoked] = [generateApiKey(), generateApiKey(), generateApiKey()];
+    findKnownKeys.mockResolvedValue([
+      { digest: keyDigest(valid), revoked: false, expiresAt: new Date(Date.now() + 60_000) },
+      { digest: keyDigest(expired), revoked: false, expiresAt: new Date(Date.now() - 1) },
+      { digest: keyDigest(revoked), revoked: true, expiresAt: null },
+    ]);
     const wrong = Array.from({ length: 200 }, () => generateApiKey());
-    const answers = await Promise.all([valid, ...wrong].map((key) => store.isKnown(key)));
-    expect(answers[0]).toBe(true);
-    expect(answers.slice(1).every((known) => !known)).toBe(true);
-    expect(await store.isKnown('not-a-key')).toBe(false);
-    expect(findActiveDigests).toHaveBeenCalledTimes(1);
+    const answers = await Promise.all([valid, expired, revoked, ...wrong].map((key) => store.screen(key)));
+    expect(answers.slice(0, 3)).toEqual([null, 'expired', 'revoked']);
+    expect(answers.slice(3).every((answer) => answer === 'unknown')).toBe(true);
+    expect(await store.screen('not-a-key')).toBe('unknown');
+    expect(findKnownKeys).toHaveBeenCalledTimes(1);
     expect(findActiveByDigest).not.toHaveBeenCalled();
   });
 
-  it('answers isKnown from the cached answer of a key verified a moment ago, without a query', async () => {
+  it('screens a key verified a moment ago from its cached answer, without a query', async () => {
     findActiveByDigest.mockResolvedValue(row);
     const key = generateApiKey();
     await store.verify(key);
-    expect(await store.isKnown(key)).toBe(true);
-    expect(findActiveDigests).not.toHaveBeenCalled();
+    expect(await store.screen(key)).toBeNull();
+    expect(findKnownKeys).not.toHaveBeenCalled();
+  });
+
+  it('hands the expiry warnings the key that replaced it', async () => {
+    findActiveByDigest.mockResolvedValue({ ...row, replacedBy: '9', expiresAt: new Date(Date.now() + 60_000) });
+    await store.verify(generateApiKey());
+    expect(check.mock.calls[0][3]).toBe('9');
   });
 
   it('refuses strings that cannot be issued keys without a query', async () => {

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import type { ApiKeyIdentity, ApiKeyVerdict } from '../api-key-identity.js';
+import type { ApiKeyIdentity, ApiKeyVerdict, InvalidKeyReason } from '../api-key-identity.js';
 import { ApiKeyStore } from '../api-key-store.js';
 import { keyDigest } from '../key-digest.js';
 import { isIssuedKeyFormat } from './api-key-format.js';
-import { ApiKeysRepository, type ApiKeyRecord } from './api-keys.repository.js';
+import { ApiKeysRepository, type ApiKeyRecord, type KnownKey } from './api-keys.repository.js';
 import { ExpiryWarnings } from './expiry-warnings.js';
 import { LastUsedRecorder } from './last-used-recorder.js';
 
@@ -16,20 +16,37 @@ export const KEY_CACHE_TTL_MS = 2_000;
 /** Bounds the memory a flood of random keys can take; least recently used answers go first. */
 export const KEY_CACHE_MAX_ENTRIES = 10_000;
 
-/** A key's row as cached: the identity handed to every request, and what decides whether it is still valid. */
-interface CachedKey {
-  identity: ApiKeyIdentity;
+/** What decides whether a key is still valid. */
+interface Validity {
   revoked: boolean;
   /** Epoch ms; Infinity when the key never expires. */
   expiresAt: number;
 }
 
+/** A key's row as cached: the identity handed to every request, and what decides whether it is still valid. */
+interface CachedKey extends Validity {
+  identity: ApiKeyIdentity;
+  /** The key that replaced it, named by the expiry warning; null when there is none. */
+  replacedBy: string | null;
+}
+
+const validityOf = (key: Pick<KnownKey, 'revoked' | 'expiresAt'>): Validity => ({
+  revoked: key.revoked,
+  expiresAt: key.expiresAt?.getTime() ?? Infinity,
+});
+
 function toCached(record: ApiKeyRecord): CachedKey {
   return {
-    identity: { id: record.id, name: record.name, scopes: record.scopes },
-    revoked: record.revokedAt !== null,
-    expiresAt: record.expiresAt?.getTime() ?? Infinity,
+    identity: { id: record.id, name: record.name, scopes: record.scopes, lineage: record.lineage },
+    replacedBy: record.replacedBy,
+    ...validityOf({ revoked: record.revokedAt !== null, expiresAt: record.expiresAt }),
   };
+}
+
+/** Why a key that exists is refused at `now`, or null while it is valid. */
+function refusalOf(key: Validity, now: number): 'revoked' | 'expired' | null {
+  if (key.revoked) return 'revoked';
+  return now >= key.expiresAt ? 'expired' : null;
 }
 
 /**
@@ -38,14 +55,14 @@ function toCached(record: ApiKeyRecord): CachedKey {
  * digest share one query (lru-cache's `fetch`), and strings that cannot be
  * issued keys never reach the database. The cached row carries the key's
  * scopes and expiry, so a request costs no lookup for either, and a key
- * expires on the clock, not when its cache entry does. `isKnown` answers from
- * that cache or from a snapshot of every active digest, taken at most once per
- * KEY_CACHE_TTL_MS and only while someone asks.
+ * expires on the clock, not when its cache entry does. `screen` answers from
+ * that cache or from a snapshot of every key's digest and validity, taken at
+ * most once per KEY_CACHE_TTL_MS and only while someone asks.
  */
 @Injectable()
 export class DatabaseApiKeyStore extends ApiKeyStore {
   private readonly cache: LRUCache<string, CachedKey | false>;
-  private readonly active: LRUCache<'digests', Set<string>>;
+  private readonly known: LRUCache<'keys', Map<string, Validity>>;
 
   constructor(
     keys: ApiKeysRepository,
@@ -61,23 +78,22 @@ export class DatabaseApiKeyStore extends ApiKeyStore {
         return record ? toCached(record) : false;
       },
     });
-    this.active = new LRUCache({
+    this.known = new LRUCache({
       max: 1,
       ttl: KEY_CACHE_TTL_MS,
-      fetchMethod: async () => new Set(await keys.findActiveDigests()),
+      fetchMethod: async () => new Map((await keys.findKnownKeys()).map((key) => [key.digest, validityOf(key)])),
     });
   }
 
-  isKnown(key: string): Promise<boolean> {
-    return this.isKnownDigest(key, keyDigest(key));
+  screen(key: string): Promise<InvalidKeyReason | null> {
+    return this.screenDigest(key, keyDigest(key));
   }
 
-  /** `isKnown` for a caller that already holds the key's digest. */
-  async isKnownDigest(key: string, digest: string): Promise<boolean> {
-    if (!isIssuedKeyFormat(key)) return false;
-    const cached = this.cache.get(digest);
-    if (cached !== undefined) return cached !== false && !cached.revoked && Date.now() < cached.expiresAt;
-    return (await this.active.fetch('digests'))!.has(digest);
+  /** `screen` for a caller that already holds the key's digest. */
+  async screenDigest(key: string, digest: string): Promise<InvalidKeyReason | null> {
+    if (!isIssuedKeyFormat(key)) return 'unknown';
+    const known = this.cache.get(digest) ?? (await this.known.fetch('keys'))!.get(digest);
+    return known ? refusalOf(known, Date.now()) : 'unknown';
   }
 
   verify(key: string): Promise<ApiKeyVerdict> {
@@ -90,10 +106,10 @@ export class DatabaseApiKeyStore extends ApiKeyStore {
     // A hit answers without the promise fetch() always returns.
     const cached = this.cache.get(digest) ?? (await this.cache.fetch(digest));
     if (!cached) return 'unknown';
-    if (cached.revoked) return 'revoked';
     const now = Date.now();
-    if (now >= cached.expiresAt) return 'expired';
-    this.expiryWarnings.check(cached.identity.id, cached.expiresAt, now);
+    const refusal = refusalOf(cached, now);
+    if (refusal !== null) return refusal;
+    this.expiryWarnings.check(cached.identity.id, cached.expiresAt, now, cached.replacedBy);
     this.lastUsed.record(cached.identity.id, now);
     return cached.identity;
   }

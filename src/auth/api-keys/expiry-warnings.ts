@@ -22,15 +22,19 @@ export class ExpiryWarnings {
   /** Key id -> when it was last logged. Only issued keys near expiry get here, so it holds few ids. */
   private readonly warnedAt = new Map<string, number>();
 
-  check(id: string, expiresAt: number, now: number): void {
+  /** `replacedBy`: the key that replaced this one, whose clients only need the new key, not another rotation. */
+  check(id: string, expiresAt: number, now: number, replacedBy: string | null): void {
     if (expiresAt - now > EXPIRY_WARNING_WINDOW_MS) return;
     const last = this.warnedAt.get(id);
     if (last !== undefined && now - last < EXPIRY_WARNING_INTERVAL_MS) return;
     this.warnedAt.set(id, now);
+    const todo =
+      replacedBy === null
+        ? `rotate it (npm run apikey -- rotate ${id}) and hand its clients the new key before they are refused.`
+        : `it was replaced by key ${replacedBy}: move its clients to the new key before they are refused.`;
     this.logger.warn(
       `API key ${id} was used and expires at ${new Date(expiresAt).toISOString()} (in ${remaining(expiresAt - now)}): ` +
-        `rotate it (npm run apikey -- rotate ${id}) and hand its clients the new key before they are refused. ` +
-        'Logged once a day per key and instance.',
+        `${todo} Logged once a day per key and instance.`,
     );
   }
 }

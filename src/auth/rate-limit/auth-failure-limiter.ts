@@ -51,6 +51,19 @@ export class AuthFailureLimiter {
 
   /** Counts one refused credential; throws the 429 when that exceeds the budget. */
   async recordFailure(ip: string): Promise<void> {
+    const record = await this.count(ip);
+    if (record.isBlocked) throw rateLimitedError(this.limit, record.timeToBlockExpire, WHAT);
+  }
+
+  /**
+   * Counts one refused credential, for a refusal that is answered as it is whatever the budget (an issued key that
+   * expired or was revoked): past the budget, the address is blocked for the others all the same.
+   */
+  async countFailure(ip: string): Promise<void> {
+    await this.count(ip);
+  }
+
+  private async count(ip: string): ReturnType<ThrottlerStorage['increment']> {
     const address = clientAddressKey(ip);
     const record = await this.storage.increment(
       address,
@@ -59,10 +72,8 @@ export class AuthFailureLimiter {
       RATE_LIMIT_WINDOW_MS,
       AUTH_FAILURE_THROTTLER,
     );
-    if (record.isBlocked) {
-      this.blocked.set(address, Date.now() + record.timeToBlockExpire * 1000);
-      throw rateLimitedError(this.limit, record.timeToBlockExpire, WHAT);
-    }
+    if (record.isBlocked) this.blocked.set(address, Date.now() + record.timeToBlockExpire * 1000);
+    return record;
   }
 
   /** How many addresses this instance remembers as blocked (bounded by MAX_BLOCKED_ADDRESSES). */

@@ -3,9 +3,13 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { IdempotencyKeyEntity } from './idempotency-key.entity.js';
 
-/** Whose key it is: keys of different API keys never meet. */
+/**
+ * Whose key it is: keys of different API keys never meet, except an API key and its replacements (a rotation's
+ * lineage, ApiKeyIdentity.lineage), so that a retry sent with the new key finds the first response.
+ */
 export interface IdempotencyScope {
-  apiKeyId: string;
+  /** Stored in `api_key_id`: the id of the lineage's first key, which is the key's own id until it is rotated. */
+  lineage: string;
   key: string;
 }
 
@@ -34,7 +38,7 @@ export class IdempotencyKeysRepository {
     const rows: unknown[] = await manager.query(
       `INSERT INTO idempotency_keys (api_key_id, idempotency_key, request_fingerprint) VALUES ($1, $2, $3)
        ON CONFLICT (api_key_id, idempotency_key) DO NOTHING RETURNING 1`,
-      [scope.apiKeyId, scope.key, fingerprint],
+      [scope.lineage, scope.key, fingerprint],
     );
     return rows.length === 1;
   }
@@ -44,7 +48,7 @@ export class IdempotencyKeysRepository {
       await manager.query(
         `SELECT request_fingerprint, response_status, response_body FROM idempotency_keys
          WHERE api_key_id = $1 AND idempotency_key = $2`,
-        [scope.apiKeyId, scope.key],
+        [scope.lineage, scope.key],
       );
     const row = rows[0];
     if (!row) return undefined;
@@ -58,7 +62,7 @@ export class IdempotencyKeysRepository {
     await manager.query(
       `UPDATE idempotency_keys SET response_status = $3, response_body = $4
        WHERE api_key_id = $1 AND idempotency_key = $2`,
-      [scope.apiKeyId, scope.key, response.status, JSON.stringify(response.body)],
+      [scope.lineage, scope.key, response.status, JSON.stringify(response.body)],
     );
   }
 

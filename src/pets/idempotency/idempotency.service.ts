@@ -21,7 +21,7 @@ export interface IdempotentOutcome<T> {
 }
 
 /**
- * Runs a create at most once per (API key, Idempotency-Key), as
+ * Runs a create at most once per (API key lineage, Idempotency-Key), as
  * draft-ietf-httpapi-idempotency-key-header describes: the key is claimed,
  * the work done and its response stored in one transaction, so either all of
  * them happen or none does.
