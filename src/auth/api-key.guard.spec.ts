@@ -364,27 +364,29 @@ describe('ApiKeyGuard', () => {
     };
 
     it('returns the identity', () => {
-      expect(guard.handleRequest(null, IDENTITY, undefined)).toBe(IDENTITY);
+      expect(guard.handleRequest(null, IDENTITY, undefined, contextFor({ headers: {} }))).toBe(IDENTITY);
     });
 
     it('rethrows a store failure as it is, for the filter to map', () => {
       const failure = new Error('database down');
 
-      expect(() => guard.handleRequest(failure, false, undefined)).toThrow(failure);
+      expect(() => guard.handleRequest(failure, false, undefined, contextFor({ headers: {} }))).toThrow(failure);
     });
 
-    it('answers a bare challenge with "An API key is required"', () => {
-      expect(outcome(() => guard.handleRequest(null, false, 'Bearer realm="animal-store"'))).toEqual(MISSING);
+    it('answers a failure without a status (no bearer key sent) with "An API key is required"', () => {
+      const context = contextFor({ headers: {} });
+      expect(outcome(() => guard.handleRequest(null, false, 'Bearer realm="animal-store"', context))).toEqual(MISSING);
     });
 
     it('rethrows a refused key as the strategy threw it', () => {
       const refusal = new KeyRefusedError('expired');
 
-      expect(() => guard.handleRequest(refusal, false, undefined)).toThrow(refusal);
+      expect(() => guard.handleRequest(refusal, false, undefined, contextFor({ headers: {} }))).toThrow(refusal);
     });
 
-    it('answers a missing challenge (the strategy failed with 400) as malformed', () => {
-      expect(outcome(() => guard.handleRequest(null, false, undefined))).toEqual(MALFORMED);
+    it('answers the status 400 (the strategy found the header malformed) as malformed', () => {
+      const context = contextFor({ headers: {} });
+      expect(outcome(() => guard.handleRequest(null, false, undefined, context, 400))).toEqual(MALFORMED);
     });
   });
 });

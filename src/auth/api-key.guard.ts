@@ -9,7 +9,7 @@ import { ApiKeyRefusals } from './api-key-refusals.js';
 import { type ApiKeyScope, REQUIRED_SCOPE } from './api-key-scope.js';
 import { ApiKeyStore } from './api-key-store.js';
 import { bearerToken } from './bearer-token.js';
-import { REALM } from '../edge/http.constants.js';
+import { bearerChallenge } from '../edge/http.constants.js';
 import { insufficientScope, KeyRefusedError } from './key-refused.error.js';
 import { IS_PUBLIC } from './public.decorator.js';
 
@@ -95,19 +95,27 @@ export class ApiKeyGuard extends AuthGuard('bearer') {
     throw refusal === 'unknown' ? this.authFailures.refusal(request.ip) : new KeyRefusedError(refusal);
   }
 
-  // `challenge` is what passport-http-bearer answers: the WWW-Authenticate value
-  // (RFC 6750 §3), or a bare status (400) for a malformed Authorization header.
-  // A presented key that is refused arrives as `error` (BearerStrategy.validate throws it).
-  handleRequest<TUser = ApiKeyIdentity>(error: Error | null, identity: TUser | false, challenge: unknown): TUser {
+  /**
+   * passport's answer, in @nestjs/passport's documented override. A refused key arrives as `error` (the strategy
+   * throws it); without an identity, `status` is passport-http-bearer's 400 for a malformed Authorization header,
+   * and absent when no bearer key was sent.
+   */
+  handleRequest<TUser = ApiKeyIdentity>(
+    error: Error | null,
+    identity: TUser | false,
+    _info: unknown,
+    _context: ExecutionContext,
+    status?: number,
+  ): TUser {
     if (error) throw error;
     if (identity) return identity;
-    if (typeof challenge === 'string') {
-      throw new ApiError(401, ErrorCode.Unauthorized, 'An API key is required: send Authorization: Bearer <key>.', {
-        'WWW-Authenticate': challenge,
+    if (status === 400) {
+      throw new ApiError(401, ErrorCode.Unauthorized, 'The Authorization header is malformed: use Bearer <key>.', {
+        'WWW-Authenticate': bearerChallenge({ error: 'invalid_request' }),
       });
     }
-    throw new ApiError(401, ErrorCode.Unauthorized, 'The Authorization header is malformed: use Bearer <key>.', {
-      'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_request"`,
+    throw new ApiError(401, ErrorCode.Unauthorized, 'An API key is required: send Authorization: Bearer <key>.', {
+      'WWW-Authenticate': bearerChallenge(),
     });
   }
 }

@@ -1,28 +1,28 @@
 import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
+import type { FastifyRequest } from 'fastify';
 import { Strategy } from 'passport-http-bearer';
 import type { ApiKeyIdentity } from './api-key-identity.js';
 import { ApiKeyStore } from './api-key-store.js';
-import { REALM } from '../edge/http.constants.js';
 import { KeyRefusedError } from './key-refused.error.js';
 
+/** passport-http-bearer over the key store: the key from `Authorization: Bearer <key>`, and who it belongs to. */
 @Injectable()
 export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   constructor(private readonly keys: ApiKeyStore) {
-    super({ realm: REALM });
+    super();
   }
 
   /**
-   * passport-http-bearer also reads `access_token` from the query string and
-   * the body; RFC 6750 §2.3 advises against it (URLs end up in logs), so the
-   * strategy only ever sees the Authorization header.
+   * passport-http-bearer also takes `access_token` from the query string and the body (RFC 6750 §2.2-2.3), which
+   * this API does not accept (URLs end up in logs): the strategy is handed the request's headers only, so such a
+   * parameter is ignored like any unknown one.
    */
-  authenticate(request: { headers: { authorization?: string } }, options?: object): void {
-    const headers = { authorization: request.headers.authorization };
-    super.authenticate({ headers } as never, options);
+  authenticate(request: Pick<FastifyRequest, 'headers'>, options?: object): void {
+    super.authenticate({ headers: request.headers } as never, options);
   }
 
-  /** A refused key is thrown with its reason, which passport hands to the guard as the error. */
+  /** A refused key is thrown with its reason: @nestjs/passport's guard receives it as passport's error. */
   async validate(token: string): Promise<ApiKeyIdentity> {
     const verdict = await this.keys.verify(token);
     if (typeof verdict === 'string') throw new KeyRefusedError(verdict);

@@ -1,10 +1,10 @@
 import { ApiError } from '../edge/errors/api-error.js';
 import { ErrorCode } from '../edge/errors/error-code.js';
-import { REALM } from '../edge/http.constants.js';
+import { bearerChallenge } from '../edge/http.constants.js';
 import type { ApiKeyRefusalReason } from './api-key-identity.js';
 import type { ApiKeyScope } from './api-key-scope.js';
 
-const INVALID_TOKEN = { 'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token"` };
+const INVALID_TOKEN = { 'WWW-Authenticate': bearerChallenge({ error: 'invalid_token' }) };
 
 /** A key was presented and is not valid (unknown, revoked or expired): what the failed-authentication budget counts. */
 export class KeyRefusedError extends ApiError {
@@ -26,6 +26,6 @@ export function insufficientScope(scope: ApiKeyScope): ApiError {
     403,
     ErrorCode.InsufficientScope,
     `This operation needs the ${scope} scope, which the API key does not have: use a key issued with ${scope}.`,
-    { 'WWW-Authenticate': `Bearer realm="${REALM}", error="insufficient_scope", scope="${scope}"` },
+    { 'WWW-Authenticate': bearerChallenge({ error: 'insufficient_scope', scope }) },
   );
 }

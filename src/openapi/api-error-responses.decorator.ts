@@ -4,7 +4,7 @@ import type { ApiKeyScope } from '../auth/api-key-scope.js';
 import { insufficientScope } from '../auth/key-refused.error.js';
 import { ErrorBodyDto } from '../edge/errors/error-body.dto.js';
 import { CODE_BY_STATUS } from '../edge/errors/error-code.js';
-import { REALM } from '../edge/http.constants.js';
+import { bearerChallenge } from '../edge/http.constants.js';
 import { RETRY_AFTER_SECONDS } from '../edge/errors/to-api-error.js';
 import { MAX_LIMIT_PER_MINUTE, RATE_LIMIT_WINDOW_MS } from '../config/app-config.js';
 import { RATE_LIMIT_HEADERS } from '../auth/rate-limit/rate-limited.error.js';
@@ -89,9 +89,11 @@ const COMMON_ERRORS = {
         required: true,
         schema: {
           type: 'string',
-          enum: ['', ', error="invalid_token"', ', error="invalid_request"'].map(
-            (error) => `Bearer realm="${REALM}"${error}`,
-          ),
+          enum: [
+            bearerChallenge(),
+            bearerChallenge({ error: 'invalid_token' }),
+            bearerChallenge({ error: 'invalid_request' }),
+          ],
         },
       },
     } satisfies HeadersObject,
@@ -138,7 +140,7 @@ export function ApiInsufficientScopeResponse(scope: ApiKeyScope) {
         required: true,
         schema: {
           type: 'string',
-          enum: [`Bearer realm="${REALM}", error="insufficient_scope", scope="${scope}"`],
+          enum: [bearerChallenge({ error: 'insufficient_scope', scope })],
         },
       },
     },

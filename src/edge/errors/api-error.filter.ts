@@ -4,13 +4,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { allowedMethods } from '../allowed-methods.js';
 import { DatabaseFaultLog } from '../../database/database-fault-log.js';
 import { databaseFault } from '../../database/database-faults.js';
-import { REALM } from '../http.constants.js';
+import { bearerChallenge } from '../http.constants.js';
 import { ApiError } from './api-error.js';
 import { ErrorCode } from './error-code.js';
 import { toApiError } from './to-api-error.js';
 import { timedOut } from './framework-errors.js';
 
-export const WWW_AUTHENTICATE = `Bearer realm="${REALM}"`;
+export const WWW_AUTHENTICATE = bearerChallenge();
 
 /**
  * The status logged for a request whose client closed the connection before its body had arrived: nginx's

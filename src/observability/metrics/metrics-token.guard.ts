@@ -8,6 +8,7 @@ import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { ApiError } from '../../edge/errors/api-error.js';
 import { ErrorCode } from '../../edge/errors/error-code.js';
+import { bearerChallenge } from '../../edge/http.constants.js';
 
 /**
  * `/metrics` answers only to `Authorization: Bearer <METRICS_TOKEN>` when that token is configured. A wrong token
@@ -36,7 +37,7 @@ export class MetricsTokenGuard implements CanActivate {
       await this.authFailures.recordFailure(request.ip);
     }
     throw new ApiError(401, ErrorCode.Unauthorized, 'The metrics token is missing or not valid.', {
-      'WWW-Authenticate': 'Bearer realm="metrics"',
+      'WWW-Authenticate': bearerChallenge({ realm: 'metrics' }),
     });
   }
 }
