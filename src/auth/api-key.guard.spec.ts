@@ -25,8 +25,12 @@ const VERDICTS: Record<string, ApiKeyVerdict> = {
   'expired-key-0123456789abcdef': 'expired',
 };
 
+/** The store with its answers from VERDICTS: both of its methods are replaced, so it holds no key sources. */
 class FakeApiKeyStore extends ApiKeyStore {
   readonly presented: string[] = [];
+  constructor() {
+    super(null as never, null as never);
+  }
   verify(key: string): Promise<ApiKeyVerdict> {
     this.presented.push(key);
     return Promise.resolve(VERDICTS[key] ?? 'unknown');

@@ -8,7 +8,6 @@ import { ApiKeyGuard } from './api-key.guard.js';
 import { ApiKeyRefusals } from './api-key-refusals.js';
 import { ApiKeyStore } from './api-key-store.js';
 import { BearerStrategy } from './bearer.strategy.js';
-import { CombinedApiKeyStore } from './combined-api-key-store.js';
 import { EnvApiKeyStore } from './env-api-key-store.js';
 
 @Module({
@@ -17,7 +16,7 @@ import { EnvApiKeyStore } from './env-api-key-store.js';
     BearerStrategy,
     ApiKeyRefusals,
     EnvApiKeyStore,
-    { provide: ApiKeyStore, useClass: CombinedApiKeyStore },
+    ApiKeyStore,
     // In this order: the key is known before its budget is counted.
     { provide: APP_GUARD, useClass: ApiKeyGuard },
     { provide: APP_GUARD, useClass: ApiKeyThrottlerGuard },

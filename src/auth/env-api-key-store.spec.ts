@@ -1,11 +1,28 @@
 import { loadConfig } from '../config/app-config.js';
+import { DatabaseApiKeyStore } from './api-keys/database-api-key-store.js';
+import type { ApiKeysRepository } from './api-keys/api-keys.repository.js';
+import type { ExpiryWarnings } from './api-keys/expiry-warnings.js';
+import type { LastUsedRecorder } from './api-keys/last-used-recorder.js';
+import { ApiKeyStore } from './api-key-store.js';
 import { EnvApiKeyStore } from './env-api-key-store.js';
 import { keyDigest } from './key-digest.js';
 
 const FIRST = 'first-key-0123456789abcdef';
 const SECOND = 'second-key-0123456789abcdef';
 
-const storeWith = (...apiKeys: string[]) => new EnvApiKeyStore({ ...loadConfig({}), apiKeys });
+const envKeys = (...apiKeys: string[]) => new EnvApiKeyStore({ ...loadConfig({}), apiKeys });
+/** The store the guard is given, over these API_KEYS; none of the keys below can be an issued key, so none is looked up. */
+const storeWith = (...apiKeys: string[]) => {
+  const unreachable = () => {
+    throw new Error('looked up in the database');
+  };
+  const database = new DatabaseApiKeyStore(
+    { findByDigest: unreachable, findKnownKeys: unreachable } as unknown as ApiKeysRepository,
+    { record: unreachable } as unknown as LastUsedRecorder,
+    { check: unreachable } as unknown as ExpiryWarnings,
+  );
+  return new ApiKeyStore(envKeys(...apiKeys), database);
+};
 
 describe('keyDigest', () => {
   it('is the hex SHA-256 of the key', () => {
@@ -13,7 +30,7 @@ describe('keyDigest', () => {
   });
 });
 
-describe('EnvApiKeyStore', () => {
+describe('ApiKeyStore, for keys from API_KEYS (EnvApiKeyStore)', () => {
   it('identifies each configured key by its position alone, with every scope, as a lineage of its own', async () => {
     const store = storeWith(FIRST, SECOND);
 
@@ -47,7 +64,7 @@ describe('EnvApiKeyStore', () => {
   });
 
   it('keeps no raw key in memory', () => {
-    const store = storeWith(FIRST, SECOND);
+    const store = envKeys(FIRST, SECOND);
 
     const held = JSON.stringify([...(store as unknown as { identities: Map<string, unknown> }).identities]);
     expect(held).not.toContain(FIRST);

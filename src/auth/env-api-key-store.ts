@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { AppConfig } from '../config/app-config.js';
-import type { ApiKeyIdentity, ApiKeyVerdict, InvalidKeyReason } from './api-key-identity.js';
-import { ApiKeyStore } from './api-key-store.js';
+import type { ApiKeyIdentity } from './api-key-identity.js';
 import { keyDigest } from './key-digest.js';
 
 /**
@@ -14,11 +13,10 @@ import { keyDigest } from './key-digest.js';
  * logs and metric labels, where part of a digest would let a weak key be guessed offline.
  */
 @Injectable()
-export class EnvApiKeyStore extends ApiKeyStore {
+export class EnvApiKeyStore {
   private readonly identities = new Map<string, ApiKeyIdentity>();
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    super();
     config.apiKeys.forEach((key, index) => {
       const digest = keyDigest(key);
       const id = `env-${index + 1}`;
@@ -26,14 +24,7 @@ export class EnvApiKeyStore extends ApiKeyStore {
     });
   }
 
-  verify(key: string): Promise<ApiKeyVerdict> {
-    return Promise.resolve(this.identityFor(keyDigest(key)) ?? 'unknown');
-  }
-
-  screen(key: string): Promise<InvalidKeyReason | null> {
-    return Promise.resolve(this.identities.has(keyDigest(key)) ? null : 'unknown');
-  }
-
+  /** The identity of the key with this digest, or null when API_KEYS has none. */
   identityFor(digest: string): ApiKeyIdentity | null {
     return this.identities.get(digest) ?? null;
   }

@@ -2,12 +2,15 @@ import { jest } from '@jest/globals';
 import type { ApiKeyIdentity } from '../api-key-identity.js';
 import { generateApiKey } from './api-key-format.js';
 import type { ApiKeyRecord, ApiKeysRepository, KnownKey } from './api-keys.repository.js';
+import { ApiKeyStore } from '../api-key-store.js';
+import { EnvApiKeyStore } from '../env-api-key-store.js';
 import { keyDigest } from '../key-digest.js';
+import { loadConfig } from '../../config/app-config.js';
 import { DatabaseApiKeyStore, KEY_CACHE_MAX_ENTRIES } from './database-api-key-store.js';
 import { EXPIRY_WARNING_WINDOW_MS, type ExpiryWarnings } from './expiry-warnings.js';
 import type { LastUsedRecorder } from './last-used-recorder.js';
 
-describe('DatabaseApiKeyStore', () => {
+describe('ApiKeyStore, for keys issued into the database (DatabaseApiKeyStore)', () => {
   const row: ApiKeyRecord = {
     id: '7',
     name: 'acme',
@@ -22,18 +25,20 @@ describe('DatabaseApiKeyStore', () => {
   const findKnownKeys = jest.fn<() => Promise<KnownKey[]>>();
   const record = jest.fn();
   const check = jest.fn();
-  let store: DatabaseApiKeyStore;
+  let database: DatabaseApiKeyStore;
+  let store: ApiKeyStore;
 
   beforeEach(() => {
     findActiveByDigest.mockReset();
     findKnownKeys.mockReset();
     record.mockReset();
     check.mockReset();
-    store = new DatabaseApiKeyStore(
+    database = new DatabaseApiKeyStore(
       { findByDigest: findActiveByDigest, findKnownKeys } as unknown as ApiKeysRepository,
       { record } as unknown as LastUsedRecorder,
       { check } as unknown as ExpiryWarnings,
     );
+    store = new ApiKeyStore(new EnvApiKeyStore({ ...loadConfig({}), apiKeys: [] }), database);
   });
 
   it('asks the database once for a burst of the same valid key, and records its use', async () => {
@@ -137,7 +142,7 @@ describe('DatabaseApiKeyStore', () => {
     const first = generateApiKey();
     await store.verify(first);
     for (let i = 0; i < KEY_CACHE_MAX_ENTRIES; i += 1) await store.verify(generateApiKey());
-    const cache = (store as unknown as { cache: { size: number } }).cache;
+    const cache = (database as unknown as { cache: { size: number } }).cache;
     expect(cache.size).toBe(KEY_CACHE_MAX_ENTRIES);
     // The oldest answer was evicted, so it is asked again.
     await store.verify(first);

@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import type { ApiKeyIdentity, ApiKeyVerdict, InvalidKeyReason } from '../api-key-identity.js';
-import { ApiKeyStore } from '../api-key-store.js';
-import { keyDigest } from '../key-digest.js';
 import { isIssuedKeyFormat } from './api-key-format.js';
 import { ApiKeysRepository, type ApiKeyRecord, type KnownKey } from './api-keys.repository.js';
 import { ExpiryWarnings } from './expiry-warnings.js';
@@ -60,7 +58,7 @@ function refusalOf(key: Validity, now: number): 'revoked' | 'expired' | null {
  * most once per KEY_CACHE_TTL_MS and only while someone asks.
  */
 @Injectable()
-export class DatabaseApiKeyStore extends ApiKeyStore {
+export class DatabaseApiKeyStore {
   private readonly cache: LRUCache<string, CachedKey | false>;
   private readonly known: LRUCache<'keys', Map<string, Validity>>;
 
@@ -69,7 +67,6 @@ export class DatabaseApiKeyStore extends ApiKeyStore {
     private readonly lastUsed: LastUsedRecorder,
     private readonly expiryWarnings: ExpiryWarnings,
   ) {
-    super();
     this.cache = new LRUCache({
       max: KEY_CACHE_MAX_ENTRIES,
       ttl: KEY_CACHE_TTL_MS,
@@ -85,23 +82,15 @@ export class DatabaseApiKeyStore extends ApiKeyStore {
     });
   }
 
-  screen(key: string): Promise<InvalidKeyReason | null> {
-    return this.screenDigest(key, keyDigest(key));
-  }
-
-  /** `screen` for a caller that already holds the key's digest. */
-  async screenDigest(key: string, digest: string): Promise<InvalidKeyReason | null> {
+  /** ApiKeyStore.screen, for the key and its digest. */
+  async screen(key: string, digest: string): Promise<InvalidKeyReason | null> {
     if (!isIssuedKeyFormat(key)) return 'unknown';
     const known = this.cache.get(digest) ?? (await this.known.fetch('keys'))!.get(digest);
     return known ? refusalOf(known, Date.now()) : 'unknown';
   }
 
-  verify(key: string): Promise<ApiKeyVerdict> {
-    return this.verifyDigest(key, keyDigest(key));
-  }
-
-  /** `verify` for a caller that already holds the key's digest. */
-  async verifyDigest(key: string, digest: string): Promise<ApiKeyVerdict> {
+  /** ApiKeyStore.verify, for the key and its digest. */
+  async verify(key: string, digest: string): Promise<ApiKeyVerdict> {
     if (!isIssuedKeyFormat(key)) return 'unknown';
     // A hit answers without the promise fetch() always returns.
     const cached = this.cache.get(digest) ?? (await this.cache.fetch(digest));
