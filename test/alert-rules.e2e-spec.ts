@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { PROMETHEUS_RULE_FILE, prometheusRule } from '../src/cli/prometheus-rule.js';
 import { ROOT } from './support/built-service.js';
 import { ProductionService, startProductionService } from './support/production-service.js';
 import { ServiceProcess } from './support/service-process.js';
@@ -97,6 +98,15 @@ describe('alert rules (k8s/alerts/animal-store.rules.yaml)', () => {
     expect(used.map(({ alert, names }) => ({ alert, missing: names.filter((name) => !served.has(name)) }))).toEqual(
       used.map(({ alert }) => ({ alert, missing: [] })),
     );
+  });
+
+  it('ship in the Prometheus Operator form generated from the one rules file, with the same groups', () => {
+    const operatorForm = readFileSync(PROMETHEUS_RULE_FILE, 'utf8');
+    // On a difference: `npm run alerts:prometheusrule` writes it again from animal-store.rules.yaml.
+    expect(operatorForm).toBe(prometheusRule());
+    const resource = parse(operatorForm) as { apiVersion: string; kind: string; spec: unknown };
+    expect(resource).toMatchObject({ apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule' });
+    expect(resource.spec).toEqual(parse(readFileSync(RULES, 'utf8')));
   });
 
   it('each have a for:, a severity, and a summary and a description', () => {
