@@ -104,6 +104,16 @@ export class ApiKeysRepository {
     );
   }
 
+  /** How many active keys expire within `withinMs` from now, by the database's clock (keys never expiring do not). */
+  async countActiveExpiringWithin(withinMs: number): Promise<number> {
+    const rows = await this.keys.query<{ count: number }[]>(
+      `SELECT count(*)::int AS count FROM api_keys
+        WHERE ${ACTIVE} AND expires_at <= now() + $1::bigint * interval '1 millisecond'`,
+      [withinMs],
+    );
+    return rows[0].count;
+  }
+
   async insert(key: NewApiKeyRow): Promise<ApiKeySummary> {
     const rows = await this.keys
       .query<ApiKeySummary[]>(
