@@ -104,11 +104,15 @@ export class ApiKeysRepository {
     );
   }
 
-  /** How many active keys expire within `withinMs` from now, by the database's clock (keys never expiring do not). */
+  /**
+   * How many active keys expire within `withinMs` from now, by the database's clock. Keys never expiring do not, nor
+   * keys in their overlap: their replacement is what clients move to.
+   */
   async countActiveExpiringWithin(withinMs: number): Promise<number> {
     const rows = await this.keys.query<{ count: number }[]>(
       `SELECT count(*)::int AS count FROM api_keys
-        WHERE ${ACTIVE} AND expires_at <= now() + $1::bigint * interval '1 millisecond'`,
+        WHERE revoked_at IS NULL AND replaced_by IS NULL AND expires_at > now()
+          AND expires_at <= now() + $1::bigint * interval '1 millisecond'`,
       [withinMs],
     );
     return rows[0].count;
