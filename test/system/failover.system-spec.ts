@@ -45,7 +45,7 @@ const SETTINGS: FailoverSettings = {
   interMs: 500,
   fall: 2,
   rise: 1,
-  archiveTimeout: 10,
+  archiveTimeout: 5,
 };
 /** The service's wait for a database connection (src/database/data-source-options.ts). */
 const CONNECT_TIMEOUT_MS = 2_000;
@@ -413,8 +413,11 @@ describe('a PostgreSQL failover under load (Patroni, synchronous mode, HAProxy o
   });
 });
 
-/** The animals the point-in-time case creates under load before the mistake. */
+/** The animals the point-in-time case creates under load before the mistake, and its requests a second. */
 const PITR_CREATES = 200;
+const PITR_LOAD_RATE = 100;
+/** The segment holding a commit is switched within archive_timeout, then pushed: the bound leaves room for a busy machine. */
+const ARCHIVE_LAG_BOUND_MS = (SETTINGS.archiveTimeout + 20) * 1000;
 
 /** Every row of `pets`, in order, as PostgreSQL's JSON: compared whole, field for field. */
 async function petsTable(url: string): Promise<{ rows: number; json: string }> {
@@ -472,7 +475,7 @@ describe('continuous archiving and point-in-time recovery (pgBackRest, WAL archi
       origin: service!.origin,
       key: KEY,
       prefix: 'pitr',
-      ratePerSecond: LOAD_RATE,
+      ratePerSecond: PITR_LOAD_RATE,
       count: 2 * PITR_CREATES,
       mix: ['create', 'list'],
     });
@@ -507,7 +510,7 @@ describe('continuous archiving and point-in-time recovery (pgBackRest, WAL archi
         );
         return row.last !== null && row.last >= walFile;
       },
-      { timeoutMs: (SETTINGS.archiveTimeout + 30) * 1000, intervalMs: 100, what: `${walFile} to be archived` },
+      { timeoutMs: ARCHIVE_LAG_BOUND_MS, intervalMs: 100, what: `${walFile}, holding the DELETE, to be archived` },
     );
     const archiveLagMs = Date.now() - deletedAt;
 
@@ -546,7 +549,6 @@ describe('continuous archiving and point-in-time recovery (pgBackRest, WAL archi
     expect(restoredTable).toEqual(before);
     expect(afterRestore).toEqual(before);
     expect(served.status).toBe(200);
-    expect(archiveLagMs).toBeLessThan((SETTINGS.archiveTimeout + 30) * 1000);
     expectNoErrorLogged();
   }, 240_000);
 });
