@@ -416,7 +416,7 @@ describe('a PostgreSQL failover under load (Patroni, synchronous mode, HAProxy o
 /** The animals the point-in-time case creates under load before the mistake, and its requests a second. */
 const PITR_CREATES = 200;
 const PITR_LOAD_RATE = 100;
-/** The segment holding a commit is switched within archive_timeout, then pushed: the bound leaves room for a busy machine. */
+/** A commit's segment is switched within archive_timeout, then pushed; the bound leaves room for a busy machine. */
 const ARCHIVE_LAG_BOUND_MS = (SETTINGS.archiveTimeout + 20) * 1000;
 
 /** Every row of `pets`, in order, as PostgreSQL's JSON: compared whole, field for field. */
@@ -470,6 +470,7 @@ describe('continuous archiving and point-in-time recovery (pgBackRest, WAL archi
   it(`a restore to the moment before a mistaken DELETE FROM pets brings back all ${PITR_CREATES} animals created under load, field for field`, async () => {
     const primary = (await cluster!.primary())!;
     const backup = await cluster!.archive.backup();
+    const backupSizes = /database size: .*/.exec(await cluster!.archive.info())?.[0];
 
     const load = startLoad({
       origin: service!.origin,
@@ -525,9 +526,12 @@ describe('continuous archiving and point-in-time recovery (pgBackRest, WAL archi
     }
     const restoredMs = Date.now() - restoreStarted;
     const afterRestore = await petsTable(cluster!.url(DATABASE));
-    const served = await fetch(`${service!.origin}/v1/pets/${(JSON.parse(before.json) as { id: number }[])[0].id}`, {
-      headers: bearer,
-    });
+    // The service serves them again: one of the animals created before the mistake, by its id.
+    const [first] = (JSON.parse(before.json) as { id: number; name: string }[]).filter((p) =>
+      p.name.startsWith('pitr-'),
+    );
+    const served = await fetch(`${service!.origin}/v1/pets/${first.id}`, { headers: bearer });
+    const servedBody = (await served.json()) as { id: number; name: string };
 
     report(`point-in-time restore on ${primary.name} (archive_timeout ${SETTINGS.archiveTimeout} s)`, {
       load: { requests: loaded.requests, byStatus: loaded.byStatus },
@@ -538,7 +542,7 @@ describe('continuous archiving and point-in-time recovery (pgBackRest, WAL archi
         afterCopyBack: afterRestore.rows,
       },
       target,
-      fullBackupMs: backup.durationMs,
+      fullBackup: { ms: backup.durationMs, sizes: backupSizes },
       archiveLagMs,
       restoreMs: restored.restoreMs,
       recoveryMs: restored.recoveryMs,
@@ -548,7 +552,11 @@ describe('continuous archiving and point-in-time recovery (pgBackRest, WAL archi
     expect(afterDelete.rows).toBe(0);
     expect(restoredTable).toEqual(before);
     expect(afterRestore).toEqual(before);
-    expect(served.status).toBe(200);
+    expect({ status: served.status, id: servedBody.id, name: servedBody.name }).toEqual({
+      status: 200,
+      id: first.id,
+      name: first.name,
+    });
     expectNoErrorLogged();
   }, 240_000);
 });

@@ -17,7 +17,10 @@ import { createPgBackRest, PgBackRest, RestoredServer } from './pgbackrest.js';
 
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 
-/** The settings that shape a failover's window (docs/operating.md, "High availability"). */
+/**
+ * The settings that shape a failover's window (docs/operating.md, "High availability"), and the WAL archive's loss
+ * window ("Backups and restore").
+ */
 export interface FailoverSettings {
   /** Patroni: seconds the leader key lives without being renewed; a crashed primary's key expires after this. */
   ttl: number;

@@ -135,18 +135,29 @@ export async function createPgBackRest(): Promise<PgBackRest> {
       );
       entry.server = server;
       const url = (database = 'postgres', user = 'postgres') => `postgres://${user}@127.0.0.1:${port}/${database}`;
-      await pollUntil(
-        async () => {
-          const client = new pg.Client({ connectionString: url(), connectionTimeoutMillis: 2_000 });
-          await client.connect();
-          try {
-            return (await client.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r')).rows[0].r === false;
-          } finally {
-            await client.end();
-          }
-        },
-        { timeoutMs: 120_000, intervalMs: 100, what: `the restored copy to be promoted (${server.output()})` },
-      );
+      let [promoted, exited] = [false, false];
+      // PostgreSQL stops when recovery ends short of the target (the WAL past it not archived): fail at once.
+      const exitedEarly = server.exited.then(() => {
+        exited = true;
+        if (!promoted) throw new Error(`The restored copy exited before its recovery ended: ${server.output()}`);
+      });
+      await Promise.race([
+        pollUntil(
+          async () => {
+            if (exited) return true; // the race is lost already: stop polling
+            const client = new pg.Client({ connectionString: url(), connectionTimeoutMillis: 2_000 });
+            await client.connect();
+            try {
+              return (await client.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r')).rows[0].r === false;
+            } finally {
+              await client.end();
+            }
+          },
+          { timeoutMs: 120_000, intervalMs: 100, what: 'the restored copy to be promoted' },
+        ),
+        exitedEarly,
+      ]);
+      promoted = true;
       return {
         ...server,
         restoreMs,
