@@ -25,10 +25,11 @@ import { ServiceProcess, startService } from '../support/service-process.js';
  * back with no restart, every acknowledged create is stored once, and nothing is logged at error level. The
  * figures are printed (docs/operating.md, "High availability", quotes them).
  *
- * Every node archives its WAL with pgBackRest throughout. After both failovers, on the promoted node: a full
- * backup, animals created under load, then an operator's mistaken `DELETE FROM pets`; the archive restored aside
- * to the moment before it holds every row as it was, and the operator's copy back brings them to the service.
- * The loss window (the DELETE's WAL archived) and the restore's duration are printed ("Backups and restore").
+ * Every node archives its WAL with pgBackRest throughout. After both failovers, on the promoted node: animals
+ * created under load while a full backup runs, then an operator's mistaken `DELETE FROM pets`; the archive
+ * restored aside to the moment before it holds every row as it was, and the operator's copy back brings them to
+ * the service. The loss window (the DELETE's WAL archived) and the restore's duration are printed
+ * ("Backups and restore").
  */
 
 const APP_ROLE = 'animal_store';
@@ -469,9 +470,7 @@ async function copyPetsBack(restoredUrl: string, liveUrl: string): Promise<void>
 describe('continuous archiving and point-in-time recovery (pgBackRest, WAL archived from every node)', () => {
   it(`a restore to the moment before a mistaken DELETE FROM pets brings back all ${PITR_CREATES} animals created under load, field for field`, async () => {
     const primary = (await cluster!.primary())!;
-    const backup = await cluster!.archive.backup();
-    const backupSizes = /database size: .*/.exec(await cluster!.archive.info())?.[0];
-
+    // The full backup runs online, as the animals are created: it ends before the moment the restore goes back to.
     const load = startLoad({
       origin: service!.origin,
       key: KEY,
@@ -480,7 +479,9 @@ describe('continuous archiving and point-in-time recovery (pgBackRest, WAL archi
       count: 2 * PITR_CREATES,
       mix: ['create', 'list'],
     });
-    const loaded = summarise(await load.done);
+    const [backup, outcomes] = await Promise.all([cluster!.archive.backup(), load.done]);
+    const backupSizes = /database size: .*/.exec(await cluster!.archive.info())?.[0];
+    const loaded = summarise(outcomes);
     expect(loaded).toMatchObject({ created201: PITR_CREATES, non2xx: 0 });
     expect((await storedCounts('pitr')).size).toBe(PITR_CREATES);
     const before = await petsTable(cluster!.url(DATABASE));
