@@ -9,6 +9,7 @@ import {
   FailoverSettings,
   PatroniCluster,
   PatroniNode,
+  PG_BIN,
   startPatroniCluster,
 } from '../support/fleet/patroni-cluster.js';
 import { runOnce, workDirectory } from '../support/fleet/debian-services.js';
@@ -25,8 +26,8 @@ import { ServiceProcess, startService } from '../support/service-process.js';
  * back with no restart, every acknowledged create is stored once, and nothing is logged at error level. The
  * figures are printed (docs/operating.md, "High availability", quotes them).
  *
- * Every node archives its WAL with pgBackRest throughout. After both failovers, on the promoted node: animals
- * created under load while a full backup runs, then an operator's mistaken `DELETE FROM pets`; the archive
+ * Every node archives its WAL with pgBackRest throughout. After both failovers, on the promoted node: a full
+ * backup, animals created under load, then an operator's mistaken `DELETE FROM pets`; the archive
  * restored aside to the moment before it holds every row as it was, and the operator's copy back brings them to
  * the service. The loss window (the DELETE's WAL archived) and the restore's duration are printed
  * ("Backups and restore").
@@ -445,7 +446,7 @@ async function copyPetsBack(restoredUrl: string, liveUrl: string): Promise<void>
   try {
     const file = join(dir, 'pets-restored.csv');
     const psql = (url: string, args: string[]) =>
-      runOnce('/usr/lib/postgresql/15/bin/psql', [url, '-v', 'ON_ERROR_STOP=1', ...args]);
+      runOnce(join(PG_BIN, 'psql'), [url, '-v', 'ON_ERROR_STOP=1', ...args]);
     const out = await psql(restoredUrl, ['-c', `\\copy pets TO '${file}' CSV`]);
     expect(out).toMatchObject({ code: 0 });
     const script = join(dir, 'copy-back.sql');
@@ -470,7 +471,10 @@ async function copyPetsBack(restoredUrl: string, liveUrl: string): Promise<void>
 describe('continuous archiving and point-in-time recovery (pgBackRest, WAL archived from every node)', () => {
   it(`a restore to the moment before a mistaken DELETE FROM pets brings back all ${PITR_CREATES} animals created under load, field for field`, async () => {
     const primary = (await cluster!.primary())!;
-    // The full backup runs online, as the animals are created: it ends before the moment the restore goes back to.
+    // pgBackRest restores from the newest backup that stopped before the target, counted in whole seconds: the
+    // backup ends before the animals are created.
+    const backup = await cluster!.archive.backup();
+    const backupSizes = /database size: .*/.exec(await cluster!.archive.info())?.[0];
     const load = startLoad({
       origin: service!.origin,
       key: KEY,
@@ -479,9 +483,7 @@ describe('continuous archiving and point-in-time recovery (pgBackRest, WAL archi
       count: 2 * PITR_CREATES,
       mix: ['create', 'list'],
     });
-    const [backup, outcomes] = await Promise.all([cluster!.archive.backup(), load.done]);
-    const backupSizes = /database size: .*/.exec(await cluster!.archive.info())?.[0];
-    const loaded = summarise(outcomes);
+    const loaded = summarise(await load.done);
     expect(loaded).toMatchObject({ created201: PITR_CREATES, non2xx: 0 });
     expect((await storedCounts('pitr')).size).toBe(PITR_CREATES);
     const before = await petsTable(cluster!.url(DATABASE));

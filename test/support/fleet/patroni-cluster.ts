@@ -15,7 +15,8 @@ import { createPgBackRest, PgBackRest, RestoredServer } from './pgbackrest.js';
  * archives its WAL with pgBackRest into one repository (docs/operating.md, "Backups and restore").
  */
 
-const PG_BIN = '/usr/lib/postgresql/15/bin';
+/** Debian's PostgreSQL 15, which the nodes run, and its client programs. */
+export const PG_BIN = '/usr/lib/postgresql/15/bin';
 
 /**
  * The settings that shape a failover's window (docs/operating.md, "High availability"), and the WAL archive's loss
