@@ -76,7 +76,7 @@ const DOCS_PREFIX = `/${DOCS_PATH}`;
 /**
  * Sets the security headers and `Cache-Control: no-store` on the response to the request, errors included.
  * helmet's headers are computed once per policy at start-up; run per request (as `@fastify/helmet` does, parsing
- * the policy each time) helmet was the largest single cost on the hot paths.
+ * the policy each time) helmet would weigh on every request (docs/performance.md).
  */
 export function setSecurityHeaders(request: FastifyRequest, reply: FastifyReply): void {
   const headers = request.url.startsWith(DOCS_PREFIX) ? DOCS_RESPONSE_HEADERS : API_RESPONSE_HEADERS;
