@@ -12,7 +12,7 @@ import { API_PREFIX, BODY_LIMIT_BYTES } from '../edge/http.constants.js';
 import type { AppConfig } from '../config/app-config.js';
 import { NO_STORE } from '../edge/security-headers.js';
 import { MAX_BODY_DEPTH } from '../edge/json-body-parser.js';
-import { REQUIRED_SCOPES_EXTENSION } from '../auth/requires-scope.decorator.js';
+import { REQUIRED_SCOPES_EXTENSION } from './requires-scope.decorator.js';
 
 export const BEARER_SCHEME = 'bearer';
 
