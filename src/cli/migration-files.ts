@@ -1,6 +1,6 @@
 import { readdir, writeFile } from 'node:fs/promises';
 import { basename, join, relative, resolve } from 'node:path';
-import { PACKAGE_ROOT } from './package-root.js';
+import { PACKAGE_ROOT } from '../config/package-root.js';
 
 /** Where the migrations live; `index.ts` in it lists them for the build. */
 export const MIGRATIONS_DIRECTORY = join(PACKAGE_ROOT, 'migrations');

@@ -8,7 +8,7 @@ import { ConfigError, loadConfig, readConfig } from '../config/app-config.js';
 import { schemaChanges } from '../database/schema-drift.js';
 import { oneLine, terminal } from './cli-database.js';
 import { describeRevertDrops, MigrationBody, parseMigrationPath, writeMigration } from './migration-files.js';
-import { PACKAGE_ROOT } from './package-root.js';
+import { PACKAGE_ROOT } from '../config/package-root.js';
 import { openScratchDatabase } from '../dev/scratch-database.js';
 
 export const USAGE = `Usage:
