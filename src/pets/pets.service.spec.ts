@@ -69,7 +69,7 @@ describe('PetsService', () => {
     });
 
     it('inserts an idempotent create in the transaction that claims the key, answering 201', async () => {
-      const outcome = await service.createIdempotently({ name: 'Rex', categoryId: 3 }, { apiKeyId: '1', key: 'k' });
+      const outcome = await service.createIdempotently({ name: 'Rex', categoryId: 3 }, { lineage: '1', key: 'k' });
 
       expect(repository.managers).toEqual([transaction]);
       expect(outcome).toEqual({
