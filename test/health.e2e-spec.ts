@@ -118,6 +118,48 @@ describe('health probes', () => {
     DATABASE_OUTAGE_READY_MS + 60_000,
   );
 
+  it(
+    'gives an outage that begins more than DATABASE_OUTAGE_READY_MS after the last one ended the full grace again',
+    async () => {
+      type Ready = { details?: { database?: { status?: string } } };
+      const readyWith = (database: string) => async () => {
+        const answer = await request<Ready>(t.origin, '/health/ready');
+        return answer.status === 200 && answer.body.details?.database?.status === database;
+      };
+      // A first outage, long enough for a round to see it.
+      await server.pause();
+      try {
+        await pollUntil(readyWith('down'), { timeoutMs: 5_000, what: 'ready to see the first outage' });
+      } finally {
+        await server.start();
+      }
+      await pollUntil(readyWith('up'), { what: 'ready to see the database back' });
+      // The database answers every round for longer than the grace.
+      const backAt = Date.now();
+      await pollUntil(async () => Date.now() - backAt > DATABASE_OUTAGE_READY_MS && readyWith('up')(), {
+        timeoutMs: DATABASE_OUTAGE_READY_MS + 10_000,
+        intervalMs: 500,
+        what: 'the database to answer for longer than the grace',
+      });
+
+      await server.pause();
+      const stoppedAt = Date.now();
+      try {
+        await pollUntil(readyWith('down'), { timeoutMs: 5_000, what: 'ready to stay 200 in the second outage' });
+        await pollUntil(async () => (await request(t.origin, '/health/ready')).status === 503, {
+          timeoutMs: DATABASE_OUTAGE_READY_MS + 5_000,
+          intervalMs: 250,
+          what: 'ready to turn 503 in the second outage',
+        });
+        expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(DATABASE_OUTAGE_READY_MS);
+      } finally {
+        await server.start();
+      }
+      await pollUntil(readyWith('up'), { what: 'ready to return to 200' });
+    },
+    3 * DATABASE_OUTAGE_READY_MS + 60_000,
+  );
+
   it('stays ready when the migrations check is the first to lose the database (its table locked past the check timeout)', async () => {
     type Ready = { details?: Record<string, { status?: string }> };
     const locker = new Client({ connectionString: t.database.url });

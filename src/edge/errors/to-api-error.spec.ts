@@ -157,6 +157,8 @@ describe('toApiError', () => {
       ['a server starting up', new Error('the database system is starting up')],
       ['a class 08 connection exception', new QueryFailedError(query, [], errorWithCode('08006'))],
       ['an admin shutdown (57P01)', new QueryFailedError(query, [], errorWithCode('57P01'))],
+      ['a crash shutdown (57P02)', new QueryFailedError(query, [], errorWithCode('57P02'))],
+      ['a server starting up (57P03)', new QueryFailedError(query, [], errorWithCode('57P03'))],
       ['a statement timeout (57014)', new QueryFailedError(query, [], errorWithCode('57014'))],
       ['a full disk (53100)', new QueryFailedError(query, [], errorWithCode('53100', 'could not extend file'))],
       ['an out-of-memory server (53200)', new QueryFailedError(query, [], errorWithCode('53200', 'out of memory'))],
