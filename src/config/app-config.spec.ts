@@ -31,6 +31,7 @@ describe('loadConfig', () => {
       stagingBaseUrl: 'https://staging-api.example.com/v1',
       shutdownDrainDelayMs: 0,
       shutdownGraceMs: 10_000,
+      readinessOutageGraceMs: 30_000,
       trustProxy: [],
       metricsToken: undefined,
       loadShedding: { maxInFlight: 256, maxEventLoopDelayMs: 1000, maxEventLoopUtilization: 0 },
@@ -77,6 +78,7 @@ describe('loadConfig', () => {
         CURSOR_SECRET: 'a-cursor-secret-of-at-least-32-chars',
         PUBLIC_BASE_URL: 'https://pets.example.org/v1',
         STAGING_BASE_URL: 'https://staging.pets.example.org/v1',
+        READINESS_OUTAGE_GRACE_MS: '5000',
       }),
     ).toEqual({
       host: '0.0.0.0',
@@ -95,6 +97,7 @@ describe('loadConfig', () => {
       stagingBaseUrl: 'https://staging.pets.example.org/v1',
       shutdownDrainDelayMs: 5_000,
       shutdownGraceMs: 10_000,
+      readinessOutageGraceMs: 5_000,
       trustProxy: [],
       loadShedding: { maxInFlight: 256, maxEventLoopDelayMs: 1000, maxEventLoopUtilization: 0 },
       rateLimitPerMinute: 600,
