@@ -19,4 +19,16 @@ describe('databaseFault', () => {
       });
     },
   );
+
+  it.each([['EAI_AGAIN'], ['ENETUNREACH'], ['EADDRNOTAVAIL'], ['ECONNABORTED']])(
+    'counts a network error (%s) as a connection failure (class 08)',
+    (code) => {
+      expect(databaseFault(errorWithCode(code, `connect ${code} db:5432`))).toMatchObject({
+        code,
+        sqlClass: '08',
+        kind: 'connection failure',
+        answer: 'unavailable',
+      });
+    },
+  );
 });
