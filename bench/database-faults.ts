@@ -1,4 +1,4 @@
-// Its TCP proxy is its own: test/support/tcp-proxy.ts is outside what bench/tsconfig.json compiles, and src/dev holds no test tools.
+// Its TCP proxy is its own: test/support/tcp-proxy.ts is outside what bench/tsconfig.json compiles, and dev/ holds no test tools.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { chown, mkdir, open, rm } from 'node:fs/promises';
@@ -25,7 +25,7 @@ const argument = (name: string, fallback: string) => {
 const SECONDS = Number(argument('seconds', '10'));
 const MAIN = argument('main', join(root, 'dist', 'src', 'main.js'));
 
-const { postgresUser } = (await import(built('dev/postgres-user-access.js'))) as {
+const { postgresUser } = (await import(built('../dev/postgres-user-access.js'))) as {
   postgresUser: () => { uid: number; gid: number } | null;
 };
 
