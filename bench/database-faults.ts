@@ -24,7 +24,7 @@ const argument = (name: string, fallback: string) => {
 const SECONDS = Number(argument('seconds', '10'));
 const MAIN = argument('main', join(root, 'dist', 'src', 'main.js'));
 
-const { postgresUser } = (await import(built('dev/postgres-user-access.js'))) as {
+const { postgresUser } = (await import(built('../dev/postgres-user-access.js'))) as {
   postgresUser: () => { uid: number; gid: number } | null;
 };
 

@@ -1,4 +1,5 @@
 import { expect } from '@jest/globals';
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -116,6 +117,17 @@ describe('what `nest start` compiles (src/ and migrations/, as start:dev and the
       await service.exited;
     }
   }, 120_000);
+
+  it('holds none of the development tools, and without DATABASE_URL says in one line that it has no embedded PostgreSQL', async () => {
+    expect(existsSync(join(out, 'dev'))).toBe(false);
+    const refused = await run(
+      process.execPath,
+      [join(out, 'src', 'main.js')],
+      withPath({ HOST: '127.0.0.1', PORT: '0', API_KEYS: KEY, DATA_DIR: join(scratch, 'without-dev') }),
+      15_000,
+    );
+    expectOneLineFailure(refused, 'No embedded PostgreSQL is installed here .*: set DATABASE_URL');
+  }, 30_000);
 });
 
 describe('.env', () => {

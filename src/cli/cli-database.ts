@@ -2,12 +2,12 @@ import { inspect } from 'node:util';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { ConfigError, DatabaseConfig, readConfig } from '../config/app-config.js';
 import { commandDataSourceOptions } from '../database/data-source-options.js';
-import { loadEmbeddedPostgres } from '../dev/load-embedded-postgres.js';
+import { loadDevelopmentDatabases } from '../database/development-database.js';
 
 /** DATABASE_URL, or the embedded cluster under DATA_DIR: the running one, else started for this command. */
 export async function openCliDatabase(config: DatabaseConfig): Promise<{ url: string; close(): Promise<void> }> {
   if (config.databaseUrl) return { url: config.databaseUrl, close: () => Promise.resolve() };
-  const { openEmbeddedDatabase } = await loadEmbeddedPostgres();
+  const { openEmbeddedDatabase } = await loadDevelopmentDatabases();
   return openEmbeddedDatabase({
     dataDir: config.dataDir,
     port: config.embeddedPostgresPort,

@@ -202,6 +202,11 @@ const SERVICE = {
   shutdownDrainDelayMs: env('SHUTDOWN_DRAIN_DELAY_MS', integer(0, 600_000).optional()),
   /** How long in-flight requests may run after SIGTERM/SIGINT before the process exits anyway. */
   shutdownGraceMs: env('SHUTDOWN_GRACE_MS', integer(0, 600_000).default(10_000)),
+  /**
+   * How long an instance that cannot reach the database stays ready (each instance up to a fifth longer), and how
+   * long the database must then answer before a new outage gets the grace again.
+   */
+  readinessOutageGraceMs: env('READINESS_OUTAGE_GRACE_MS', integer(0, 600_000).default(30_000)),
   /** Proxies whose `X-Forwarded-For` is believed; empty: the peer's address is the client's. */
   trustProxy: env('TRUST_PROXY', proxyList.default([])),
   /**

@@ -1,5 +1,7 @@
 import { databaseFault, FAULT_CLASSES, POOL_FULL_CLASS } from './database-faults.js';
 
+const errorWithCode = (code: string, message = 'boom') => Object.assign(new Error(message), { code });
+
 describe('databaseFault classes', () => {
   it('counts a full local pool apart from an unreachable server', () => {
     expect(databaseFault(new Error('timeout exceeded when trying to connect'))).toMatchObject({
@@ -23,4 +25,35 @@ describe('databaseFault classes', () => {
     expect(databaseFault({ code: '55P03' })).toMatchObject({ answer: 'lock-wait' });
     expect(FAULT_CLASSES).not.toContain('55');
   });
+});
+
+describe('databaseFault', () => {
+  it.each([
+    ['57P01', 'terminating connection due to administrator command'],
+    ['57P02', 'terminating connection due to crash of another server process'],
+    ['57P03', 'the database system is not yet accepting connections'],
+  ])(
+    'counts SQLSTATE %s (server shutting down or not accepting connections) as a fault of the database',
+    (code, message) => {
+      expect(databaseFault(errorWithCode(code, message))).toEqual({
+        code,
+        sqlClass: '57',
+        kind: 'server shutting down or not accepting connections',
+        message,
+        answer: 'unavailable',
+      });
+    },
+  );
+
+  it.each([['EAI_AGAIN'], ['ENETUNREACH'], ['EADDRNOTAVAIL'], ['ECONNABORTED']])(
+    'counts a network error (%s) as a connection failure (class 08)',
+    (code) => {
+      expect(databaseFault(errorWithCode(code, `connect ${code} db:5432`))).toMatchObject({
+        code,
+        sqlClass: '08',
+        kind: 'connection failure',
+        answer: 'unavailable',
+      });
+    },
+  );
 });

@@ -44,11 +44,23 @@ export const DATABASE_FAULTS: readonly FaultRule[] = [
 ];
 
 /**
- * Failures node-postgres raises itself, before or without a SQLSTATE: socket errors (by `code`) and its own
- * messages (a dropped connection, the connection or query timeout). They mean the server cannot be reached,
- * so they count as class 08 (connection exception). A full local pool is not one of them (POOL_FULL_CLASS).
+ * Failures node-postgres raises itself, before or without a SQLSTATE: socket and name lookup errors (by `code`; a
+ * temporary DNS failure, `EAI_AGAIN`, among them) and its own messages (a dropped connection, the connection or
+ * query timeout). They mean the server cannot be reached, so they count as class 08 (connection exception). A full
+ * local pool is not one of them (POOL_FULL_CLASS).
  */
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE']);
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EADDRNOTAVAIL',
+  'ECONNABORTED',
+  'EPIPE',
+]);
 const UNREACHABLE_MESSAGES: readonly [RegExp, string][] = [
   [/due to connection timeout/i, 'connect timeout'],
   [/Query read timeout/i, 'query timeout'],

@@ -276,7 +276,7 @@ function expectFailoverHeld(
   expect(acknowledged.length).toBeGreaterThan(0);
   expect(acknowledged.filter((name) => stored.get(name) !== 1)).toEqual([]);
   expect(figures.duplicatedRows).toBe(0);
-  // Readiness stayed 200 throughout (DATABASE_OUTAGE_READY_MS exceeds the window): a fleet stays in the balancer.
+  // Readiness stayed 200 throughout (READINESS_OUTAGE_GRACE_MS exceeds the window): a fleet stays in the balancer.
   expect(readiness.length).toBeGreaterThan(0);
   expect(readiness.filter((sample) => sample.status !== 200)).toEqual([]);
   expectNoErrorLogged();
