@@ -1,6 +1,9 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { ConfigError } from './problem.js';
 import { PUBLISHED_EXAMPLE_SECRETS, SECRET_VARIABLES } from './published-secrets.js';
+
+export { ConfigError, Problem } from './problem.js';
 
 export const LOG_LEVELS = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -18,9 +21,6 @@ export const MAX_LIMIT_PER_MINUTE = 1_000_000;
 
 /** The database pool's defaults (docs/operating.md, "Sizing the database pool"). */
 export const DATABASE_POOL_DEFAULTS = { max: 10, idleTimeoutMs: 10_000 } as const;
-
-/** A problem an operator can fix, said in one line: printed alone by every entry point, which then exits 1. */
-export class ConfigError extends Error {}
 
 const mustBe = (allowed: string) => (issue: { input?: unknown }) => `must be ${allowed}, got "${String(issue.input)}"`;
 
