@@ -341,4 +341,15 @@ describe('npm run migration:revert', () => {
     });
     expect(await lastApplied(database.url)).toBe(new MIGRATIONS[MIGRATIONS.length - 3]().name);
   }, 60_000);
+
+  it('shows every migration of this build, applied [X] or pending [ ], in order', async () => {
+    const pending = [previous.name, last.name];
+    const lines = MIGRATIONS.map((migration) => new migration().name).map(
+      (name) => `${pending.includes(name) ? '[ ]' : '[X]'} ${name}\n`,
+    );
+    expect(await node('cli/migrations.js', ['show'], { DATABASE_URL: database.url })).toMatchObject({
+      code: 0,
+      stdout: lines.join(''),
+    });
+  }, 60_000);
 });

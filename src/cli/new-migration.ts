@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../app.module.js';
 import { createFastifyAdapter } from '../app.setup.js';
-import { ConfigError, loadConfig, readConfig } from '../config/app-config.js';
+import { ConfigError, loadConfig, Problem, readConfig } from '../config/app-config.js';
 import { schemaChanges } from '../database/schema-drift.js';
 import { oneLine, terminal } from './cli-database.js';
 import { describeRevertDrops, MigrationBody, parseMigrationPath, writeMigration } from './migration-files.js';
@@ -78,8 +78,8 @@ async function main(args: readonly string[]): Promise<number> {
   }
   const { command, path, noTransaction } = parsed;
   const target = parseMigrationPath(path);
-  if ('problem' in target) {
-    terminal.err(target.problem);
+  if (target instanceof Problem) {
+    terminal.err(target.message);
     return 2;
   }
   const shown = (file: string) => relative(PACKAGE_ROOT, file);
