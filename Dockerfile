@@ -16,14 +16,15 @@ FROM dependencies AS build
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY src ./src
 COPY migrations ./migrations
-# Source maps and the incremental-build state serve development only.
-RUN npm run build && find dist \( -name '*.map' -o -name '.tsbuildinfo*' \) -delete
+# The service alone: the development tools (dev/) are neither copied nor built. Source maps and the
+# incremental-build state serve development only.
+RUN npm run build:service && find dist \( -name '*.map' -o -name '.tsbuildinfo*' \) -delete
 
 FROM ${NODE_IMAGE} AS production-dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
-# Optional dependencies are left out: the embedded PostgreSQL's binaries (an instance with DATABASE_URL never loads
-# them), and packages only dev dependencies need (which `npm ls --omit=dev` would call extraneous).
+# Dev dependencies (the embedded PostgreSQL among them) are left out, and so are optional dependencies: packages
+# only dev dependencies need (which `npm ls --omit=dev` would call extraneous).
 RUN --mount=type=secret,id=npm-ca,required=false \
     --mount=type=cache,target=/root/.npm,sharing=locked \
     if [ -s /run/secrets/npm-ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm-ca; fi \

@@ -27,7 +27,7 @@ const TRANSFORMED_PACKAGES = JEST_REQUIRES_ESM
 export default {
   moduleFileExtensions: ['js', 'json', 'ts'],
   rootDir: '.',
-  roots: ['<rootDir>/src', '<rootDir>/migrations', '<rootDir>/test'],
+  roots: ['<rootDir>/src', '<rootDir>/dev', '<rootDir>/migrations', '<rootDir>/test'],
   testRegex: '\\.(e2e-)?spec\\.ts$',
   extensionsToTreatAsEsm: ['.ts'],
   // Sources import './x.js' as Node's ESM resolution requires; jest resolves the .ts file.

@@ -1,11 +1,10 @@
-// Its TCP proxy is its own: test/support/tcp-proxy.ts is outside what bench/tsconfig.json compiles, and src/dev holds no test tools.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { chown, mkdir, open, rm } from 'node:fs/promises';
-import { connect, createServer, Socket } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { built, freePort, root, serviceEnv, startScratchCluster, startServer } from './server-process.js';
+import { startTcpProxy } from './tcp-proxy.js';
 
 /**
  * `npm run bench:faults [-- --seconds 10] [--main path/to/main.js]`: the built service (production settings)
@@ -25,51 +24,9 @@ const argument = (name: string, fallback: string) => {
 const SECONDS = Number(argument('seconds', '10'));
 const MAIN = argument('main', join(root, 'dist', 'src', 'main.js'));
 
-const { postgresUser } = (await import(built('dev/postgres-user-access.js'))) as {
+const { postgresUser } = (await import(built('../dev/postgres-user-access.js'))) as {
   postgresUser: () => { uid: number; gid: number } | null;
 };
-
-interface Proxy {
-  port: number;
-  blackHole(): void;
-  forward(): void;
-  close(): void;
-}
-
-/** Forwards to PostgreSQL; `blackHole()` resets open connections and swallows new ones (a partition). */
-async function startProxy(target: number): Promise<Proxy> {
-  let holding = false;
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    sockets.add(client);
-    client.on('close', () => sockets.delete(client));
-    client.on('error', () => undefined);
-    if (holding) return;
-    const upstream = connect(target, '127.0.0.1');
-    sockets.add(upstream);
-    upstream.on('close', () => sockets.delete(upstream));
-    upstream.on('error', () => client.destroy());
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as { port: number }).port,
-    blackHole: () => {
-      holding = true;
-      for (const socket of sockets) socket.destroy();
-    },
-    forward: () => {
-      holding = false;
-      for (const socket of sockets) socket.destroy();
-    },
-    close: () => {
-      for (const socket of sockets) socket.destroy();
-      server.close();
-    },
-  };
-}
 
 interface Outcome {
   byStatus: Record<string, number>;
@@ -134,7 +91,7 @@ async function main(): Promise<void> {
   // The service reaches the cluster through the proxy: the same URL on the proxy's port.
   const viaProxy = new URL(url);
   const database = viaProxy.pathname.slice(1);
-  const proxy = await startProxy(Number(viaProxy.port));
+  const proxy = await startTcpProxy(Number(viaProxy.port));
   viaProxy.port = String(proxy.port);
   const servicePort = await freePort();
   const logFile = join(scratch, 'service.log');
@@ -255,7 +212,7 @@ async function main(): Promise<void> {
     });
   } finally {
     await service.stop();
-    proxy.close();
+    await proxy.close();
     await sql.end();
     spawnSync('umount', ['-l', join(scratch, 'small')]);
     await cluster.close();

@@ -143,10 +143,7 @@ async function main(): Promise<void> {
   };
   const { PetEntity } = (await import(built('pets/pet.entity.js'))) as { PetEntity: new () => ObjectLiteral };
   const { PetsRepository } = (await import(built('pets/pets.repository.js'))) as {
-    PetsRepository: new (
-      pets: Repository<ObjectLiteral>,
-      idempotency: undefined,
-    ) => {
+    PetsRepository: new (pets: Repository<ObjectLiteral>) => {
       boundPageQuery(query: { status?: Status; limit: number; after: number }): [string, unknown[]];
     };
   };
@@ -158,7 +155,7 @@ async function main(): Promise<void> {
   // The page queries exactly as the service's repository builds them.
   const dataSource = await new DataSource({ ...dataSourceOptions(database.url), entities: [PetEntity] }).initialize();
   cleanups.push(() => dataSource.destroy());
-  const pages = new PetsRepository(dataSource.getRepository(PetEntity), undefined);
+  const pages = new PetsRepository(dataSource.getRepository(PetEntity));
   const service = await startService({
     databaseUrl: database.url,
     apiKey: API_KEY,

@@ -33,8 +33,8 @@ export async function node24(): Promise<NodeRuntime> {
 /** A module of the built service, imported at run time: every bench script runs after `npm run build`. */
 export const built = (path: string) => new URL(`../../dist/src/${path}`, import.meta.url).href;
 
-/** The service's own finder (src/dev/free-port.ts), as built. */
-export const { freePort } = (await import(built('dev/free-port.js'))) as {
+/** The development tools' finder (dev/free-port.ts), as built. */
+export const { freePort } = (await import(built('../dev/free-port.js'))) as {
   freePort: () => Promise<number>;
 };
 
@@ -46,9 +46,9 @@ export interface ScratchCluster {
   close(): Promise<void>;
 }
 
-/** A throw-away embedded PostgreSQL, the service's own (src/dev/scratch-database.ts), as built; loaded when used. */
+/** A throw-away embedded PostgreSQL, the service's own (dev/scratch-database.ts), as built; loaded when used. */
 export async function startScratchCluster(options?: { postgresFlags?: readonly string[] }): Promise<ScratchCluster> {
-  const dev = (await import(built('dev/scratch-database.js'))) as {
+  const dev = (await import(built('../dev/scratch-database.js'))) as {
     startScratchCluster: (options?: { postgresFlags?: readonly string[] }) => Promise<ScratchCluster>;
   };
   return dev.startScratchCluster(options);

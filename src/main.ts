@@ -4,8 +4,7 @@ import { setFlagsFromString } from 'node:v8';
 import { createApp } from './app.setup.js';
 import { API_PREFIX, DOCS_PATH } from './edge/http.constants.js';
 import { ConfigError, readConfig } from './config/app-config.js';
-import { EmbeddedPostgresError } from './dev/embedded-postgres-error.js';
-import { loadEmbeddedPostgres } from './dev/load-embedded-postgres.js';
+import { EmbeddedPostgresError, loadDevelopmentDatabases } from './database/development-database.js';
 import { developmentApiKey, developmentKeyFile } from './auth/development-key.js';
 import { stopGracefullyOnSignals } from './edge/graceful-shutdown.js';
 import { configuredSecrets } from './observability/secret-scrubber.js';
@@ -34,11 +33,11 @@ async function bootstrap(): Promise<void> {
   }
   scrubTracesOf(configuredSecrets(config));
 
-  // Loaded only when needed: with DATABASE_URL (production), embedded-postgres would only add to the memory.
+  // Loaded only without DATABASE_URL: production loads no development tool (the image has none).
   const embedded = config.databaseUrl
     ? null
     : await (
-        await loadEmbeddedPostgres()
+        await loadDevelopmentDatabases(true)
       ).startEmbeddedPostgres({
         dataDir: config.dataDir,
         port: config.embeddedPostgresPort,

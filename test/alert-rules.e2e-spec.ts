@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { PROMETHEUS_RULE_FILE, prometheusRule } from '../src/cli/prometheus-rule.js';
 import { ROOT } from './support/built-service.js';
 import { ProductionService, startProductionService } from './support/production-service.js';
 import { ServiceProcess } from './support/service-process.js';
@@ -90,7 +91,8 @@ describe('alert rules (k8s/alerts/animal-store.rules.yaml)', () => {
     const exposition = await response.text();
     // AnimalStoreNotReady selects the readiness probe's answers by this route label.
     expect(exposition).toMatch(/^http_requests_total\{method="GET",route="\/health\/ready",status="200"\} \d+$/m);
-    const served = servedNames(exposition);
+    // `up` is Prometheus' own series for each target it scrapes, not one the service serves.
+    const served = new Set([...servedNames(exposition), 'up']);
     const used = rules.map((rule) => ({ alert: rule.alert, names: metricNames(rule.expr) }));
     expect(used.every(({ names }) => names.length > 0)).toBe(true);
     expect(used.map(({ alert, names }) => ({ alert, missing: names.filter((name) => !served.has(name)) }))).toEqual(
@@ -98,8 +100,17 @@ describe('alert rules (k8s/alerts/animal-store.rules.yaml)', () => {
     );
   });
 
+  it('ship in the Prometheus Operator form generated from the one rules file, with the same groups', () => {
+    const operatorForm = readFileSync(PROMETHEUS_RULE_FILE, 'utf8');
+    // On a difference: `npm run alerts:prometheusrule` writes it again from animal-store.rules.yaml.
+    expect(operatorForm).toBe(prometheusRule());
+    const resource = parse(operatorForm) as { apiVersion: string; kind: string; spec: unknown };
+    expect(resource).toMatchObject({ apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule' });
+    expect(resource.spec).toEqual(parse(readFileSync(RULES, 'utf8')));
+  });
+
   it('each have a for:, a severity, and a summary and a description', () => {
-    expect(rules).toHaveLength(7);
+    expect(rules).toHaveLength(11);
     for (const rule of rules) {
       expect({ alert: rule.alert, for: rule.for, severity: rule.labels?.severity }).toEqual({
         alert: rule.alert,

@@ -5,7 +5,7 @@ import { dataSourceOptions } from '../src/database/data-source-options.js';
 import { runMigrations } from '../src/database/run-migrations.js';
 import { applySessionTimeouts, SESSION_TIMEOUTS } from '../src/database/session-timeouts.js';
 import { databaseFault } from '../src/database/database-faults.js';
-import { startTcpProxy, TcpProxy } from './support/tcp-proxy.js';
+import { startTcpProxy, TcpProxy } from '../bench/tcp-proxy.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
 
 const QUERY_TIMEOUT_MS = (dataSourceOptions('postgres://x@127.0.0.1/x').extra as { query_timeout: number })

@@ -1,4 +1,5 @@
 import { expect } from '@jest/globals';
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -116,6 +117,17 @@ describe('what `nest start` compiles (src/ and migrations/, as start:dev and the
       await service.exited;
     }
   }, 120_000);
+
+  it('holds none of the development tools, and without DATABASE_URL says in one line that it has no embedded PostgreSQL', async () => {
+    expect(existsSync(join(out, 'dev'))).toBe(false);
+    const refused = await run(
+      process.execPath,
+      [join(out, 'src', 'main.js')],
+      withPath({ HOST: '127.0.0.1', PORT: '0', API_KEYS: KEY, DATA_DIR: join(scratch, 'without-dev') }),
+      15_000,
+    );
+    expectOneLineFailure(refused, 'No embedded PostgreSQL is installed here .*: set DATABASE_URL');
+  }, 30_000);
 });
 
 describe('.env', () => {
@@ -328,5 +340,16 @@ describe('npm run migration:revert', () => {
       stdout: expect.stringMatching(new RegExp(`^Reverted ${previous.name} `)),
     });
     expect(await lastApplied(database.url)).toBe(new MIGRATIONS[MIGRATIONS.length - 3]().name);
+  }, 60_000);
+
+  it('shows every migration of this build, applied [X] or pending [ ], in order', async () => {
+    const pending = [previous.name, last.name];
+    const lines = MIGRATIONS.map((migration) => new migration().name).map(
+      (name) => `${pending.includes(name) ? '[ ]' : '[X]'} ${name}\n`,
+    );
+    expect(await node('cli/migrations.js', ['show'], { DATABASE_URL: database.url })).toMatchObject({
+      code: 0,
+      stdout: lines.join(''),
+    });
   }, 60_000);
 });

@@ -4,7 +4,10 @@ import { pollUntil } from './support/poll.js';
 import { auth, request, startTestApp, TestApp } from './support/test-app.js';
 import { ShutdownState } from '../src/edge/shutdown-state.js';
 import { MIGRATIONS } from '../migrations/index.js';
-import { DATABASE_OUTAGE_READY_MS } from '../src/observability/health/health.controller.js';
+
+/** The outage grace this file's app runs with (READINESS_OUTAGE_GRACE_MS); each instance adds up to a fifth. */
+const GRACE_MS = 5_000;
+const LATEST_UNREADY_MS = 2 * GRACE_MS + 5_000;
 
 const serviceUnavailable = {
   code: 'service_unavailable',
@@ -28,7 +31,7 @@ describe('health probes', () => {
 
   beforeAll(async () => {
     server = await startEmbeddedServer();
-    t = await onOwnServer(() => startTestApp());
+    t = await onOwnServer(() => startTestApp({ readinessOutageGraceMs: GRACE_MS }));
     // The test's own connection dies with the server; only the service's pool is under test here.
     t.sql.on('error', () => undefined);
   }, 60_000);
@@ -78,7 +81,7 @@ describe('health probes', () => {
   });
 
   it(
-    'stays ready while the database is stopped for less than DATABASE_OUTAGE_READY_MS (a failover), then turns 503 (Error body); 200 when it returns',
+    'stays ready while the database is stopped for less than READINESS_OUTAGE_GRACE_MS (a failover), then turns 503 (Error body); 200 when it returns',
     async () => {
       await server.pause();
       const stoppedAt = Date.now();
@@ -87,22 +90,23 @@ describe('health probes', () => {
         const pets = await request(t.origin, '/v1/pets', { headers: auth() });
         expect(pets.status).toBe(503);
         expect(pets.headers.get('retry-after')).toBe('5');
-        // Past the cached answer (READINESS_CACHE_MS), the checks fail, and the instance still answers ready.
+        // Past the cached answer (READINESS_CACHE_MS), the checks fail, and the instance still answers ready: they
+        // show as degraded.
         await pollUntil(
           async () => {
             const answer = await request<{ details?: { database?: { status?: string } } }>(t.origin, '/health/ready');
-            return answer.status === 200 && answer.body.details?.database?.status === 'down';
+            return answer.status === 200 && answer.body.details?.database?.status === 'degraded';
           },
-          { timeoutMs: 5_000, intervalMs: 100, what: 'ready to answer 200 with the database check down' },
+          { timeoutMs: 5_000, intervalMs: 100, what: 'ready to answer 200 with the database check degraded' },
         );
         const ready = await pollUntil(
           async () => {
             const answer = await request(t.origin, '/health/ready');
             return answer.status !== 200 && answer;
           },
-          { timeoutMs: DATABASE_OUTAGE_READY_MS + 5_000, intervalMs: 250, what: 'ready to turn 503' },
+          { timeoutMs: LATEST_UNREADY_MS, intervalMs: 250, what: 'ready to turn 503' },
         );
-        expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(DATABASE_OUTAGE_READY_MS);
+        expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(GRACE_MS);
         expect(ready.status).toBe(503);
         expect(ready.headers.get('content-type')).toMatch(/^application\/json/);
         expect(ready.body).toEqual(serviceUnavailable);
@@ -115,7 +119,55 @@ describe('health probes', () => {
         what: 'ready to return to 200',
       });
     },
-    DATABASE_OUTAGE_READY_MS + 60_000,
+    LATEST_UNREADY_MS + 60_000,
+  );
+
+  it(
+    'gives an outage that begins more than READINESS_OUTAGE_GRACE_MS after the last one ended the full grace again',
+    async () => {
+      type Ready = { details?: { database?: { status?: string } } };
+      const readyWith = (database: string) => async () => {
+        const answer = await request<Ready>(t.origin, '/health/ready');
+        return answer.status === 200 && answer.body.details?.database?.status === database;
+      };
+      // The database answers every round for longer than the grace: whatever outage came before has ended.
+      const answersLongerThanGrace = async () => {
+        const since = Date.now();
+        await pollUntil(async () => Date.now() - since > GRACE_MS && readyWith('up')(), {
+          timeoutMs: GRACE_MS + 10_000,
+          intervalMs: 500,
+          what: 'the database to answer for longer than the grace',
+        });
+      };
+      await answersLongerThanGrace();
+      // A first outage, long enough for a round to see it.
+      await server.pause();
+      try {
+        await pollUntil(readyWith('degraded'), { timeoutMs: 5_000, what: 'ready to see the first outage' });
+      } finally {
+        await server.start();
+      }
+      await pollUntil(readyWith('up'), { what: 'ready to see the database back' });
+      await answersLongerThanGrace();
+
+      await server.pause();
+      const stoppedAt = Date.now();
+      try {
+        await pollUntil(readyWith('degraded'), { timeoutMs: 5_000, what: 'ready to stay 200 in the second outage' });
+        await pollUntil(async () => (await request(t.origin, '/health/ready')).status === 503, {
+          timeoutMs: LATEST_UNREADY_MS,
+          intervalMs: 250,
+          what: 'ready to turn 503 in the second outage',
+        });
+        expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(GRACE_MS);
+      } finally {
+        await server.start();
+      }
+      await pollUntil(readyWith('up'), { what: 'ready to return to 200' });
+      // The outage ends for the tests after this one.
+      await answersLongerThanGrace();
+    },
+    4 * LATEST_UNREADY_MS + 60_000,
   );
 
   it('stays ready when the migrations check is the first to lose the database (its table locked past the check timeout)', async () => {
@@ -129,7 +181,7 @@ describe('health probes', () => {
       const answer = await pollUntil(
         async () => {
           const ready = await request<Ready>(t.origin, '/health/ready');
-          return (ready.status !== 200 || ready.body.details?.migrations?.status === 'down') && ready;
+          return (ready.status !== 200 || ready.body.details?.migrations?.status === 'degraded') && ready;
         },
         { timeoutMs: 5_000, intervalMs: 100, what: 'the migrations check to time out' },
       );

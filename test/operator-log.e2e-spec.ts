@@ -3,11 +3,11 @@ import { EmbeddedServer, startEmbeddedServer } from './support/database-server.j
 import { pollUntil } from './support/poll.js';
 import { ServiceProcess, startService } from './support/service-process.js';
 import { createTestDatabase } from './support/test-database.js';
-import { DATABASE_OUTAGE_READY_MS } from '../src/observability/health/health.controller.js';
 
 const KEY = 'operator-log-key-0123456789';
-/** The readiness test waits out DATABASE_OUTAGE_READY_MS. */
-const OUTAGE_TEST_MS = DATABASE_OUTAGE_READY_MS + 90_000;
+/** The outage grace the service runs with (READINESS_OUTAGE_GRACE_MS), which the readiness test waits out. */
+const GRACE_MS = 5_000;
+const OUTAGE_TEST_MS = 2 * GRACE_MS + 90_000;
 
 /**
  * What the built service tells its operator on stdout: the routes it prints at start-up, and readiness as it
@@ -21,7 +21,11 @@ describe('the service log', () => {
     await ensureBuilt();
     server = await startEmbeddedServer();
     const database = await createTestDatabase(server.adminUrl);
-    service = await startService({ DATABASE_URL: database.url, API_KEYS: KEY });
+    service = await startService({
+      DATABASE_URL: database.url,
+      API_KEYS: KEY,
+      READINESS_OUTAGE_GRACE_MS: String(GRACE_MS),
+    });
   }, 300_000);
 
   afterAll(async () => {
@@ -63,9 +67,9 @@ describe('the service log', () => {
       const before = service.lines.length;
       await server.pause();
       try {
-        // Ready stays 200 for DATABASE_OUTAGE_READY_MS (a failover), then the outage shows.
+        // Ready stays 200 for the grace (a failover), then the outage shows.
         await pollUntil(async () => (await fetch(`${service.origin}/health/ready`)).status === 503, {
-          timeoutMs: DATABASE_OUTAGE_READY_MS + 5_000,
+          timeoutMs: 2 * GRACE_MS + 5_000,
           intervalMs: 250,
           what: 'ready to turn 503',
         });

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Counter } from 'prom-client';
-import { MetricsService } from '../observability/metrics/metrics.service.js';
+import { Counter, Registry } from 'prom-client';
 import type { ApiKeyRefusalReason } from './api-key-identity.js';
 
 const REASONS: readonly ApiKeyRefusalReason[] = ['unknown', 'revoked', 'expired', 'insufficient_scope'];
@@ -13,12 +12,13 @@ const REASONS: readonly ApiKeyRefusalReason[] = ['unknown', 'revoked', 'expired'
 export class ApiKeyRefusals {
   private readonly byReason: Record<ApiKeyRefusalReason, Counter.Internal>;
 
-  constructor(metrics: MetricsService) {
+  /** The service's registry, provided by the metrics module under prom-client's own class. */
+  constructor(registry: Registry) {
     const counter = new Counter({
       name: 'animal_store_api_key_refusals_total',
       help: 'Presented API keys refused, by reason: unknown (no such key), revoked, expired, insufficient_scope (403).',
       labelNames: ['reason'],
-      registers: [metrics.registry],
+      registers: [registry],
     });
     this.byReason = Object.fromEntries(
       REASONS.map((reason) => {

@@ -1,15 +1,10 @@
-import { SetMetadata } from '@nestjs/common';
-
 /** What a key may be limited to: `pets:read` covers listPets and getPet, `pets:write` covers createPet. */
 export const API_KEY_SCOPES = ['pets:read', 'pets:write'] as const;
 
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 
-/** Metadata key of the scope an operation needs (set by `@RequiresScope`, read by the guard). */
+/** Metadata key of the scope an operation needs (set by `@RequiresScope`, in src/openapi/; read by the guard). */
 export const REQUIRED_SCOPE = 'auth:required-scope';
-
-/** Marks the scope a handler needs; the OpenAPI side is `@ApiRequiresScope` (src/openapi/). */
-export const RequiredScope = (scope: ApiKeyScope) => SetMetadata(REQUIRED_SCOPE, scope);
 
 export const isApiKeyScope = (value: string): value is ApiKeyScope =>
   (API_KEY_SCOPES as readonly string[]).includes(value);

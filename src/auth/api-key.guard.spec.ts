@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { ExecutionContext } from '@nestjs/common';
+import { ExecutionContext, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiError } from '../edge/errors/api-error.js';
 import { loadConfig } from '../config/app-config.js';
@@ -7,7 +7,7 @@ import { AuthFailureLimiter } from './rate-limit/auth-failure-limiter.js';
 import { MemoryRateLimitStorage } from './rate-limit/memory-rate-limit-storage.js';
 import { ApiKeyIdentity, ApiKeyRefusalReason, ApiKeyVerdict, InvalidKeyReason } from './api-key-identity.js';
 import type { ApiKeyRefusals } from './api-key-refusals.js';
-import { type ApiKeyScope, RequiredScope } from './api-key-scope.js';
+import { type ApiKeyScope, REQUIRED_SCOPE } from './api-key-scope.js';
 import { ApiKeyStore } from './api-key-store.js';
 import { ApiKeyGuard } from './api-key.guard.js';
 import { BearerStrategy } from './bearer.strategy.js';
@@ -55,7 +55,7 @@ type Marking = 'public handler' | 'public controller' | 'explicitly not public';
 function contextFor(request: FakeRequest, marking?: Marking, scope?: ApiKeyScope) {
   const handler = () => undefined;
   class Controller {}
-  if (scope) RequiredScope(scope)(handler, 'handler', { value: handler });
+  if (scope) SetMetadata(REQUIRED_SCOPE, scope)(handler, 'handler', { value: handler });
   if (marking === 'public handler') Public()(handler);
   if (marking === 'public controller') Public()(Controller);
   if (marking === 'explicitly not public') Reflect.defineMetadata(IS_PUBLIC, false, handler);

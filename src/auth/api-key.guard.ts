@@ -23,7 +23,7 @@ interface RouteAccess {
 /**
  * The global guard: every route needs a valid bearer key unless marked
  * `@Public()`, and a key limited to scopes needs the one the route names with
- * `@RequiredScope()` (403 otherwise). A presented key that is refused counts
+ * `@RequiresScope()` (403 otherwise). A presented key that is refused counts
  * against its address's failed-authentication budget. Past the budget, a key
  * the store does not know gets 429 before any lookup, and a valid one is served
  * as usual: one client's failures never lock out the others behind the same

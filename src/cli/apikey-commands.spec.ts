@@ -1,12 +1,12 @@
 import type { ApiKeySummary, ApiKeysRepository, RotationOutcome } from '../auth/api-keys/api-keys.repository.js';
 import { DEFAULT_OVERLAP_MS, parseArguments, runCommand } from './apikey-commands.js';
-import { ArgumentProblem } from './cli-database.js';
+import { Problem } from '../config/problem.js';
 import { parseDuration } from './duration.js';
 
 const problemOf = (args: string[]) => {
   const parsed = parseArguments(args);
-  expect(parsed).toBeInstanceOf(ArgumentProblem);
-  return (parsed as ArgumentProblem).problem;
+  expect(parsed).toBeInstanceOf(Problem);
+  return (parsed as Problem).message;
 };
 
 describe('parseArguments', () => {
@@ -87,7 +87,7 @@ describe('parseDuration', () => {
 
   it.each([['10'], ['s'], ['10 s'], ['10S'], ['1e3s'], ['010s'], ['']])('refuses %j', (text) => {
     const parsed = parseDuration('--overlap', text);
-    expect(typeof parsed === 'number' ? parsed : parsed.problem).toContain(`Invalid duration "${text}" for --overlap`);
+    expect(typeof parsed === 'number' ? parsed : parsed.message).toContain(`Invalid duration "${text}" for --overlap`);
   });
 });
 

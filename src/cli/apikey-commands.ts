@@ -2,7 +2,8 @@ import type { ApiKeySummary, ApiKeysRepository } from '../auth/api-keys/api-keys
 import { generateApiKey, publicPrefix } from '../auth/api-keys/api-key-format.js';
 import { type ApiKeyScope, parseScopes } from '../auth/api-key-scope.js';
 import { keyDigest } from '../auth/key-digest.js';
-import { ArgumentProblem, type CommandOutput } from './cli-database.js';
+import { Problem } from '../config/problem.js';
+import type { CommandOutput } from './cli-database.js';
 import { parseDuration } from './duration.js';
 
 /** How long a rotated-out key keeps working when `rotate` is not given `--overlap`. */
@@ -45,7 +46,7 @@ type Options = Map<string, string>;
 function split(
   command: keyof typeof OPTIONS,
   args: readonly string[],
-): { positional: string[]; options: Options } | ArgumentProblem {
+): { positional: string[]; options: Options } | Problem {
   const allowed: readonly string[] = OPTIONS[command];
   const positional: string[] = [];
   const options: Options = new Map();
@@ -60,16 +61,12 @@ function split(
       : [arg];
     if (!allowed.includes(name)) {
       const takes = allowed.length > 0 ? `it takes ${allowed.join(' and ')}` : 'it takes none';
-      return new ArgumentProblem(
-        `Unknown option ${name} for ${command}: ${takes} (npm run apikey alone shows the usage).`,
-      );
+      return new Problem(`Unknown option ${name} for ${command}: ${takes} (npm run apikey alone shows the usage).`);
     }
-    if (options.has(name)) return new ArgumentProblem(`${name} is given twice: give it once.`);
+    if (options.has(name)) return new Problem(`${name} is given twice: give it once.`);
     const value = inline ?? args[(index += 1)];
     if (value === undefined || value === '') {
-      return new ArgumentProblem(
-        `${name} needs a value: ${name === '--scopes' ? '--scopes pets:read' : `${name} 30d`}.`,
-      );
+      return new Problem(`${name} needs a value: ${name === '--scopes' ? '--scopes pets:read' : `${name} 30d`}.`);
     }
     options.set(name, value);
   }
@@ -77,14 +74,14 @@ function split(
 }
 
 /**
- * The command the arguments ask for; an ArgumentProblem (one line) for a bad scope, duration or option; null when
+ * The command the arguments ask for; a Problem (one line) for a bad scope, duration or option; null when
  * they are not a command at all (the caller prints USAGE). Either way nothing has been done yet.
  */
-export function parseArguments(args: readonly string[]): ApiKeyCommand | ArgumentProblem | null {
+export function parseArguments(args: readonly string[]): ApiKeyCommand | Problem | null {
   const [command, ...rest] = args;
   if (command !== 'create' && command !== 'rotate' && command !== 'list' && command !== 'revoke') return null;
   const parts = split(command, rest);
-  if (parts instanceof ArgumentProblem) return parts;
+  if (parts instanceof Problem) return parts;
   const { positional, options } = parts;
   if (command === 'list') return positional.length === 0 ? { command } : null;
   if (positional.length !== 1) return null;
@@ -93,17 +90,17 @@ export function parseArguments(args: readonly string[]): ApiKeyCommand | Argumen
     if (!NAME.test(argument)) return null;
     const scopesText = options.get('--scopes');
     const scopes = scopesText === undefined ? null : parseScopes(scopesText);
-    if (scopes !== null && 'problem' in scopes) return new ArgumentProblem(scopes.problem);
+    if (scopes !== null && 'problem' in scopes) return new Problem(scopes.problem);
     const expiresText = options.get('--expires-in');
     const expiresInMs = expiresText === undefined ? null : parseDuration('--expires-in', expiresText);
-    if (expiresInMs !== null && typeof expiresInMs !== 'number') return new ArgumentProblem(expiresInMs.problem);
+    if (expiresInMs !== null && typeof expiresInMs !== 'number') return expiresInMs;
     return { command, name: argument, scopes, expiresInMs };
   }
   if (argument === '') return null;
   if (command === 'rotate') {
     const overlapText = options.get('--overlap');
     const overlapMs = overlapText === undefined ? DEFAULT_OVERLAP_MS : parseDuration('--overlap', overlapText);
-    if (typeof overlapMs !== 'number') return new ArgumentProblem(overlapMs.problem);
+    if (typeof overlapMs !== 'number') return overlapMs;
     return { command, reference: argument, overlapMs };
   }
   return { command, reference: argument };

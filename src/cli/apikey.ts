@@ -5,7 +5,7 @@ import { parseArguments, runCommand, USAGE } from './apikey-commands.js';
 import { runDatabaseCommand, terminal } from './cli-database.js';
 
 /**
- * `npm run apikey -- create <name> | list | revoke <id|prefix>`: compiled
+ * `npm run apikey -- <command>` (the commands are in `USAGE`): compiled
  * into dist like the service, so it also runs in the production image.
  */
 runDatabaseCommand(

@@ -5,7 +5,7 @@ import { AppModule } from '../app.module.js';
 import { createFastifyAdapter } from '../app.setup.js';
 import { loadConfig } from '../config/app-config.js';
 import { createOpenApiDocument } from '../openapi/openapi-document.js';
-import { PACKAGE_ROOT } from './package-root.js';
+import { PACKAGE_ROOT } from '../config/package-root.js';
 
 /** `openapi.json` at the repository root. */
 export const OPENAPI_FILE = join(PACKAGE_ROOT, 'openapi.json');

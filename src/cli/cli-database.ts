@@ -1,13 +1,13 @@
 import { inspect } from 'node:util';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import { ConfigError, DatabaseConfig, readConfig } from '../config/app-config.js';
+import { ConfigError, DatabaseConfig, Problem, readConfig } from '../config/app-config.js';
 import { commandDataSourceOptions } from '../database/data-source-options.js';
-import { loadEmbeddedPostgres } from '../dev/load-embedded-postgres.js';
+import { loadDevelopmentDatabases } from '../database/development-database.js';
 
 /** DATABASE_URL, or the embedded cluster under DATA_DIR: the running one, else started for this command. */
 export async function openCliDatabase(config: DatabaseConfig): Promise<{ url: string; close(): Promise<void> }> {
   if (config.databaseUrl) return { url: config.databaseUrl, close: () => Promise.resolve() };
-  const { openEmbeddedDatabase } = await loadEmbeddedPostgres();
+  const { openEmbeddedDatabase } = await loadDevelopmentDatabases();
   return openEmbeddedDatabase({
     dataDir: config.dataDir,
     port: config.embeddedPostgresPort,
@@ -55,17 +55,12 @@ export const terminal: CommandOutput = {
   err: (line) => process.stderr.write(`${line}\n`),
 };
 
-/** Arguments that name a command but break one of its rules: one line saying what is wrong and what is allowed. */
-export class ArgumentProblem {
-  constructor(readonly problem: string) {}
-}
-
 export interface DatabaseCommand<C> {
   /** Names the command in its one-line failure message (`apikey failed: …`). */
   name: string;
   usage: string;
-  /** The command; an ArgumentProblem, printed alone; or null, answered with the usage. */
-  parse(args: readonly string[]): C | ArgumentProblem | null;
+  /** The command; a Problem with the arguments, printed alone; or null, answered with the usage. */
+  parse(args: readonly string[]): C | Problem | null;
   /** Entities the command reads beside the migrations. */
   entities?: DataSourceOptions['entities'];
   /** Runs on a connected data source, with the database part of the configuration; resolves to the exit code. */
@@ -81,8 +76,8 @@ export interface DatabaseCommand<C> {
 export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonly string[]): void {
   const main = async (): Promise<number> => {
     const parsed = command.parse(args);
-    if (!parsed || parsed instanceof ArgumentProblem) {
-      terminal.err(parsed instanceof ArgumentProblem ? parsed.problem : command.usage);
+    if (!parsed || parsed instanceof Problem) {
+      terminal.err(parsed instanceof Problem ? parsed.message : command.usage);
       return 2;
     }
     const config = await readConfig('database');

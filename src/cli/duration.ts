@@ -1,16 +1,18 @@
+import { Problem } from '../config/problem.js';
+
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 const DURATION = /^([1-9]\d{0,5})([smhd])$/;
 /** Ten years: past that a duration is a typo, and PostgreSQL's timestamps would still hold it. */
 const MAX_DURATION_MS = 3_650 * UNIT_MS.d;
 
 /** `90d`, `12h`, `30m`, `10s` in milliseconds, or the one-line problem naming the option and what is allowed. */
-export function parseDuration(option: string, text: string): number | { problem: string } {
+export function parseDuration(option: string, text: string): number | Problem {
   const match = DURATION.exec(text);
   const ms = match ? Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] : NaN;
   if (!(ms <= MAX_DURATION_MS)) {
-    return {
-      problem: `Invalid duration "${text}" for ${option}: use a whole number above 0 followed by s, m, h or d (e.g. 90d, 12h, 10s), at most 3650d.`,
-    };
+    return new Problem(
+      `Invalid duration "${text}" for ${option}: use a whole number above 0 followed by s, m, h or d (e.g. 90d, 12h, 10s), at most 3650d.`,
+    );
   }
   return ms;
 }

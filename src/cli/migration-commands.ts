@@ -1,5 +1,5 @@
-import { createInterface } from 'node:readline';
-import type { DataSource } from 'typeorm';
+import { createInterface } from 'node:readline/promises';
+import { type DataSource, MigrationExecutor } from 'typeorm';
 import type { RevertibleMigration } from '../database/revertible-migration.js';
 import { MigrationLockTimeout, revertLastMigration, runMigrations } from '../database/run-migrations.js';
 import type { CommandOutput } from './cli-database.js';
@@ -23,17 +23,14 @@ export function parseMigrationArguments(args: readonly string[]): MigrationComma
 }
 
 /** The first line of `input`, or '' at its end (no stdin, as in CI, answers no). */
-export function firstLine(input: NodeJS.ReadableStream): Promise<string> {
-  return new Promise((resolve) => {
-    const lines = createInterface({ input });
-    let answered = false;
-    lines.once('line', (line) => {
-      answered = true;
-      lines.close();
-      resolve(line);
-    });
-    lines.once('close', () => answered || resolve(''));
-  });
+export async function firstLine(input: NodeJS.ReadableStream): Promise<string> {
+  const lines = createInterface({ input });
+  try {
+    for await (const line of lines) return line;
+    return '';
+  } finally {
+    lines.close();
+  }
 }
 
 /** Where the data source points, without its password. */
@@ -57,6 +54,7 @@ export async function runMigrationCommand(
   bounds: MigrationLockTimeout,
 ): Promise<number> {
   const database = describeDatabase(dataSource);
+  const executor = new MigrationExecutor(dataSource);
   switch (command.command) {
     case 'run': {
       // Under the advisory lock: runners started together take turns, and the later ones find nothing pending.
@@ -69,19 +67,19 @@ export async function runMigrationCommand(
       return 0;
     }
     case 'show': {
-      const pending = new Set(await pendingNames(dataSource));
-      for (const migration of dataSource.migrations) {
-        output.out(`${pending.has(migration.name!) ? '[ ]' : '[X]'} ${migration.name}`);
-      }
+      const pending = new Set((await executor.getPendingMigrations()).map(({ name }) => name));
+      for (const { name } of dataSource.migrations) output.out(`${pending.has(name!) ? '[ ]' : '[X]'} ${name}`);
       return 0;
     }
     case 'revert': {
-      const last = await lastApplied(dataSource);
+      // The newest first.
+      const [last] = await executor.getExecutedMigrations();
       if (!last) {
         output.err(`No migration is applied on ${database}: nothing to revert.`);
         return 0;
       }
-      const drops = last.revertDrops ? `it drops ${last.revertDrops}` : 'it undoes that migration and may drop data';
+      const known = dataSource.migrations.find(({ name }) => name === last.name) as RevertibleMigration | undefined;
+      const drops = known?.revertDrops ? `it drops ${known.revertDrops}` : 'it undoes that migration and may drop data';
       output.err(`migration:revert reverts ${last.name} on ${database}: ${drops}. This cannot be undone.`);
       if (!command.confirmed) {
         output.err('Type "yes" to revert (or run `npm run migration:revert -- --yes` in scripts):');
@@ -95,27 +93,4 @@ export async function runMigrationCommand(
       return 0;
     }
   }
-}
-
-async function appliedNames(dataSource: DataSource): Promise<string[]> {
-  const table = dataSource.options.migrationsTableName ?? 'migrations';
-  const exists = await dataSource.query<{ exists: boolean }[]>('SELECT to_regclass($1) IS NOT NULL AS "exists"', [
-    table,
-  ]);
-  if (!exists[0].exists) return [];
-  const rows: { name: string }[] = await dataSource.query(`SELECT name FROM "${table}" ORDER BY id`);
-  return rows.map((row) => row.name);
-}
-
-async function pendingNames(dataSource: DataSource): Promise<string[]> {
-  const applied = new Set(await appliedNames(dataSource));
-  return dataSource.migrations.map((migration) => migration.name!).filter((name) => !applied.has(name));
-}
-
-async function lastApplied(dataSource: DataSource): Promise<{ name: string; revertDrops?: string } | null> {
-  const names = await appliedNames(dataSource);
-  if (names.length === 0) return null;
-  const name = names[names.length - 1];
-  const known = dataSource.migrations.find((migration) => migration.name === name) as RevertibleMigration | undefined;
-  return { name, revertDrops: known?.revertDrops };
 }

@@ -2,11 +2,11 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as prettier from 'prettier';
+import { Problem } from '../config/problem.js';
 import {
   describeRevertDrops,
   indexSource,
   MIGRATIONS_DIRECTORY,
-  MigrationFileError,
   parseMigrationPath,
   writeMigration,
 } from './migration-files.js';
@@ -21,17 +21,19 @@ describe('parseMigrationPath', () => {
   });
 
   it('refuses another folder, naming the one to use', () => {
-    expect(parseMigrationPath('src/database/migrations/AddPetNote')).toEqual({
-      problem:
+    expect(parseMigrationPath('src/database/migrations/AddPetNote')).toEqual(
+      new Problem(
         'Migrations live in migrations/ (the build compiles the ones listed in its index.ts), not in src/database/migrations/: give migrations/AddPetNote.',
-    });
+      ),
+    );
   });
 
   it('refuses a name that cannot name a class, with an example of one that can', () => {
-    expect(parseMigrationPath('migrations/add-pet-note')).toEqual({
-      problem:
+    expect(parseMigrationPath('migrations/add-pet-note')).toEqual(
+      new Problem(
         '"add-pet-note" cannot name a migration: use letters and digits, starting with a capital, that say what changes (e.g. migrations/AddPetNote).',
-    });
+      ),
+    );
   });
 });
 
@@ -175,9 +177,7 @@ describe('writeMigration', () => {
 
   it('refuses a name already used, and writes nothing', async () => {
     await writeMigration('AddPetNote', body, { directory, now: 1795500000000 });
-    await expect(writeMigration('AddPetNote', body, { directory, now: 1795600000000 })).rejects.toThrow(
-      MigrationFileError,
-    );
+    await expect(writeMigration('AddPetNote', body, { directory, now: 1795600000000 })).rejects.toThrow(Problem);
     expect((await readdir(directory)).sort()).toEqual([
       '1795300000000-CreatePets.ts',
       '1795500000000-AddPetNote.ts',

@@ -1,6 +1,7 @@
 import { readdir, writeFile } from 'node:fs/promises';
 import { basename, join, relative, resolve } from 'node:path';
-import { PACKAGE_ROOT } from './package-root.js';
+import { Problem } from '../config/problem.js';
+import { PACKAGE_ROOT } from '../config/package-root.js';
 
 /** Where the migrations live; `index.ts` in it lists them for the build. */
 export const MIGRATIONS_DIRECTORY = join(PACKAGE_ROOT, 'migrations');
@@ -28,21 +29,18 @@ export interface MigrationBody {
  * The name in `migrations/AddPetNote` (or `AddPetNote`), or why it cannot be one. Paths are taken from the
  * project root, where npm runs its scripts.
  */
-export function parseMigrationPath(
-  path: string,
-  directory = MIGRATIONS_DIRECTORY,
-): { name: string } | { problem: string } {
+export function parseMigrationPath(path: string, directory = MIGRATIONS_DIRECTORY): { name: string } | Problem {
   const slash = path.lastIndexOf('/');
   const [folder, name] = slash < 0 ? ['', path] : [path.slice(0, slash), path.slice(slash + 1)];
   if (folder !== '' && resolve(PACKAGE_ROOT, folder) !== directory) {
-    return {
-      problem: `Migrations live in ${relative(PACKAGE_ROOT, directory)}/ (the build compiles the ones listed in its index.ts), not in ${folder}/: give ${relative(PACKAGE_ROOT, directory)}/${name}.`,
-    };
+    return new Problem(
+      `Migrations live in ${relative(PACKAGE_ROOT, directory)}/ (the build compiles the ones listed in its index.ts), not in ${folder}/: give ${relative(PACKAGE_ROOT, directory)}/${name}.`,
+    );
   }
   if (!NAME.test(name)) {
-    return {
-      problem: `"${name}" cannot name a migration: use letters and digits, starting with a capital, that say what changes (e.g. migrations/AddPetNote).`,
-    };
+    return new Problem(
+      `"${name}" cannot name a migration: use letters and digits, starting with a capital, that say what changes (e.g. migrations/AddPetNote).`,
+    );
   }
   return { name };
 }
@@ -208,7 +206,7 @@ export async function writeMigration(
   const existing = files.map((file) => MIGRATION_FILE.exec(file)).filter((match) => match !== null);
   const taken = existing.find(([, , other]) => other === name);
   if (taken) {
-    throw new MigrationFileError(
+    throw new Problem(
       `A migration named ${name} exists (${relative(PACKAGE_ROOT, join(directory, taken[0]))}): choose a name that says what this change does.`,
     );
   }
@@ -221,14 +219,11 @@ export async function writeMigration(
   return { file, className };
 }
 
-/** Why a migration was not written, in one line for the developer. */
-export class MigrationFileError extends Error {}
-
 /** `source` formatted with Prettier and the project's settings, as `npm run format` would. */
 async function formatted(file: string, source: string): Promise<string> {
   // A development dependency, loaded only here: the production image never writes migrations.
   const prettier = await import('prettier').catch(() => {
-    throw new MigrationFileError(
+    throw new Problem(
       'Prettier is not installed: migrations are written in a development checkout; run npm ci there (with the dev dependencies).',
     );
   });

@@ -4,12 +4,12 @@ import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../app.module.js';
 import { createFastifyAdapter } from '../app.setup.js';
-import { ConfigError, loadConfig, readConfig } from '../config/app-config.js';
+import { ConfigError, loadConfig, Problem, readConfig } from '../config/app-config.js';
 import { schemaChanges } from '../database/schema-drift.js';
 import { oneLine, terminal } from './cli-database.js';
 import { describeRevertDrops, MigrationBody, parseMigrationPath, writeMigration } from './migration-files.js';
-import { PACKAGE_ROOT } from './package-root.js';
-import { openScratchDatabase } from '../dev/scratch-database.js';
+import { PACKAGE_ROOT } from '../config/package-root.js';
+import { loadDevelopmentDatabases } from '../database/development-database.js';
 
 export const USAGE = `Usage:
   npm run migration:generate -- migrations/<Name>   write the migration that brings the schema the migrations
@@ -44,7 +44,7 @@ function parseArguments(args: readonly string[]): { command: string; path: strin
  * on a scratch database, after every migration has been applied to it.
  */
 async function pendingChanges(databaseUrl: string | undefined): Promise<MigrationBody> {
-  const scratch = await openScratchDatabase(databaseUrl);
+  const scratch = await (await loadDevelopmentDatabases()).openScratchDatabase(databaseUrl);
   try {
     const config = { ...loadConfig({}), databaseUrl: scratch.url, migrationsRun: true, logLevel: 'silent' as const };
     const app = await NestFactory.create(AppModule.forRoot(config), createFastifyAdapter(config), {
@@ -78,8 +78,8 @@ async function main(args: readonly string[]): Promise<number> {
   }
   const { command, path, noTransaction } = parsed;
   const target = parseMigrationPath(path);
-  if ('problem' in target) {
-    terminal.err(target.problem);
+  if (target instanceof Problem) {
+    terminal.err(target.message);
     return 2;
   }
   const shown = (file: string) => relative(PACKAGE_ROOT, file);

@@ -31,6 +31,7 @@ describe('loadConfig', () => {
       stagingBaseUrl: 'https://staging-api.example.com/v1',
       shutdownDrainDelayMs: 0,
       shutdownGraceMs: 10_000,
+      readinessOutageGraceMs: 30_000,
       trustProxy: [],
       corsOrigins: [],
       metricsToken: undefined,
@@ -79,6 +80,7 @@ describe('loadConfig', () => {
         PUBLIC_BASE_URL: 'https://pets.example.org/v1',
         STAGING_BASE_URL: 'https://staging.pets.example.org/v1',
         CORS_ORIGINS: 'https://shop.example, https://admin.shop.example:8443',
+        READINESS_OUTAGE_GRACE_MS: '5000',
       }),
     ).toEqual({
       host: '0.0.0.0',
@@ -97,6 +99,7 @@ describe('loadConfig', () => {
       stagingBaseUrl: 'https://staging.pets.example.org/v1',
       shutdownDrainDelayMs: 5_000,
       shutdownGraceMs: 10_000,
+      readinessOutageGraceMs: 5_000,
       trustProxy: [],
       corsOrigins: ['https://shop.example', 'https://admin.shop.example:8443'],
       loadShedding: { maxInFlight: 256, maxEventLoopDelayMs: 1000, maxEventLoopUtilization: 0 },

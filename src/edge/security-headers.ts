@@ -90,7 +90,7 @@ export type SecurityHeaders = (request: FastifyRequest, reply: FastifyReply) => 
  * docs' under `/docs`; under `/v1`, the API's, with a cross-origin resource policy when `crossOriginApi` (CORS_ORIGINS
  * set); the API's elsewhere (the operations routes, unknown paths).
  * helmet's headers are computed once per policy at start-up; run per request (as `@fastify/helmet` does, parsing
- * the policy each time) helmet was the largest single cost on the hot paths.
+ * the policy each time) helmet would weigh on every request (docs/performance.md).
  */
 export function securityHeaders({ crossOriginApi }: { crossOriginApi: boolean }): SecurityHeaders {
   const apiHeaders = crossOriginApi ? CROSS_ORIGIN_API_RESPONSE_HEADERS : API_RESPONSE_HEADERS;

@@ -1,13 +1,18 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import type { ReferenceObject, RequestBodyObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
+import type {
+  OperationObject,
+  ReferenceObject,
+  RequestBodyObject,
+  ResponseObject,
+  SchemaObject,
+} from '@nestjs/swagger';
 import { maxHeaderSize } from 'node:http';
 import { API_PREFIX, BODY_LIMIT_BYTES } from '../edge/http.constants.js';
 import type { AppConfig } from '../config/app-config.js';
-import { BODIES_REJECT_UNKNOWN_PROPERTIES } from '../edge/request-validation.pipe.js';
 import { NO_STORE } from '../edge/security-headers.js';
 import { MAX_BODY_DEPTH } from '../edge/json-body-parser.js';
-import { REQUIRED_SCOPES_EXTENSION } from '../auth/requires-scope.decorator.js';
+import { REQUIRED_SCOPES_EXTENSION } from './requires-scope.decorator.js';
 
 export const BEARER_SCHEME = 'bearer';
 
@@ -58,56 +63,50 @@ export function createOpenApiDocument(
   // Every server is public: the API has no internal-only audience.
   options.servers = options.servers?.map((server) => ({ ...server, 'x-internal': false }));
   const document = SwaggerModule.createDocument(app, options, { ignoreGlobalPrefix: true });
-  if (BODIES_REJECT_UNKNOWN_PROPERTIES) closeRequestBodies(document);
-  declareNoStore(document);
-  describeRequiredScopes(document);
+  const schemas = document.components?.schemas ?? {};
+  for (const item of Object.values(document.paths)) {
+    for (const operation of [item.get, item.put, item.post, item.patch, item.delete]) {
+      if (!operation) continue;
+      closeRequestBody(operation, schemas);
+      declareNoStore(operation);
+      describeRequiredScopes(operation);
+    }
+  }
   return document;
 }
 
-/** Each scoped operation's description names its scope, as its `x-required-scopes` extension does. */
-function describeRequiredScopes(document: OpenAPIObject): void {
-  for (const item of Object.values(document.paths)) {
-    for (const operation of [item.get, item.put, item.post, item.patch, item.delete]) {
-      const scopes = (operation as Record<string, unknown> | undefined)?.[REQUIRED_SCOPES_EXTENSION] as
-        string[] | undefined;
-      if (!operation || !scopes) continue;
-      const named = scopes.map((scope) => `\`${scope}\``).join(' and ');
-      operation.description =
-        `${operation.description ?? ''}\n\nNeeds an API key with the ${named} scope, or one without scopes; ` +
-        'any other key is answered 403 `insufficient_scope`.';
-    }
-  }
+/** The operation's description names its scope, as its `x-required-scopes` extension does. */
+function describeRequiredScopes(operation: OperationObject): void {
+  const scopes = (operation as unknown as Record<string, unknown>)[REQUIRED_SCOPES_EXTENSION] as string[] | undefined;
+  if (!scopes) return;
+  const named = scopes.map((scope) => `\`${scope}\``).join(' and ');
+  operation.description =
+    `${operation.description ?? ''}\n\nNeeds an API key with the ${named} scope, or one without scopes; ` +
+    'any other key is answered 403 `insufficient_scope`.';
 }
 
-/** `Cache-Control: no-store` on every response of every operation, as the edge sends it (src/edge/security-headers.ts). */
-function declareNoStore(document: OpenAPIObject): void {
+/** `Cache-Control: no-store` on every response, as the edge sends it (src/edge/security-headers.ts). */
+function declareNoStore(operation: OperationObject): void {
   const [, value] = NO_STORE;
   const header = {
     description: 'Every answer depends on the API key: no cache may store it.',
     required: true,
     schema: { type: 'string', enum: [value] },
   };
-  for (const item of Object.values(document.paths)) {
-    for (const operation of [item.get, item.put, item.post, item.patch, item.delete]) {
-      for (const response of Object.values(operation?.responses ?? {}) as ResponseObject[]) {
-        response.headers = { ...response.headers, 'Cache-Control': header };
-      }
-    }
+  for (const response of Object.values(operation.responses ?? {}) as ResponseObject[]) {
+    response.headers = { ...response.headers, 'Cache-Control': header };
   }
 }
 
-/** `additionalProperties: false` on every request body's object schema, as the validation pipe enforces. */
-function closeRequestBodies(document: OpenAPIObject): void {
-  const schemas = document.components?.schemas ?? {};
-  for (const item of Object.values(document.paths)) {
-    for (const operation of [item.get, item.put, item.post, item.patch, item.delete]) {
-      const body = operation?.requestBody as RequestBodyObject | undefined;
-      for (const media of Object.values(body?.content ?? {})) {
-        const ref = (media.schema as ReferenceObject | undefined)?.$ref;
-        const schema = (ref ? schemas[ref.replace('#/components/schemas/', '')] : media.schema) as
-          SchemaObject | undefined;
-        if (schema?.type === 'object') schema.additionalProperties = false;
-      }
-    }
+/**
+ * `additionalProperties: false` on the request body's object schema: the validation pipe refuses unknown
+ * properties (src/edge/request-validation.pipe.ts).
+ */
+function closeRequestBody(operation: OperationObject, schemas: Record<string, SchemaObject | ReferenceObject>): void {
+  const body = operation.requestBody as RequestBodyObject | undefined;
+  for (const media of Object.values(body?.content ?? {})) {
+    const ref = (media.schema as ReferenceObject | undefined)?.$ref;
+    const schema = (ref ? schemas[ref.replace('#/components/schemas/', '')] : media.schema) as SchemaObject | undefined;
+    if (schema?.type === 'object') schema.additionalProperties = false;
   }
 }

@@ -44,8 +44,8 @@ export class PageCursorCodec {
   private readonly key: KeyObject;
   /**
    * Issued cursors by status code, then by last id. Encoding is a pure function of the two, and the same
-   * pages (the first of each filter above all) are listed over and over: signing was the largest cost of a
-   * list request after the query itself.
+   * pages (the first of each filter above all) are listed over and over, so each is signed once
+   * (docs/performance.md).
    */
   private readonly issued = STATUS_BY_CODE.map(() => new LRUCache<number, string>({ max: ISSUED_PER_FILTER }));
 

@@ -12,9 +12,9 @@ import {
 import type { FastifyReply } from 'fastify';
 import type { ApiKeyIdentity } from '../auth/api-key-identity.js';
 import { CurrentApiKey } from '../auth/current-api-key.decorator.js';
-import { RequiresScope } from '../auth/requires-scope.decorator.js';
 import { ApiErrorResponses, rateLimitHeaderDocs } from '../openapi/api-error-responses.decorator.js';
 import { deprecationHeaderDocs } from '../openapi/deprecation-headers.js';
+import { RequiresScope } from '../openapi/requires-scope.decorator.js';
 import { Deprecated } from '../deprecation/deprecated.decorator.js';
 import { API_PREFIX, BODY_LIMIT_BYTES } from '../edge/http.constants.js';
 import {
@@ -23,6 +23,7 @@ import {
   IDEMPOTENCY_KEY_PATTERN,
   IdempotencyKey,
 } from './idempotency/idempotency-key.decorator.js';
+import { IDEMPOTENCY_RETENTION_HOURS } from './idempotency/idempotency-keys.repository.js';
 import { NewPet } from './dto/create-pet.dto.js';
 import { LIMIT_MAX, ListPetsQuery } from './dto/list-pets.query.js';
 import { Pet } from './dto/pet.dto.js';
@@ -43,6 +44,8 @@ export const GET_PET_DEPRECATION = {
   sunset: new Date('2030-12-05T00:00:00Z'),
   successor: LIST_PETS_URL,
 };
+const SUNSET_DAY = GET_PET_DEPRECATION.sunset.toLocaleDateString('en-GB', { dateStyle: 'long', timeZone: 'UTC' });
+const ID_RANGE = `${MIN_ID} to 2^${Math.log2(MAX_ID + 1)}-1`;
 
 @ApiTags('animals')
 @ApiExtraModels(Pet)
@@ -103,7 +106,7 @@ export class PetsController {
     required: false,
     schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH, pattern: IDEMPOTENCY_KEY_PATTERN },
     description:
-      'Makes the request safe to retry: a repeat with the same key and body within 24 hours returns the first ' +
+      `Makes the request safe to retry: a repeat with the same key and body within ${IDEMPOTENCY_RETENTION_HOURS} hours returns the first ` +
       'response (with `Idempotent-Replayed: true`) and creates nothing. Keys are scoped to the API key. Printable ' +
       'ASCII without a space at either end (HTTP strips those).',
   })
@@ -147,8 +150,7 @@ export class PetsController {
     operationId: 'getPet',
     summary: 'Get an animal',
     deprecated: true,
-    description:
-      'Deprecated: announced for removal on 5 December 2030. Use `GET /pets` with the `status` filter instead.',
+    description: `Deprecated: announced for removal on ${SUNSET_DAY}. Use \`GET /pets\` with the \`status\` filter instead.`,
   })
   @ApiParam({
     name: 'petId',
@@ -164,7 +166,7 @@ export class PetsController {
     },
   })
   @ApiErrorResponses(
-    { 400: '`petId` is not an integer from 1 to 2^53-1.', 404: 'No animal has this id.' },
+    { 400: `\`petId\` is not an integer from ${ID_RANGE}.`, 404: 'No animal has this id.' },
     { headers: deprecationHeaderDocs(GET_PET_DEPRECATION, { required: false }) },
   )
   get(@Param('petId', PetIdPipe) petId: number): Promise<Pet> {

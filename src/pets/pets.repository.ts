@@ -1,12 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { QueryBuilder, Repository, SelectQueryBuilder } from 'typeorm';
-import type { IdempotencyScope } from './idempotency/idempotency-keys.repository.js';
+import { EntityManager, Repository } from 'typeorm';
 import { withRetries } from '../database/database-faults.js';
-import { IdempotencyService, IdempotentOutcome } from './idempotency/idempotency.service.js';
 import { Pet } from './dto/pet.dto.js';
 import { PetEntity } from './pet.entity.js';
-import { EXPOSED_COLUMNS, PetRow, toPet } from './pet.mapper.js';
+import { PetRow, toPet } from './pet.mapper.js';
 import { PetStatus } from './pet-status.enum.js';
 
 export interface PetPageQuery {
@@ -31,116 +29,62 @@ export interface NewPetRow {
 /** A statement as PostgreSQL receives it: the SQL text and its parameter values, in order. */
 export type BoundQuery = [sql: string, parameters: unknown[]];
 
+/** Only the columns the API exposes, under the names `toPet` reads, as raw rows (no entity hydration). */
+const SELECT_PET = 'SELECT id, name, category_id AS "categoryId", status FROM pets';
+
 /**
- * A query the QueryBuilder builds once, the first time its shape is needed; a request then only binds its
- * values. Building takes TypeORM longer than the rest of the request's database work, and the text of a shape
- * never changes. Each named parameter is built with a unique placeholder value, which tells where the
- * QueryBuilder put it in the parameter list (`:status` twice is one `$1`).
+ * Keyset pages: a page deep in the table costs what the first one does (no OFFSET rows to walk past).
+ * Without a status, `id > $1` is a range of the primary key. With one, `(status, id) > ($1, $2) AND status <= $1`
+ * means `status = $1 AND id > $2` but leaves the planner only `pets_status_id_idx` to deliver the order: given the
+ * plain equality it may walk the primary key and discard other statuses, which reads most of the table when the
+ * status is rare among the oldest rows (old animals are mostly sold). One row more than `limit` tells whether a
+ * next page exists.
  */
-class CompiledQuery<K extends string> {
-  private readonly sql: string;
-  private readonly order: K[];
-
-  constructor(names: readonly K[], build: (placeholders: Record<K, string>) => QueryBuilder<PetEntity>) {
-    const placeholders = Object.fromEntries(names.map((name) => [name, `\u0000${name}`])) as Record<K, string>;
-    const [sql, parameters] = build(placeholders).getQueryAndParameters();
-    this.sql = sql;
-    this.order = parameters.map((value) => names.find((name) => placeholders[name] === value)!);
-  }
-
-  bind(values: Record<K, unknown>): BoundQuery {
-    return [this.sql, this.order.map((name) => values[name])];
-  }
-}
+const PAGE_ALL = `${SELECT_PET} WHERE id > $1 ORDER BY id LIMIT $2`;
+const PAGE_BY_STATUS = `${SELECT_PET} WHERE (status, id) > ($1, $2) AND status <= $1 ORDER BY status, id LIMIT $3`;
 
 /**
- * The queries the API runs, built by TypeORM's QueryBuilder from the entity: only the exposed columns, read as
- * raw rows (no entity hydration) and turned into responses once, by `toPet`. `pets_status_id_idx` and the
+ * The queries the API runs, as plain parameterised SQL: TypeORM's `find` and `save` would build the SQL and hydrate
+ * entities on every call, and `save` wraps an insert in a transaction of its own. `pets_status_id_idx` and the
  * primary key serve them.
  */
 @Injectable()
 export class PetsRepository {
-  /** Page queries by status filter and limit (LIMIT is part of the text): at most 2 x 100 shapes. */
-  private readonly pages = new Map<string, CompiledQuery<'status' | 'after'>>();
-  private readonly byId: CompiledQuery<'id'>;
-  private readonly insertion: CompiledQuery<'name' | 'categoryId' | 'status'>;
+  constructor(@InjectRepository(PetEntity) private readonly pets: Repository<PetEntity>) {}
 
-  constructor(
-    @InjectRepository(PetEntity) private readonly pets: Repository<PetEntity>,
-    private readonly idempotency: IdempotencyService,
-  ) {
-    this.byId = new CompiledQuery(['id'], ({ id }) => this.selectExposed().where('pet.id = :id', { id }));
-    this.insertion = new CompiledQuery(['name', 'categoryId', 'status'], ({ name, categoryId, status }) =>
-      this.pets
-        .createQueryBuilder()
-        .insert()
-        // Placeholders stand in for the values; the text does not depend on them.
-        .values({ name, categoryId, status: status as PetStatus })
-        .returning(['id'])
-        .updateEntity(false),
-    );
-  }
-
-  /**
-   * Keyset pages: a page deep in the table costs what the first one does (no OFFSET rows to walk past).
-   * Without a status, `id > :after` is a range of the primary key. With one, `(status, id) > (:status, :after)
-   * AND status <= :status` means `status = :status AND id > :after` but leaves the planner only
-   * `pets_status_id_idx` to deliver the order: given the plain equality it may walk the primary key and
-   * discard other statuses, which reads most of the table when the status is rare among the oldest rows
-   * (old animals are mostly sold). One row more than `limit` tells whether a next page exists.
-   */
+  /** The SQL and parameters of a page (the page plans are checked against it). */
   boundPageQuery({ status, limit, after }: PetPageQuery): BoundQuery {
-    const shape = `${status === undefined ? 'all' : 'status'} ${limit}`;
-    let page = this.pages.get(shape);
-    if (!page) {
-      page = new CompiledQuery(['status', 'after'], (p) => {
-        const query = this.selectExposed().limit(limit + 1);
-        if (status === undefined) return query.where('pet.id > :after', { after: p.after }).orderBy('pet.id');
-        return query
-          .where('(pet.status, pet.id) > (:status, :after)', p)
-          .andWhere('pet.status <= :status')
-          .orderBy('pet.status')
-          .addOrderBy('pet.id');
-      });
-      this.pages.set(shape, page);
-    }
-    return page.bind({ status, after });
+    if (status === undefined) return [PAGE_ALL, [after, limit + 1]];
+    return [PAGE_BY_STATUS, [status, after, limit + 1]];
   }
 
   async findPage(query: PetPageQuery): Promise<PetPage> {
-    const rows: PetRow[] = await withRetries(() => this.pets.query(...this.boundPageQuery(query)));
+    const rows = await withRetries(() => this.pets.query<PetRow[]>(...this.boundPageQuery(query)));
     const more = rows.length > query.limit;
     if (more) rows.pop();
     return { pets: rows.map(toPet), more };
   }
 
   async findById(id: number): Promise<Pet | undefined> {
-    const [row]: (PetRow | undefined)[] = await withRetries(() => this.pets.query(...this.byId.bind({ id })));
+    const [row] = await withRetries(() => this.pets.query<(PetRow | undefined)[]>(`${SELECT_PET} WHERE id = $1`, [id]));
     return row && toPet(row);
   }
 
-  insert(pet: NewPetRow): Promise<Pet> {
-    return withRetries(() => this.insertWith(this.pets, pet));
+  /**
+   * One round trip: the stored values are the ones sent, and `RETURNING` gives the id. In `manager`'s transaction
+   * when one is given (its owner retries the whole transaction), otherwise on its own and retried here.
+   */
+  insert(pet: NewPetRow, manager?: EntityManager): Promise<Pet> {
+    if (manager) return this.insertWith(manager, pet);
+    return withRetries(() => this.insertWith(this.pets.manager, pet));
   }
 
-  /** `insert` at most once per Idempotency-Key, in the transaction that claims the key and stores the response. */
-  insertIdempotently(pet: NewPetRow, scope: IdempotencyScope, fingerprint: string): Promise<IdempotentOutcome<Pet>> {
-    return this.idempotency.run(scope, fingerprint, async (manager) => ({
-      status: 201,
-      body: await this.insertWith(manager.withRepository(this.pets), pet),
-    }));
-  }
-
-  /** One round trip: the stored values are the ones sent, and `RETURNING` gives the id. */
-  private async insertWith(pets: Repository<PetEntity>, pet: NewPetRow): Promise<Pet> {
+  private async insertWith(manager: EntityManager, pet: NewPetRow): Promise<Pet> {
     const categoryId = String(pet.categoryId);
-    const [{ id }] = await pets.query<Pick<PetRow, 'id'>[]>(...this.insertion.bind({ ...pet, categoryId }));
+    const [{ id }] = await manager.query<Pick<PetRow, 'id'>[]>(
+      'INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING id',
+      [pet.name, categoryId, pet.status],
+    );
     return toPet({ ...pet, id, categoryId });
-  }
-
-  private selectExposed(): SelectQueryBuilder<PetEntity> {
-    const query = this.pets.createQueryBuilder('pet').select([]);
-    for (const column of EXPOSED_COLUMNS) query.addSelect(`pet.${column}`, column);
-    return query;
   }
 }

@@ -1,6 +1,8 @@
 import { ApiError } from '../edge/errors/api-error.js';
 import { ErrorCode } from '../edge/errors/error-code.js';
+import type { EntityManager } from 'typeorm';
 import type { Pet } from './dto/pet.dto.js';
+import type { IdempotencyService } from './idempotency/idempotency.service.js';
 import { PetStatus } from './pet-status.enum.js';
 import { PageCursorCodec } from './page-cursor.codec.js';
 import { NewPetRow, PetPage, PetPageQuery, PetsRepository } from './pets.repository.js';
@@ -10,6 +12,7 @@ import { PetsService } from './pets.service.js';
 class FakePetsRepository {
   pageQueries: PetPageQuery[] = [];
   inserted: NewPetRow[] = [];
+  managers: (EntityManager | undefined)[] = [];
   pets: Pet[] = [];
 
   findPage(query: PetPageQuery): Promise<PetPage> {
@@ -21,11 +24,21 @@ class FakePetsRepository {
     return Promise.resolve(this.pets.find((pet) => pet.id === id));
   }
 
-  insert(pet: NewPetRow): Promise<Pet> {
+  insert(pet: NewPetRow, manager?: EntityManager): Promise<Pet> {
     this.inserted.push(pet);
+    this.managers.push(manager);
     return Promise.resolve({ id: 41, ...pet });
   }
 }
+
+/** The transaction's manager that the idempotency service hands to the work it runs. */
+const transaction = {} as EntityManager;
+const idempotency = {
+  run: async (_scope: unknown, _fingerprint: string, work: (manager: EntityManager) => Promise<object>) => ({
+    ...(await work(transaction)),
+    replayed: false,
+  }),
+} as unknown as IdempotencyService;
 
 describe('PetsService', () => {
   let repository: FakePetsRepository;
@@ -36,6 +49,7 @@ describe('PetsService', () => {
     service = new PetsService(
       repository as unknown as PetsRepository,
       new PageCursorCodec('a-cursor-secret-of-at-least-32-chars'),
+      idempotency,
     );
   });
 
@@ -52,6 +66,17 @@ describe('PetsService', () => {
 
       expect(repository.inserted).toEqual([{ name: 'Tom', categoryId: 1, status: PetStatus.Sold }]);
       expect(pet.status).toBe('sold');
+    });
+
+    it('inserts an idempotent create in the transaction that claims the key, answering 201', async () => {
+      const outcome = await service.createIdempotently({ name: 'Rex', categoryId: 3 }, { lineage: '1', key: 'k' });
+
+      expect(repository.managers).toEqual([transaction]);
+      expect(outcome).toEqual({
+        status: 201,
+        body: { id: 41, name: 'Rex', categoryId: 3, status: 'available' },
+        replayed: false,
+      });
     });
   });
 

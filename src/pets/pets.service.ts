@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ApiError } from '../edge/errors/api-error.js';
 import { ErrorCode } from '../edge/errors/error-code.js';
 import type { IdempotencyScope } from './idempotency/idempotency-keys.repository.js';
-import type { IdempotentOutcome } from './idempotency/idempotency.service.js';
+import { IdempotencyService, IdempotentOutcome } from './idempotency/idempotency.service.js';
 import { requestFingerprint } from './idempotency/request-fingerprint.js';
 import { NewPet } from './dto/create-pet.dto.js';
 import { ListPetsQuery } from './dto/list-pets.query.js';
@@ -23,6 +23,7 @@ export class PetsService {
   constructor(
     private readonly pets: PetsRepository,
     private readonly cursors: PageCursorCodec,
+    private readonly idempotency: IdempotencyService,
   ) {}
 
   async list({ status, limit, cursor }: ListPetsQuery): Promise<PetListing> {
@@ -36,9 +37,16 @@ export class PetsService {
     return this.pets.insert(this.row(newPet));
   }
 
-  /** `create` at most once per Idempotency-Key; a repeat gets the first response back. */
+  /**
+   * `create` at most once per Idempotency-Key, in the transaction that claims the key and stores the response;
+   * a repeat gets the first response back.
+   */
   createIdempotently(newPet: NewPet, scope: IdempotencyScope): Promise<IdempotentOutcome<Pet>> {
-    return this.pets.insertIdempotently(this.row(newPet), scope, requestFingerprint(newPet));
+    const row = this.row(newPet);
+    return this.idempotency.run(scope, requestFingerprint(newPet), async (manager) => ({
+      status: 201,
+      body: await this.pets.insert(row, manager),
+    }));
   }
 
   async get(id: number): Promise<Pet> {

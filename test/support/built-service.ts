@@ -17,8 +17,8 @@ function newestSourceChange(): number {
     if (stats.isDirectory()) readdirSync(path).forEach((entry) => visit(join(path, entry)));
     else newest = Math.max(newest, stats.mtimeMs);
   };
-  ['src', 'migrations', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'nest-cli.json'].forEach((entry) =>
-    visit(join(ROOT, entry)),
+  ['src', 'dev', 'migrations', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'nest-cli.json'].forEach(
+    (entry) => visit(join(ROOT, entry)),
   );
   return newest;
 }

@@ -3,13 +3,17 @@ import { ROOT, run } from '../support/built-service.js';
 
 const ALERTS = join(ROOT, 'k8s', 'alerts');
 
-/** Prometheus' own checks of k8s/alerts/ (promtool, from Debian's prometheus package): the rules parse, and each alert fires as its unit tests say. */
+/**
+ * Prometheus' own checks of k8s/alerts/ (promtool and amtool, from Debian's prometheus and prometheus-alertmanager
+ * packages): the rules parse, each alert fires as its unit tests say, and the example Alertmanager configuration is
+ * valid. test/system/alerts-live.system-spec.ts watches them fire against the running service.
+ */
 describe('alert rules under promtool', () => {
   it('pass `promtool check rules`', async () => {
     const checked = await run('promtool', ['check', 'rules', 'animal-store.rules.yaml'], process.env, 60_000, {
       cwd: ALERTS,
     });
-    expect(checked).toMatchObject({ code: 0, stdout: expect.stringContaining('SUCCESS: 7 rules found') as unknown });
+    expect(checked).toMatchObject({ code: 0, stdout: expect.stringContaining('SUCCESS: 11 rules found') as unknown });
   });
 
   it('pass their unit tests, `promtool test rules`', async () => {
@@ -17,5 +21,11 @@ describe('alert rules under promtool', () => {
       cwd: ALERTS,
     });
     expect(tested).toMatchObject({ code: 0, stdout: expect.stringContaining('SUCCESS') as unknown });
+  });
+
+  it('ship an example alertmanager.yml that passes `amtool check-config`', async () => {
+    const checked = await run('amtool', ['check-config', 'alertmanager.yml'], process.env, 60_000, { cwd: ALERTS });
+    expect(checked).toMatchObject({ code: 0, stdout: expect.stringContaining('SUCCESS') as unknown });
+    expect(checked.stdout).toContain('3 receivers');
   });
 });

@@ -1,5 +1,7 @@
 import { expect } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import pg from 'pg';
 import { RETRY_AFTER_SECONDS } from '../../src/edge/errors/to-api-error.js';
 import { ensureBuilt, run } from '../support/built-service.js';
@@ -7,8 +9,10 @@ import {
   FailoverSettings,
   PatroniCluster,
   PatroniNode,
+  PG_BIN,
   startPatroniCluster,
 } from '../support/fleet/patroni-cluster.js';
+import { runOnce, workDirectory } from '../support/fleet/debian-services.js';
 import { Load, Outcome, startLoad, summarise } from '../support/fleet/load.js';
 import { pollUntil } from '../support/poll.js';
 import { ServiceProcess, startService } from '../support/service-process.js';
@@ -21,6 +25,12 @@ import { ServiceProcess, startService } from '../support/service-process.js';
  * clients get only 2xx or the service's own 503 with Retry-After, the window is printed and bounded, writes come
  * back with no restart, every acknowledged create is stored once, and nothing is logged at error level. The
  * figures are printed (docs/operating.md, "High availability", quotes them).
+ *
+ * Every node archives its WAL with pgBackRest throughout. After both failovers, on the promoted node: a full
+ * backup, animals created under load, then an operator's mistaken `DELETE FROM pets`; the archive
+ * restored aside to the moment before it holds every row as it was, and the operator's copy back brings them to
+ * the service. The loss window (the DELETE's WAL archived) and the restore's duration are printed
+ * ("Backups and restore").
  */
 
 const APP_ROLE = 'animal_store';
@@ -28,7 +38,17 @@ const DATABASE = 'animal_store';
 const KEY = 'failover-test-key-0123456789abcdef';
 // Shorter than Patroni's defaults (30/10/10), so the crash case fits a bounded suite; loop_wait + 2 x retry_timeout
 // stays within ttl, the rule Patroni's documentation sets. Patroni 3.0 accepts a ttl below 20; later versions do not.
-const SETTINGS: FailoverSettings = { ttl: 10, loopWait: 2, retryTimeout: 4, interMs: 500, fall: 2, rise: 1 };
+// archive_timeout: far below a production setting (docs/operating.md, "Backups and restore"), so that the
+// point-in-time case waits little for its WAL to be archived.
+const SETTINGS: FailoverSettings = {
+  ttl: 10,
+  loopWait: 2,
+  retryTimeout: 4,
+  interMs: 500,
+  fall: 2,
+  rise: 1,
+  archiveTimeout: 5,
+};
 /** The service's wait for a database connection (src/database/data-source-options.ts). */
 const CONNECT_TIMEOUT_MS = 2_000;
 /** HAProxy's detection: `fall` failed checks, then `rise` passed ones for the new primary. */
@@ -256,7 +276,7 @@ function expectFailoverHeld(
   expect(acknowledged.length).toBeGreaterThan(0);
   expect(acknowledged.filter((name) => stored.get(name) !== 1)).toEqual([]);
   expect(figures.duplicatedRows).toBe(0);
-  // Readiness stayed 200 throughout (DATABASE_OUTAGE_READY_MS exceeds the window): a fleet stays in the balancer.
+  // Readiness stayed 200 throughout (READINESS_OUTAGE_GRACE_MS exceeds the window): a fleet stays in the balancer.
   expect(readiness.length).toBeGreaterThan(0);
   expect(readiness.filter((sample) => sample.status !== 200)).toEqual([]);
   expectNoErrorLogged();
@@ -393,4 +413,153 @@ describe('a PostgreSQL failover under load (Patroni, synchronous mode, HAProxy o
     });
     expectNoErrorLogged();
   });
+});
+
+/** The animals the point-in-time case creates under load before the mistake, and its requests a second. */
+const PITR_CREATES = 200;
+const PITR_LOAD_RATE = 100;
+/** A commit's segment is switched within archive_timeout, then pushed; the bound leaves room for a busy machine. */
+const ARCHIVE_LAG_BOUND_MS = (SETTINGS.archiveTimeout + 20) * 1000;
+
+/** Every row of `pets`, in order, as PostgreSQL's JSON: compared whole, field for field. */
+async function petsTable(url: string): Promise<{ rows: number; json: string }> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+  await client.connect();
+  try {
+    const [row] = (
+      await client.query<{ rows: string; json: string | null }>(
+        'SELECT count(*) AS rows, json_agg(p ORDER BY p.id)::text AS json FROM pets p',
+      )
+    ).rows;
+    return { rows: Number(row.rows), json: row.json ?? '[]' };
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The operator's copy back (docs/operating.md, "Backups and restore"): the restored rows out with `\copy`, then
+ * into the live table in one transaction, keeping their ids and skipping any row the table still has.
+ */
+async function copyPetsBack(restoredUrl: string, liveUrl: string): Promise<void> {
+  const dir = await workDirectory('pitr-copy');
+  try {
+    const file = join(dir, 'pets-restored.csv');
+    const psql = (url: string, args: string[]) =>
+      runOnce(join(PG_BIN, 'psql'), [url, '-v', 'ON_ERROR_STOP=1', ...args]);
+    const out = await psql(restoredUrl, ['-c', `\\copy pets TO '${file}' CSV`]);
+    expect(out).toMatchObject({ code: 0 });
+    const script = join(dir, 'copy-back.sql');
+    await writeFile(
+      script,
+      [
+        'BEGIN;',
+        'CREATE TEMPORARY TABLE restored_pets (LIKE pets) ON COMMIT DROP;',
+        `\\copy restored_pets FROM '${file}' CSV`,
+        'INSERT INTO pets OVERRIDING SYSTEM VALUE SELECT * FROM restored_pets ON CONFLICT (id) DO NOTHING;',
+        'COMMIT;',
+        '',
+      ].join('\n'),
+    );
+    const back = await psql(liveUrl, ['-f', script]);
+    expect(back).toMatchObject({ code: 0, output: expect.stringContaining(`INSERT 0 `) });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe('continuous archiving and point-in-time recovery (pgBackRest, WAL archived from every node)', () => {
+  it(`a restore to the moment before a mistaken DELETE FROM pets brings back all ${PITR_CREATES} animals created under load, field for field`, async () => {
+    const primary = (await cluster!.primary())!;
+    // pgBackRest restores from the newest backup that stopped before the target, counted in whole seconds: the
+    // backup ends before the animals are created.
+    const backup = await cluster!.archive.backup();
+    const backupSizes = /database size: .*/.exec(await cluster!.archive.info())?.[0];
+    const load = startLoad({
+      origin: service!.origin,
+      key: KEY,
+      prefix: 'pitr',
+      ratePerSecond: PITR_LOAD_RATE,
+      count: 2 * PITR_CREATES,
+      mix: ['create', 'list'],
+    });
+    const loaded = summarise(await load.done);
+    expect(loaded).toMatchObject({ created201: PITR_CREATES, non2xx: 0 });
+    expect((await storedCounts('pitr')).size).toBe(PITR_CREATES);
+    const before = await petsTable(cluster!.url(DATABASE));
+
+    // The moment to go back to, from the database's clock, and then the mistake, through the read-write address.
+    const operator = new pg.Client({ connectionString: cluster!.url(DATABASE) });
+    await operator.connect();
+    let target: string;
+    let deleted: number;
+    let walFile: string;
+    try {
+      target = (await operator.query<{ now: string }>('SELECT clock_timestamp()::text AS now')).rows[0].now;
+      deleted = (await operator.query('DELETE FROM pets')).rowCount ?? -1;
+      walFile = (await operator.query<{ wal: string }>('SELECT pg_walfile_name(pg_current_wal_lsn()) AS wal')).rows[0]
+        .wal;
+    } finally {
+      await operator.end();
+    }
+    const deletedAt = Date.now();
+    const afterDelete = await petsTable(cluster!.url(DATABASE));
+
+    // The loss window: until the segment holding the DELETE is in the repository, a loss of every node loses it.
+    await pollUntil(
+      async () => {
+        const [row] = await query<{ last: string | null }>(
+          'SELECT last_archived_wal AS last FROM pg_stat_archiver',
+          [],
+        );
+        return row.last !== null && row.last >= walFile;
+      },
+      { timeoutMs: ARCHIVE_LAG_BOUND_MS, intervalMs: 100, what: `${walFile}, holding the DELETE, to be archived` },
+    );
+    const archiveLagMs = Date.now() - deletedAt;
+
+    const restoreStarted = Date.now();
+    const restored = await cluster!.archive.restoreToTime(target);
+    let restoredTable: { rows: number; json: string };
+    try {
+      restoredTable = await petsTable(restored.url(DATABASE));
+      await copyPetsBack(restored.url(DATABASE), cluster!.url(DATABASE, APP_ROLE));
+    } finally {
+      await restored.stop();
+    }
+    const restoredMs = Date.now() - restoreStarted;
+    const afterRestore = await petsTable(cluster!.url(DATABASE));
+    // The service serves them again: one of the animals created before the mistake, by its id.
+    const [first] = (JSON.parse(before.json) as { id: number; name: string }[]).filter((p) =>
+      p.name.startsWith('pitr-'),
+    );
+    const served = await fetch(`${service!.origin}/v1/pets/${first.id}`, { headers: bearer });
+    const servedBody = (await served.json()) as { id: number; name: string };
+
+    report(`point-in-time restore on ${primary.name} (archive_timeout ${SETTINGS.archiveTimeout} s)`, {
+      load: { requests: loaded.requests, byStatus: loaded.byStatus },
+      rows: {
+        before: before.rows,
+        afterDelete: afterDelete.rows,
+        restoredCopy: restoredTable.rows,
+        afterCopyBack: afterRestore.rows,
+      },
+      target,
+      fullBackup: { ms: backup.durationMs, sizes: backupSizes },
+      archiveLagMs,
+      restoreMs: restored.restoreMs,
+      recoveryMs: restored.recoveryMs,
+      restoreToRowsBackMs: restoredMs,
+    });
+    expect(deleted).toBe(before.rows);
+    expect(afterDelete.rows).toBe(0);
+    expect(restoredTable).toEqual(before);
+    expect(afterRestore).toEqual(before);
+    expect({ status: served.status, id: servedBody.id, name: servedBody.name }).toEqual({
+      status: 200,
+      id: first.id,
+      name: first.name,
+    });
+    expectNoErrorLogged();
+  }, 240_000);
 });

@@ -104,6 +104,20 @@ export class ApiKeysRepository {
     );
   }
 
+  /**
+   * How many active keys expire within `withinMs` from now, by the database's clock. Keys never expiring do not, nor
+   * keys in their overlap: their replacement is what clients move to.
+   */
+  async countActiveExpiringWithin(withinMs: number): Promise<number> {
+    const rows = await this.keys.query<{ count: number }[]>(
+      `SELECT count(*)::int AS count FROM api_keys
+        WHERE revoked_at IS NULL AND replaced_by IS NULL AND expires_at > now()
+          AND expires_at <= now() + $1::bigint * interval '1 millisecond'`,
+      [withinMs],
+    );
+    return rows[0].count;
+  }
+
   async insert(key: NewApiKeyRow): Promise<ApiKeySummary> {
     const rows = await this.keys
       .query<ApiKeySummary[]>(

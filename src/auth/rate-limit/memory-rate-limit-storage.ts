@@ -12,7 +12,7 @@ interface Window {
 
 const SWEEP_EVERY_MS = 10_000;
 /**
- * The most counters one process holds (per-key and per-address together, about 150 bytes each): clients rotating
+ * The most counters one process holds (per-key and per-address together): clients rotating
  * through addresses push out the least recently counted ones instead of growing the heap without bound.
  */
 export const MAX_RATE_LIMIT_COUNTERS = 100_000;

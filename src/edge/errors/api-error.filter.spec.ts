@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { ArgumentsHost, HttpException, Logger, NotFoundException } from '@nestjs/common';
+import { ArgumentsHost, HttpException, Logger, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { errorCodes } from 'fastify';
 import { DatabaseFaultLog } from '../../database/database-fault-log.js';
@@ -201,6 +201,23 @@ describe('ApiErrorFilter', () => {
       );
 
       expect(result.status).toBe(503);
+      expect(logged).not.toHaveBeenCalled();
+    });
+
+    it("does not log terminus's 503 for a failing readiness round (ReadinessLog reports it once), and answers the Error body", () => {
+      const { send } = setUp();
+
+      const result = send(
+        new ServiceUnavailableException({ status: 'error', error: { database: { status: 'down' } } }),
+      );
+
+      expect(result.status).toBe(503);
+      expect(result.headers).toEqual({ 'Retry-After': '5' });
+      expect(result.body).toEqual({
+        code: 'service_unavailable',
+        message: 'The service is temporarily unavailable; retry later.',
+        status: 503,
+      });
       expect(logged).not.toHaveBeenCalled();
     });
 

@@ -1,4 +1,4 @@
-import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, Logger, ServiceUnavailableException } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { allowedMethods } from '../allowed-methods.js';
@@ -47,14 +47,15 @@ export class ApiErrorFilter implements ExceptionFilter {
       );
       return;
     }
-    // Classified once: an ApiError is thrown on purpose by code that has reported it (readiness, load shedding);
-    // a database fault answered 503 is the database's, reported once per kind without a stack; a bug is logged
-    // here, with its stack.
-    const fault = exception instanceof ApiError ? null : databaseFault(exception);
+    // Classified once: an ApiError, or a 503 a library answers on purpose (terminus, when readiness fails), is
+    // thrown by code that has reported it (ReadinessLog, load shedding); a database fault answered 503 is the
+    // database's, reported once per kind without a stack; a bug is logged here, with its stack.
+    const onPurpose = exception instanceof ApiError || exception instanceof ServiceUnavailableException;
+    const fault = onPurpose ? null : databaseFault(exception);
     const error = this.routeAwareError(toApiError(exception, fault), exception, request);
     if (fault && error.getStatus() === 503) {
       this.databaseFaults.record(fault);
-    } else if (error.getStatus() >= 500 && !fault && !(exception instanceof ApiError)) {
+    } else if (error.getStatus() >= 500 && !fault && !onPurpose) {
       this.logger.error(
         // reqId: the field every request-scoped line carries (LoggingModule adds no request context of its own).
         { err: exception, reqId: request.id, method: request.method, route: request.routeOptions?.url },

@@ -1,6 +1,6 @@
 /**
  * The closed set of machine-readable `code` values an Error body can carry.
- * Documented in the README and in the OpenAPI `Error` schema.
+ * Documented in docs/contract.md and in the OpenAPI `Error` schema.
  */
 export const ErrorCode = {
   ValidationFailed: 'validation_failed',

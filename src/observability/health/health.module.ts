@@ -1,20 +1,26 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
+import { APP_CONFIG } from '../../config/config.module.js';
+import type { AppConfig } from '../../config/app-config.js';
 import { ShutdownState } from '../../edge/shutdown-state.js';
 import { DatabaseOutage } from './database-outage.js';
-import { DATABASE_OUTAGE_READY_MS, HealthController } from './health.controller.js';
-import { MigrationsHealthIndicator } from './migrations.health.js';
+import { HealthController } from './health.controller.js';
 import { ReadinessLog } from './readiness-log.js';
+import { ReadinessRound } from './readiness-round.js';
 
 @Module({
   // Terminus would log a stack on every failing probe; ReadinessLog logs each change of readiness once.
   imports: [TerminusModule.forRoot({ logger: false })],
   controllers: [HealthController],
   providers: [
-    MigrationsHealthIndicator,
+    ReadinessRound,
     ShutdownState,
     ReadinessLog,
-    { provide: DatabaseOutage, useFactory: () => new DatabaseOutage(DATABASE_OUTAGE_READY_MS) },
+    {
+      provide: DatabaseOutage,
+      useFactory: (config: AppConfig) => new DatabaseOutage(config.readinessOutageGraceMs),
+      inject: [APP_CONFIG],
+    },
   ],
   exports: [ShutdownState],
 })

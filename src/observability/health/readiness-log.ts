@@ -1,10 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { HealthIndicatorResult } from '@nestjs/terminus';
 
 /** Why each failing check failed, in one line: `database: timeout of 1000ms exceeded; migrations: 1 pending migration(s)`. */
-export function notReadyReason(failed: Partial<HealthIndicatorResult>): string {
-  const reasons = Object.entries(failed).map(([check, result]) => {
-    const message = (result as { message?: unknown }).message;
+export function notReadyReason(failed: Record<string, { status: string; message?: unknown }>): string {
+  const reasons = Object.entries(failed).map(([check, { message }]) => {
     return `${check}: ${typeof message === 'string' && message ? message : 'down'}`;
   });
   return reasons.join('; ') || 'a check failed';

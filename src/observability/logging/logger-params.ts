@@ -44,8 +44,7 @@ export function loggerParams(config: Pick<AppConfig, 'logLevel' | 'production' |
     ...(tracingStarted() && { mixin: traceIds }),
   };
   // No per-request middleware: nestjs-pino's would give every request a pino-http child logger inside an
-  // AsyncLocalStorage context, whose promise hooks then tax every promise of the request. Profiling showed
-  // the pair at about 9% of the busy time of each route.
+  // AsyncLocalStorage context, whose promise hooks then tax every promise of the request (docs/performance.md).
   const forRoutes: Params['forRoutes'] = [];
   if (config.logLevel === 'silent') return { pinoHttp: options, forRoutes };
   if (config.production) {

@@ -1,4 +1,5 @@
 import { DynamicModule, Global, Injectable, Logger, Module, OnApplicationBootstrap } from '@nestjs/common';
+import { Registry } from 'prom-client';
 import { RateLimitStorageGauge } from '../../auth/rate-limit/rate-limit-storage-gauge.js';
 import { RateLimitModule } from '../../auth/rate-limit/rate-limit.module.js';
 import type { AppConfig } from '../../config/app-config.js';
@@ -40,9 +41,10 @@ export class MetricsModule {
         { provide: DeprecatedCallCounter, useExisting: MetricsService },
         { provide: DatabaseFaultCounter, useExisting: MetricsService },
         { provide: RateLimitStorageGauge, useExisting: MetricsService },
+        { provide: Registry, inject: [MetricsService], useFactory: (metrics: MetricsService) => metrics.registry },
         ...(served ? [MetricsTokenGuard] : [MetricsClosedWarning]),
       ],
-      exports: [MetricsService, DeprecatedCallCounter, DatabaseFaultCounter, RateLimitStorageGauge],
+      exports: [MetricsService, Registry, DeprecatedCallCounter, DatabaseFaultCounter, RateLimitStorageGauge],
     };
   }
 }

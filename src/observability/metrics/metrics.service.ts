@@ -7,6 +7,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { DataSource } from 'typeorm';
 import type { DatabaseFaultCounter } from '../../database/database-fault-log.js';
 import type { RateLimitStorageGauge, RateLimitStorageKind } from '../../auth/rate-limit/rate-limit-storage-gauge.js';
+import { FAULT_CLASSES } from '../../database/database-faults.js';
 import { pgPool } from '../../database/pg-pool.js';
 
 const LATENCY_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -49,10 +50,18 @@ export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateL
 
   private readonly databaseFaults = new Counter({
     name: 'animal_store_database_faults_total',
-    help: 'Requests answered 503 for a fault of the database (src/database/database-faults.ts), by SQLSTATE class: 08 connection, 25 read-only, 40 conflict, 53 resources, 57 shutdown or timeout.',
+    help: 'Requests answered 503 for a fault of the database (src/database/database-faults.ts), by SQLSTATE class: 08 connection, 25 read-only, 40 conflict, 53 resources, 57 shutdown or timeout; pool: the local pool had no free connection.',
     labelNames: ['sqlstate_class'],
     registers: [this.registry],
   });
+  /** Every class's series, present from the start at 0: a burst of faults right after a start shows in rate(). */
+  private readonly faultsByClass = new Map(
+    FAULT_CLASSES.map((sqlClass) => {
+      const series = this.databaseFaults.labels({ sqlstate_class: sqlClass });
+      series.inc(0);
+      return [sqlClass, series];
+    }),
+  );
 
   private readonly rateLimitStorage = new Gauge({
     name: 'animal_store_rate_limit_storage',
@@ -102,7 +111,7 @@ export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateL
   }
 
   recordDatabaseFault(sqlClass: string): void {
-    this.databaseFaults.labels({ sqlstate_class: sqlClass }).inc();
+    (this.faultsByClass.get(sqlClass) ?? this.databaseFaults.labels({ sqlstate_class: sqlClass })).inc();
   }
 
   storageInUse(storage: RateLimitStorageKind): void {

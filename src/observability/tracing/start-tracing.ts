@@ -24,7 +24,7 @@ import {
   ATTR_URL_QUERY,
 } from '@opentelemetry/semantic-conventions';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { PACKAGE_ROOT } from '../../cli/package-root.js';
+import { PACKAGE_ROOT } from '../../config/package-root.js';
 import { OPERATIONS_ROUTES } from '../operations-routes.js';
 import { RedactingSpanExporter } from './redacting-span-exporter.js';
 import { markTracingStarted, scrubForExport } from './tracing-state.js';

@@ -18,6 +18,8 @@ export interface Daemon {
   pid: number;
   /** What it wrote to stdout and stderr. */
   output(): string;
+  /** Resolves when the process has exited, whoever stopped it. */
+  exited: Promise<void>;
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -58,6 +60,7 @@ export function daemon(command: string, args: string[], { unprivileged = false }
   return {
     pid: child.pid ?? -1,
     output: () => output,
+    exited,
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);

@@ -5,17 +5,23 @@ import pg from 'pg';
 import { freePort } from '../database-server.js';
 import { pollUntil } from '../poll.js';
 import { Daemon, daemon, runOnce, workDirectory } from './debian-services.js';
+import { createPgBackRest, PgBackRest, RestoredServer } from './pgbackrest.js';
 
 /**
  * A PostgreSQL cluster with automatic failover from Debian's packages (`.ci/run` installs them): one etcd, two
  * Patroni nodes running PostgreSQL 15 in synchronous mode, and HAProxy sending connections to the node whose
  * Patroni answers `GET /primary` with 200. Everything listens on 127.0.0.1 in temporary directories, and every
- * process is stopped by its PID. As root, Patroni (and so PostgreSQL) runs as the `postgres` user.
+ * process is stopped by its PID. As root, Patroni (and so PostgreSQL) runs as the `postgres` user. Every node
+ * archives its WAL with pgBackRest into one repository (docs/operating.md, "Backups and restore").
  */
 
-const PG_BIN = '/usr/lib/postgresql/15/bin';
+/** Debian's PostgreSQL 15, which the nodes run, and its client programs. */
+export const PG_BIN = '/usr/lib/postgresql/15/bin';
 
-/** The settings that shape a failover's window (docs/operating.md, "High availability"). */
+/**
+ * The settings that shape a failover's window (docs/operating.md, "High availability"), and the WAL archive's loss
+ * window ("Backups and restore").
+ */
 export interface FailoverSettings {
   /** Patroni: seconds the leader key lives without being renewed; a crashed primary's key expires after this. */
   ttl: number;
@@ -27,6 +33,8 @@ export interface FailoverSettings {
   interMs: number;
   fall: number;
   rise: number;
+  /** PostgreSQL's `archive_timeout` (s): a segment with any write in it is switched and archived within this. */
+  archiveTimeout: number;
 }
 
 export interface PatroniNode {
@@ -39,6 +47,15 @@ export interface PatroniNode {
   postmasterPid(): Promise<number | null>;
   /** `GET` on this node's REST API: the status, or null when it does not answer. */
   rest(path: string): Promise<number | null>;
+}
+
+export interface ClusterArchive {
+  /** A full backup from the current primary: how long it took. */
+  backup(): Promise<{ durationMs: number }>;
+  /** `pgbackrest info`, as text. */
+  info(): Promise<string>;
+  /** The archive restored aside to `target` and started (pgbackrest.ts); stopped with the cluster at the latest. */
+  restoreToTime(target: string): Promise<RestoredServer>;
 }
 
 export interface PatroniCluster {
@@ -59,6 +76,8 @@ export interface PatroniCluster {
   switchover(from: PatroniNode, to: PatroniNode): Promise<{ status: number; body: string }>;
   /** `kill -9` of the node's Patroni and of its postmaster. */
   crash(node: PatroniNode): Promise<void>;
+  /** pgBackRest on the cluster: WAL archived continuously since the start (the stanza is created and checked). */
+  archive: ClusterArchive;
   /** What each process wrote, for a failed test's message. */
   output(): string;
   /** Stops every process started here (bounded), then removes the data. */
@@ -101,6 +120,8 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
   const nodes: PatroniNode[] = [];
   let haproxy: Daemon | undefined;
   const postmasterPids = new Set<number>();
+  const nodeConfigs = new Map<string, string>();
+  let pgBackRest: PgBackRest | undefined;
 
   const stop = async () => {
     // Patroni stops its PostgreSQL (fast shutdown) on SIGTERM; each stop is bounded by a SIGKILL after 10 s.
@@ -116,6 +137,7 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
       what: 'the PostgreSQL servers to exit',
     }).catch(() => undefined);
     await Promise.allSettled(directories.map((dir) => rm(dir, { recursive: true, force: true })));
+    await pgBackRest?.remove();
   };
 
   try {
@@ -147,12 +169,15 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
       what: `etcd to answer (${etcd.output()})`,
     });
 
+    pgBackRest = await createPgBackRest();
     const scope = `animal-store-${etcdClient}`;
     for (const name of ['node1', 'node2']) {
       const dir = await workDirectory(`patroni-${name}`);
       directories.push(dir);
       const [pgPort, restPort] = [await freePort(), await freePort()];
       const dataDir = join(dir, 'data');
+      const backRestConfig = await pgBackRest.configure({ dir, dataDir, pgPort });
+      nodeConfigs.set(name, backRestConfig);
       const config = {
         scope,
         name,
@@ -168,7 +193,14 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
             postgresql: {
               use_pg_rewind: true,
               // A throw-away cluster: no fsync. synchronous_commit stays on: a commit waits for the standby.
-              parameters: { fsync: 'off', full_page_writes: 'off', max_connections: 100, wal_log_hints: 'on' },
+              parameters: {
+                fsync: 'off',
+                full_page_writes: 'off',
+                max_connections: 100,
+                wal_log_hints: 'on',
+                archive_mode: 'on',
+                archive_timeout: settings.archiveTimeout,
+              },
             },
           },
           initdb: [{ encoding: 'UTF8' }, { auth: 'trust' }],
@@ -184,7 +216,8 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
             replication: { username: 'replicator', password: 'replicator' },
             rewind: { username: 'postgres', password: 'postgres' },
           },
-          parameters: { unix_socket_directories: dir },
+          // Each host's own pgBackRest configuration (its data directory), so the command is set per node.
+          parameters: { unix_socket_directories: dir, archive_command: pgBackRest.archiveCommand(backRestConfig) },
           pg_hba: ['local all all trust', 'host all all 127.0.0.1/32 trust', 'host replication all 127.0.0.1/32 trust'],
         },
         tags: { nofailover: false, noloadbalance: false, clonefrom: false, nosync: false },
@@ -283,6 +316,22 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
       { timeoutMs: 20_000, what: `HAProxy to lead to the primary (${haproxy.output()})` },
     );
 
+    const primary = async () => {
+      const statuses = await Promise.all(nodes.map((node) => node.rest('/primary')));
+      return nodes.find((_, i) => statuses[i] === 200) ?? null;
+    };
+    const archiver = pgBackRest;
+    /** pgBackRest runs on the primary's host, with that host's configuration. */
+    const primaryConfig = async () => {
+      const leader = await primary();
+      if (!leader)
+        throw new Error(`No primary to run pgBackRest on (${nodes.map((n) => n.patroni.output()).join('\n')})`);
+      return nodeConfigs.get(leader.name)!;
+    };
+    // The stanza, then `check`: it switches a WAL segment and waits for it in the repository.
+    await archiver.run(await primaryConfig(), ['stanza-create']);
+    await archiver.run(await primaryConfig(), ['check']);
+
     return {
       nodes,
       settings,
@@ -290,10 +339,7 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
       url,
       nodeUrl: (node, database = 'postgres', user = 'postgres') =>
         `postgres://${user}@127.0.0.1:${node.pgPort}/${database}`,
-      primary: async () => {
-        const statuses = await Promise.all(nodes.map((node) => node.rest('/primary')));
-        return nodes.find((_, i) => statuses[i] === 200) ?? null;
-      },
+      primary,
       waitForSyncStandby: async (node, timeoutMs = 60_000) => {
         await pollUntil(async () => (await node.rest('/sync')) === 200, {
           timeoutMs,
@@ -319,6 +365,15 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
         postmasterPids.add(postmaster);
         killIfRunning(node.patroni.pid, 'SIGKILL');
         killIfRunning(postmaster, 'SIGKILL');
+      },
+      archive: {
+        backup: async () => {
+          const started = Date.now();
+          await archiver.run(await primaryConfig(), ['--type=full', 'backup'], 300_000);
+          return { durationMs: Date.now() - started };
+        },
+        info: async () => archiver.run(await primaryConfig(), ['info']),
+        restoreToTime: async (target) => archiver.restoreToTime(await primaryConfig(), target, PG_BIN),
       },
       output: () =>
         [

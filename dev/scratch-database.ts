@@ -4,14 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
-import { oneLine } from '../cli/cli-database.js';
+import { oneLine } from '../src/cli/cli-database.js';
+import type { ScratchDatabase } from '../src/database/development-database.js';
 import { freePort } from './free-port.js';
-
-export interface ScratchDatabase {
-  url: string;
-  /** Drops the database (or stops and deletes the cluster). */
-  close(): Promise<void>;
-}
 
 /**
  * An empty database that is thrown away afterwards, so that nobody's data plays a part: a new database in the

@@ -11,7 +11,7 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-/** A TCP proxy on 127.0.0.1 that a test switches between forwarding and black-holing. */
+/** A TCP proxy on 127.0.0.1 that a test or a bench switches between forwarding and black-holing (a partition). */
 export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   let holding = false;
   const pairs = new Set<[Socket, Socket]>();

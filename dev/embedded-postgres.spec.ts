@@ -2,7 +2,7 @@ import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { watch, type FSWatcher } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../test/support/database-server.js';
+import { freePort } from '../test/support/database-server.js';
 import { startEmbeddedPostgres, withPrivateFiles } from './embedded-postgres.js';
 
 const root = process.getuid?.() === 0;

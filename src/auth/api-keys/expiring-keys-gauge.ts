@@ -1,0 +1,62 @@
+import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { Gauge } from 'prom-client';
+import { MetricsService } from '../../observability/metrics/metrics.service.js';
+import { ApiKeysRepository } from './api-keys.repository.js';
+import { KEY_CACHE_TTL_MS } from './database-api-key-store.js';
+import { EXPIRY_WARNING_WINDOW_MS } from './expiry-warnings.js';
+
+const WINDOW_DAYS = EXPIRY_WARNING_WINDOW_MS / 86_400_000;
+
+/**
+ * `animal_store_api_keys_expiring_soon`: how many active keys (neither revoked nor expired) expire within
+ * EXPIRY_WARNING_WINDOW_MS, whether used or not, so that a rule can page before their clients are refused. One
+ * count, no label: nothing of a key leaves the service here. The service reads the count from the database at
+ * start and then when it is scraped, at most once per KEY_CACHE_TTL_MS and in the background: a scrape is
+ * answered at once with the count last read (a database that is down or slow never holds a scrape up), and a
+ * read that fails keeps the last count.
+ */
+@Injectable()
+export class ExpiringKeysGauge implements OnApplicationBootstrap {
+  private count = 0;
+  private readAt = -Infinity;
+  private reading: Promise<void> | null = null;
+
+  constructor(
+    metrics: MetricsService,
+    private readonly keys: ApiKeysRepository,
+  ) {
+    const current = () => this.count;
+    const refresh = () => void this.refresh();
+    new Gauge({
+      name: 'animal_store_api_keys_expiring_soon',
+      help: `Active API keys that expire within ${WINDOW_DAYS} days (read from the database at most every ${KEY_CACHE_TTL_MS / 1000} s while scraped): rotate them before their clients are refused (npm run apikey -- list).`,
+      registers: [metrics.registry],
+      collect() {
+        this.set(current());
+        refresh();
+      },
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    void this.refresh();
+  }
+
+  /** Reads the count again unless it was read within KEY_CACHE_TTL_MS or is being read; resolves when read. */
+  refresh(now = Date.now()): Promise<void> {
+    if (this.reading) return this.reading;
+    if (now - this.readAt < KEY_CACHE_TTL_MS) return Promise.resolve();
+    this.reading = this.keys
+      .countActiveExpiringWithin(EXPIRY_WARNING_WINDOW_MS)
+      .then(
+        (count) => {
+          this.count = count;
+          this.readAt = Date.now();
+        },
+        // The database's faults have their own metrics and alerts; the last count stands meanwhile.
+        () => undefined,
+      )
+      .finally(() => (this.reading = null));
+    return this.reading;
+  }
+}

@@ -1,0 +1,480 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { parse, stringify } from 'yaml';
+import { apikey, ensureBuilt, ROOT, run } from '../support/built-service.js';
+import { EmbeddedServer, freePort, startEmbeddedServer } from '../support/database-server.js';
+import { pollUntil } from '../support/poll.js';
+import { ServiceProcess, startService } from '../support/service-process.js';
+
+/**
+ * The alert rules against the running service: Debian's Prometheus scrapes two instances of the built service every
+ * second and evaluates a copy of k8s/alerts/animal-store.rules.yaml with its durations shortened; Debian's
+ * Alertmanager delivers to a webhook receiver in this test. Each scenario causes a fault and asserts the exact alert
+ * names delivered firing, then resolved once the fault is gone. The receiver's log (each notification with the time
+ * since the fault) is written to test/artifacts/alerts-live.log.
+ */
+const ALERTS = join(ROOT, 'k8s', 'alerts');
+const LOG = join(ROOT, 'test', 'artifacts', 'alerts-live.log');
+const API_KEY = 'alerts-live-key-0123456789abcdef';
+const METRICS_TOKEN = 'alerts-live-metrics-token-0123456789';
+/** The job name the rules select the service's targets by (docs/operating.md, "Metrics"). */
+const JOB = 'animal-store';
+
+/**
+ * Every duration of the rules, their `for:` and their range windows alike, divided by this: 1m becomes 3s, a 5m
+ * window 15s. One factor keeps each rule's shape (a window shorter than its `for:` stays shorter, so one fault still
+ * cannot page), and the shortest window, 2m, becomes 6s: six samples at a 1 s scrape interval, enough for rate().
+ */
+const TIME_SCALE = 20;
+const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3_600, d: 86_400 };
+
+function scaled(duration: string): string {
+  const match = /^(\d+)([smhd])$/.exec(duration);
+  if (!match) throw new Error(`unexpected duration ${duration} in the rules`);
+  return `${Math.max(1, Math.round((Number(match[1]) * UNIT_SECONDS[match[2]]) / TIME_SCALE))}s`;
+}
+
+interface Rule {
+  alert: string;
+  expr: string;
+  for?: string;
+}
+
+/** The shipped rules with every duration scaled down (the shipped file is only read). */
+function shortenedRules(): string {
+  const rules = parse(readFileSync(join(ALERTS, 'animal-store.rules.yaml'), 'utf8')) as {
+    groups: { rules: Rule[] }[];
+  };
+  for (const rule of rules.groups.flatMap((group) => group.rules)) {
+    if (rule.for) rule.for = scaled(rule.for);
+    rule.expr = rule.expr.replace(/\[(\d+[smhd])\]/g, (_, window: string) => `[${scaled(window)}]`);
+  }
+  return stringify(rules);
+}
+
+interface Notification {
+  /** Milliseconds since the scenario's fault. */
+  at: number;
+  status: 'firing' | 'resolved';
+  alertname: string;
+  labels: Record<string, string>;
+}
+
+/** Alertmanager's webhook receiver: every alert of every notification, in the order they came. */
+class Receiver {
+  /** What the current scenario was delivered. */
+  readonly received: Notification[] = [];
+  /** Each alert's (by its labels) latest status, across scenarios. */
+  private readonly latest = new Map<string, string>();
+  private since = Date.now();
+  private scenario = 'start';
+  private readonly server: Server;
+
+  constructor(readonly port: number) {
+    this.server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        const payload = JSON.parse(body) as {
+          alerts: { status: 'firing' | 'resolved'; labels: Record<string, string> }[];
+        };
+        for (const alert of payload.alerts) {
+          const notification = {
+            at: Date.now() - this.since,
+            status: alert.status,
+            alertname: alert.labels.alertname,
+            labels: alert.labels,
+          };
+          this.received.push(notification);
+          this.latest.set(JSON.stringify(alert.labels), alert.status);
+          appendFileSync(
+            LOG,
+            `${new Date().toISOString()} [${this.scenario}] +${(notification.at / 1000).toFixed(1)}s ${alert.status} ` +
+              `${JSON.stringify(alert.labels)}\n`,
+          );
+        }
+        response.end();
+      });
+    });
+  }
+
+  listen(): Promise<void> {
+    return new Promise((resolve) => this.server.listen(this.port, '127.0.0.1', resolve));
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** A new scenario: its fault happens now; what came before is forgotten. */
+  begin(scenario: string): void {
+    this.received.length = 0;
+    this.since = Date.now();
+    this.scenario = scenario;
+    appendFileSync(LOG, `${new Date().toISOString()} [${scenario}] fault\n`);
+  }
+
+  names(status: 'firing' | 'resolved'): string[] {
+    return [...new Set(this.received.filter((n) => n.status === status).map((n) => n.alertname))].sort();
+  }
+
+  /** The instances an alert was delivered for with this status. */
+  instances(status: 'firing' | 'resolved', alertname: string): string[] {
+    const matching = this.received.filter((n) => n.status === status && n.alertname === alertname);
+    return [...new Set(matching.map((n) => n.labels.instance))].sort();
+  }
+
+  /** Every alert (by its labels) ever delivered firing, in any scenario, has been delivered resolved after it. */
+  allResolved(): boolean {
+    return [...this.latest.values()].every((status) => status === 'resolved');
+  }
+}
+
+/** A long-running child (Prometheus, Alertmanager) with its output kept for the failure message. */
+function daemon(command: string, args: string[]): { child: ChildProcess; output: () => string } {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  return { child, output: () => output };
+}
+
+async function stopChild(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
+describe('alerts against a live Prometheus and Alertmanager', () => {
+  let scratch: string;
+  let database: EmbeddedServer;
+  let databaseUrl: string;
+  let receiver: Receiver;
+  let prometheus: ReturnType<typeof daemon>;
+  let alertmanager: ReturnType<typeof daemon>;
+  let prometheusOrigin: string;
+  const ports: number[] = [];
+  const instances: (ServiceProcess | undefined)[] = [undefined, undefined];
+  let traffic: Promise<void> | undefined;
+  let trafficOn = false;
+
+  const serviceEnv = () => ({
+    DATABASE_URL: databaseUrl,
+    NODE_ENV: 'production',
+    MIGRATIONS_RUN: 'true',
+    API_KEYS: API_KEY,
+    CURSOR_SECRET: 'alerts-live-cursor-secret-0123456789',
+    METRICS_TOKEN,
+    LOG_LEVEL: 'warn',
+    // The traffic below stays within the key's budget: a 429 would keep requests from the database and its faults.
+    RATE_LIMIT_PER_MINUTE: '6000',
+  });
+
+  const startInstance = async (i: number) => {
+    instances[i] = await startService(serviceEnv(), { port: ports[i] });
+  };
+
+  const killInstance = async (i: number) => {
+    const instance = instances[i]!;
+    instances[i] = undefined;
+    process.kill(instance.pid, 'SIGKILL');
+    await instance.exited;
+  };
+
+  /**
+   * Mixed traffic on every live instance, as clients and a load balancer make it: lists, creates, a path that does not
+   * exist (404), an invalid query and an invalid body (400), and the readiness probe; not the deprecated getPet, which
+   * has its own alert. At most 4 rounds a second; each request bounded.
+   */
+  const runTraffic = async () => {
+    const key = { authorization: `Bearer ${API_KEY}` };
+    const send = (origin: string, path: string, init: RequestInit = {}) =>
+      fetch(`${origin}${path}`, { ...init, signal: AbortSignal.timeout(2_000) }).then(
+        (response) => response.arrayBuffer(),
+        () => undefined,
+      );
+    for (let round = 0; trafficOn && round < 100_000; round++) {
+      await Promise.all(
+        instances
+          .filter((instance): instance is ServiceProcess => instance !== undefined)
+          .flatMap(({ origin }) => [
+            send(origin, '/health/ready'),
+            send(origin, '/v1/pets?limit=5', { headers: key }),
+            send(origin, '/v1/no-such-resource', { headers: key }),
+            send(origin, '/v1/pets?limit=many', { headers: key }),
+            round % 5 === 0
+              ? send(origin, '/v1/pets', {
+                  method: 'POST',
+                  headers: { ...key, 'content-type': 'application/json' },
+                  body: JSON.stringify({ name: `live-${round}`, categoryId: 1 }),
+                })
+              : send(origin, '/v1/pets', {
+                  method: 'POST',
+                  headers: { ...key, 'content-type': 'application/json' },
+                  body: JSON.stringify({ name: '' }),
+                }),
+          ]),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  };
+
+  /** The alerts Prometheus holds now (pending or firing), by name: what a failed wait says it saw. */
+  const prometheusAlerts = async () => {
+    const answer = (await (await fetch(`${prometheusOrigin}/api/v1/alerts`)).json()) as {
+      data: { alerts: { labels: Record<string, string>; state: string }[] };
+    };
+    return answer.data.alerts.map((alert) => `${alert.labels.alertname} ${alert.state}`);
+  };
+
+  const waitFor = async (what: string, condition: () => boolean, timeoutMs: number) => {
+    try {
+      await pollUntil(condition, { timeoutMs, intervalMs: 250, what });
+    } catch (error) {
+      const alerts = await prometheusAlerts().catch(() => ['(Prometheus did not answer)']);
+      throw new Error(
+        `${(error as Error).message}; delivered: ${JSON.stringify(receiver.received)}; Prometheus holds: ` +
+          `${JSON.stringify(alerts)}`,
+        { cause: error },
+      );
+    }
+  };
+
+  beforeAll(async () => {
+    mkdirSync(join(ROOT, 'test', 'artifacts'), { recursive: true });
+    await writeFile(LOG, '');
+    await ensureBuilt();
+    scratch = await mkdtemp(join(tmpdir(), 'animal-store-alerts-'));
+    await chmod(scratch, 0o755);
+
+    // The test's own PostgreSQL, which it stops and starts.
+    database = await startEmbeddedServer();
+    const admin = new Client({ connectionString: database.adminUrl });
+    await admin.connect();
+    await admin.query('CREATE DATABASE alerts_live');
+    await admin.end();
+    databaseUrl = database.adminUrl.replace(/\/postgres$/, '/alerts_live');
+
+    ports.push(await freePort(), await freePort());
+    // One after the other: the first applies the migrations.
+    await startInstance(0);
+    await startInstance(1);
+
+    receiver = new Receiver(await freePort());
+    await receiver.listen();
+
+    const alertmanagerPort = await freePort();
+    await writeFile(
+      join(scratch, 'alertmanager.yml'),
+      stringify({
+        route: {
+          receiver: 'test',
+          // Every alert on its own, delivered at once and again as soon as it changes.
+          group_by: ['...'],
+          group_wait: '1s',
+          group_interval: '1s',
+          repeat_interval: '1h',
+        },
+        receivers: [
+          {
+            name: 'test',
+            webhook_configs: [{ url: `http://127.0.0.1:${receiver.port}/`, send_resolved: true }],
+          },
+        ],
+      }),
+    );
+    alertmanager = daemon('prometheus-alertmanager', [
+      `--config.file=${join(scratch, 'alertmanager.yml')}`,
+      `--storage.path=${join(scratch, 'alertmanager')}`,
+      `--web.listen-address=127.0.0.1:${alertmanagerPort}`,
+      // A single Alertmanager: no cluster port.
+      '--cluster.listen-address=',
+    ]);
+    await pollUntil(async () => (await fetch(`http://127.0.0.1:${alertmanagerPort}/-/ready`)).ok, {
+      timeoutMs: 30_000,
+      what: 'Alertmanager to be ready',
+    }).catch((error: Error) => Promise.reject(new Error(`${error.message}\n${alertmanager.output()}`)));
+
+    const prometheusPort = await freePort();
+    prometheusOrigin = `http://127.0.0.1:${prometheusPort}`;
+    await writeFile(join(scratch, 'animal-store.rules.yaml'), shortenedRules());
+    await writeFile(join(scratch, 'metrics-token'), METRICS_TOKEN);
+    await writeFile(
+      join(scratch, 'prometheus.yml'),
+      stringify({
+        global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
+        rule_files: [join(scratch, 'animal-store.rules.yaml')],
+        alerting: { alertmanagers: [{ static_configs: [{ targets: [`127.0.0.1:${alertmanagerPort}`] }] }] },
+        scrape_configs: [
+          {
+            job_name: JOB,
+            authorization: { credentials_file: join(scratch, 'metrics-token') },
+            static_configs: [{ targets: ports.map((port) => `127.0.0.1:${port}`) }],
+          },
+        ],
+      }),
+    );
+    const checked = await run('promtool', ['check', 'config', join(scratch, 'prometheus.yml')]);
+    expect(checked).toMatchObject({ code: 0 });
+    prometheus = daemon('prometheus', [
+      `--config.file=${join(scratch, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(scratch, 'prometheus')}`,
+      `--web.listen-address=127.0.0.1:${prometheusPort}`,
+      // Alerts go to Alertmanager every second while they fire (by default every minute).
+      '--rules.alert.resend-delay=1s',
+    ]);
+    await pollUntil(
+      async () => {
+        const answer = (await (await fetch(`${prometheusOrigin}/api/v1/targets`)).json()) as {
+          data: { activeTargets: { health: string }[] };
+        };
+        const targets = answer.data.activeTargets;
+        return targets.length === 2 && targets.every((target) => target.health === 'up');
+      },
+      { timeoutMs: 60_000, what: 'Prometheus to scrape both instances' },
+    ).catch((error: Error) => Promise.reject(new Error(`${error.message}\n${prometheus.output()}`)));
+
+    // Until its first scrapes, a fresh Prometheus has no `up` series: AnimalStoreDown (absent) may fire and resolve
+    // at once. The scenarios start once that has settled: nothing pending or firing, nothing left to deliver.
+    await pollUntil(
+      async () => {
+        const held = await prometheusAlerts();
+        const queued = (await (await fetch(`http://127.0.0.1:${alertmanagerPort}/api/v2/alerts`)).json()) as unknown[];
+        return held.length === 0 && queued.length === 0 && receiver.allResolved();
+      },
+      { timeoutMs: 60_000, intervalMs: 500, what: 'no alert held by Prometheus or Alertmanager' },
+    );
+
+    trafficOn = true;
+    traffic = runTraffic();
+  }, 600_000);
+
+  afterAll(async () => {
+    trafficOn = false;
+    await traffic;
+    await stopChild(prometheus?.child);
+    await stopChild(alertmanager?.child);
+    await receiver?.close();
+    for (const [i, instance] of instances.entries()) {
+      if (instance) await killInstance(i);
+    }
+    await database?.stop();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+  }, 120_000);
+
+  it('a healthy minute of mixed traffic delivers nothing', async () => {
+    receiver.begin('healthy minute');
+    const end = Date.now() + 60_000;
+    // Bounded: a minute, in steps of a second, stopping at the first delivery.
+    await pollUntil(() => receiver.received.length > 0 || Date.now() >= end, {
+      timeoutMs: 70_000,
+      intervalMs: 1_000,
+      what: 'the minute to pass',
+    });
+    expect(receiver.received).toEqual([]);
+    // The rules were evaluated all along, over series that exist.
+    const answer = (await (
+      await fetch(`${prometheusOrigin}/api/v1/query?query=${encodeURIComponent(`sum(up{job="${JOB}"})`)}`)
+    ).json()) as { data: { result: { value: [number, string] }[] } };
+    expect(answer.data.result[0].value[1]).toBe('2');
+  }, 120_000);
+
+  it('the database stopped: database faults, then readiness past the outage grace, no server errors; all resolve', async () => {
+    receiver.begin('database stopped');
+    await database.pause();
+    await waitFor(
+      'AnimalStoreDatabaseFaults, and AnimalStoreNotReady for both instances, to be delivered firing',
+      () =>
+        receiver.names('firing').includes('AnimalStoreDatabaseFaults') &&
+        receiver.instances('firing', 'AnimalStoreNotReady').length === 2,
+      240_000,
+    );
+    expect(receiver.names('firing')).toEqual(['AnimalStoreDatabaseFaults', 'AnimalStoreNotReady']);
+    expect(receiver.received.filter((n) => n.alertname === 'AnimalStoreDatabaseFaults')).toContainEqual(
+      expect.objectContaining({ labels: expect.objectContaining({ sqlstate_class: '08' }) as unknown }),
+    );
+
+    receiver.begin('database started again');
+    await database.start();
+    const fired = ['AnimalStoreDatabaseFaults', 'AnimalStoreNotReady'];
+    await waitFor(
+      'every alert to be delivered resolved',
+      () => fired.every((name) => receiver.names('resolved').includes(name)) && receiver.allResolved(),
+      240_000,
+    );
+    expect(receiver.names('resolved')).toEqual(fired);
+  }, 600_000);
+
+  it('a key issued to expire in 3 days: AnimalStoreApiKeysExpiringSoon fires, and resolves once it is revoked', async () => {
+    receiver.begin('key expiring in 3 days');
+    const created = await apikey(databaseUrl, 'create', 'alerts-live-expiring', '--expires-in', '3d');
+    expect(created).toMatchObject({ code: 0 });
+    await waitFor(
+      'AnimalStoreApiKeysExpiringSoon to be delivered firing',
+      () => receiver.names('firing').includes('AnimalStoreApiKeysExpiringSoon'),
+      180_000,
+    );
+    expect(receiver.names('firing')).toEqual(['AnimalStoreApiKeysExpiringSoon']);
+    expect(receiver.received[0].labels).toMatchObject({ job: JOB, severity: 'warning' });
+
+    receiver.begin('expiring key revoked');
+    const sql = new Client({ connectionString: databaseUrl });
+    await sql.connect();
+    await sql.query(`UPDATE api_keys SET revoked_at = now() WHERE name = 'alerts-live-expiring'`);
+    await sql.end();
+    await waitFor(
+      'the alert to be delivered resolved',
+      () => receiver.allResolved() && receiver.received.length > 0,
+      180_000,
+    );
+    expect(receiver.names('resolved')).toEqual(['AnimalStoreApiKeysExpiringSoon']);
+  }, 600_000);
+
+  it('one instance killed: AnimalStoreInstanceDown; both: AnimalStoreDown; both back: all resolve', async () => {
+    receiver.begin('one instance killed');
+    await killInstance(0);
+    await waitFor(
+      'AnimalStoreInstanceDown to be delivered firing',
+      () => receiver.names('firing').includes('AnimalStoreInstanceDown'),
+      180_000,
+    );
+    expect(receiver.names('firing')).toEqual(['AnimalStoreInstanceDown']);
+    expect(receiver.received[0].labels).toMatchObject({ instance: `127.0.0.1:${ports[0]}`, severity: 'warning' });
+
+    receiver.begin('both instances killed');
+    await killInstance(1);
+    await waitFor(
+      'AnimalStoreDown, and AnimalStoreInstanceDown for the second instance, to be delivered firing',
+      () =>
+        receiver.names('firing').includes('AnimalStoreDown') &&
+        receiver.instances('firing', 'AnimalStoreInstanceDown').includes(`127.0.0.1:${ports[1]}`),
+      180_000,
+    );
+    expect(receiver.names('firing')).toEqual(['AnimalStoreDown', 'AnimalStoreInstanceDown']);
+    expect(receiver.received.find((n) => n.alertname === 'AnimalStoreDown')!.labels).toMatchObject({
+      job: JOB,
+      severity: 'critical',
+    });
+
+    receiver.begin('both instances started again');
+    await startInstance(0);
+    await startInstance(1);
+    await waitFor(
+      'AnimalStoreDown and AnimalStoreInstanceDown to be delivered resolved',
+      () =>
+        ['AnimalStoreDown', 'AnimalStoreInstanceDown'].every((name) => receiver.names('resolved').includes(name)) &&
+        receiver.allResolved(),
+      180_000,
+    );
+    expect(receiver.names('firing')).toEqual([]);
+    expect(receiver.names('resolved')).toEqual(['AnimalStoreDown', 'AnimalStoreInstanceDown']);
+  }, 600_000);
+});
