@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util';
 import type { ApiKeySummary, ApiKeysRepository } from '../auth/api-keys/api-keys.repository.js';
 import { generateApiKey, publicPrefix } from '../auth/api-keys/api-key-format.js';
 import { type ApiKeyScope, parseScopes } from '../auth/api-key-scope.js';
@@ -42,33 +43,44 @@ const OPTIONS = {
 
 type Options = Map<string, string>;
 
-/** Positional arguments and `--option value` (or `--option=value`) pairs, or the problem with them. */
+/**
+ * Positional arguments and `--option value` (or `--option=value`) pairs, or the problem with them, read with
+ * `util.parseArgs`. An argument that does not start with `--` is positional, as `-1` or `-` may be a name.
+ */
 function split(
   command: keyof typeof OPTIONS,
   args: readonly string[],
 ): { positional: string[]; options: Options } | Problem {
   const allowed: readonly string[] = OPTIONS[command];
+  const { tokens } = parseArgs({
+    args: [...args],
+    options: Object.fromEntries(allowed.map((option) => [option.slice(2), { type: 'string' as const }])),
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
   const positional: string[] = [];
   const options: Options = new Map();
-  for (let index = 0; index < args.length; index += 1) {
-    const arg = args[index];
-    if (!arg.startsWith('--')) {
-      positional.push(arg);
+  let previous = -1;
+  for (const token of tokens) {
+    const arg = args[token.index];
+    const repeated = token.index === previous;
+    previous = token.index;
+    if (token.kind === 'positional' || !arg.startsWith('--')) {
+      // A short option group such as -ab is one argument, read as one token per letter.
+      if (!repeated) positional.push(arg);
       continue;
     }
-    const [name, inline] = arg.includes('=')
-      ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
-      : [arg];
-    if (!allowed.includes(name)) {
+    const name = arg.split('=', 1)[0];
+    if (token.kind !== 'option' || !allowed.includes(name)) {
       const takes = allowed.length > 0 ? `it takes ${allowed.join(' and ')}` : 'it takes none';
       return new Problem(`Unknown option ${name} for ${command}: ${takes} (npm run apikey alone shows the usage).`);
     }
     if (options.has(name)) return new Problem(`${name} is given twice: give it once.`);
-    const value = inline ?? args[(index += 1)];
-    if (value === undefined || value === '') {
+    if (token.value === undefined || token.value === '') {
       return new Problem(`${name} needs a value: ${name === '--scopes' ? '--scopes pets:read' : `${name} 30d`}.`);
     }
-    options.set(name, value);
+    options.set(name, token.value);
   }
   return { positional, options };
 }
