@@ -31,6 +31,10 @@ interface RouteAccess {
  * answered 401 with its reason, past the budget from memory too: its holder
  * must be told to switch keys, not to retry (which a 429 says). The key's own
  * budget is ApiKeyThrottlerGuard's, which runs next. Refusals are counted by reason.
+ *
+ * The path of a key: this guard (@nestjs/passport's AuthGuard) → BearerStrategy (passport-http-bearer reads the
+ * Authorization header) → ApiKeyStore (API_KEYS, then issued keys). A refused key comes back as the strategy's
+ * KeyRefusedError, with its reason.
  */
 @Injectable()
 export class ApiKeyGuard extends AuthGuard('bearer') {
