@@ -99,7 +99,7 @@ export class DatabaseApiKeyStore {
     const refusal = refusalOf(cached, now);
     if (refusal !== null) return refusal;
     this.expiryWarnings.check(cached.identity.id, cached.expiresAt, now, cached.replacedBy);
-    this.lastUsed.record(cached.identity.id, now);
+    this.lastUsed.record(cached.identity.id);
     return cached.identity;
   }
 }

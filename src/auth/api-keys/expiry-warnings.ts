@@ -1,9 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { IntervalThrottle } from '../../common/interval-throttle.js';
 
 /** A key used within this time of its expiry is logged at warn level. */
 export const EXPIRY_WARNING_WINDOW_MS = 7 * 86_400_000;
 /** Each key is logged at most once per this interval (per instance). */
 export const EXPIRY_WARNING_INTERVAL_MS = 86_400_000;
+/** Key ids remembered at once; only issued keys near expiry get here, so it is never reached in practice. */
+const EXPIRY_WARNING_MAX_KEYS = 10_000;
 
 function remaining(ms: number): string {
   const hours = Math.floor(ms / 3_600_000);
@@ -19,15 +22,15 @@ function remaining(ms: number): string {
 @Injectable()
 export class ExpiryWarnings {
   private readonly logger = new Logger('ApiKeyExpiry');
-  /** Key id -> when it was last logged. Only issued keys near expiry get here, so it holds few ids. */
-  private readonly warnedAt = new Map<string, number>();
+  private readonly warned = new IntervalThrottle<string>({
+    intervalMs: EXPIRY_WARNING_INTERVAL_MS,
+    maxKeys: EXPIRY_WARNING_MAX_KEYS,
+  });
 
   /** `replacedBy`: the key that replaced this one, whose clients only need the new key, not another rotation. */
   check(id: string, expiresAt: number, now: number, replacedBy: string | null): void {
     if (expiresAt - now > EXPIRY_WARNING_WINDOW_MS) return;
-    const last = this.warnedAt.get(id);
-    if (last !== undefined && now - last < EXPIRY_WARNING_INTERVAL_MS) return;
-    this.warnedAt.set(id, now);
+    if (!this.warned.admit(id)) return;
     const todo =
       replacedBy === null
         ? `rotate it (npm run apikey -- rotate ${id}) and hand its clients the new key before they are refused.`

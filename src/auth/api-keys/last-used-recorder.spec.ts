@@ -6,11 +6,20 @@ import { LAST_USED_INTERVAL_MS, LastUsedRecorder } from './last-used-recorder.js
 describe('LastUsedRecorder', () => {
   const touch = jest.fn<(ids: readonly string[], at: Date) => Promise<void>>();
   const recorder = () => new LastUsedRecorder({ touch } as unknown as ApiKeysRepository);
-  beforeEach(() => touch.mockReset().mockResolvedValue(undefined));
+  const start = Date.parse('2027-01-01T00:00:00Z');
+  const clock = jest.spyOn(Date, 'now');
+  beforeEach(() => {
+    touch.mockReset().mockResolvedValue(undefined);
+    clock.mockReturnValue(start);
+  });
+  afterAll(() => clock.mockRestore());
 
   it('writes many uses of the same keys as one batch', async () => {
     const last = recorder();
-    for (let i = 0; i < 1_000; i += 1) last.record(i % 2 === 0 ? '1' : '2', 10_000 + i);
+    for (let i = 0; i < 1_000; i += 1) {
+      clock.mockReturnValue(start + i);
+      last.record(i % 2 === 0 ? '1' : '2');
+    }
     await last.flush(11_000);
     expect(touch).toHaveBeenCalledTimes(1);
     expect(touch).toHaveBeenCalledWith(['1', '2'], new Date(11_000));
@@ -18,13 +27,15 @@ describe('LastUsedRecorder', () => {
 
   it('writes a key again only once the interval has passed', async () => {
     const last = recorder();
-    last.record('1', 0);
-    await last.flush(0);
-    last.record('1', LAST_USED_INTERVAL_MS - 1);
-    await last.flush(LAST_USED_INTERVAL_MS - 1);
+    last.record('1');
+    await last.flush(start);
+    clock.mockReturnValue(start + LAST_USED_INTERVAL_MS - 1);
+    last.record('1');
+    await last.flush(start + LAST_USED_INTERVAL_MS - 1);
     expect(touch).toHaveBeenCalledTimes(1);
-    last.record('1', LAST_USED_INTERVAL_MS);
-    await last.flush(LAST_USED_INTERVAL_MS);
+    clock.mockReturnValue(start + LAST_USED_INTERVAL_MS);
+    last.record('1');
+    await last.flush(start + LAST_USED_INTERVAL_MS);
     expect(touch).toHaveBeenCalledTimes(2);
   });
 

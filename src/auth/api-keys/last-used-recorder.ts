@@ -1,10 +1,13 @@
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { IntervalThrottle } from '../../common/interval-throttle.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
 
 /** `last_used_at` is written at most once per key per interval, per instance. */
 export const LAST_USED_INTERVAL_MS = 60_000;
 /** Uses seen within this delay are written in one UPDATE. */
 const FLUSH_DELAY_MS = 1_000;
+/** Key ids remembered at once; past it, the key queued longest ago may be written again within the interval. */
+const LAST_USED_MAX_KEYS = 10_000;
 
 /**
  * Records key use off the request path: the guard only marks the key id in
@@ -14,17 +17,17 @@ const FLUSH_DELAY_MS = 1_000;
 @Injectable()
 export class LastUsedRecorder implements BeforeApplicationShutdown {
   private readonly logger = new Logger('ApiKeyLastUsed');
-  /** Key id -> when its use was last queued; pruned on every flush, so it holds recently used keys only. */
-  private readonly queuedAt = new Map<string, number>();
+  private readonly queued = new IntervalThrottle<string>({
+    intervalMs: LAST_USED_INTERVAL_MS,
+    maxKeys: LAST_USED_MAX_KEYS,
+  });
   private pending = new Set<string>();
   private timer?: NodeJS.Timeout;
 
   constructor(private readonly keys: ApiKeysRepository) {}
 
-  record(id: string, now = Date.now()): void {
-    const last = this.queuedAt.get(id);
-    if (last !== undefined && now - last < LAST_USED_INTERVAL_MS) return;
-    this.queuedAt.set(id, now);
+  record(id: string): void {
+    if (!this.queued.admit(id)) return;
     this.pending.add(id);
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS).unref();
   }
@@ -32,9 +35,6 @@ export class LastUsedRecorder implements BeforeApplicationShutdown {
   async flush(now = Date.now()): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    for (const [id, at] of this.queuedAt) {
-      if (now - at >= LAST_USED_INTERVAL_MS) this.queuedAt.delete(id);
-    }
     if (this.pending.size === 0) return;
     const ids = [...this.pending];
     this.pending = new Set();

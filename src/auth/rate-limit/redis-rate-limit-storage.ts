@@ -2,6 +2,7 @@
 import { Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import type { ThrottlerStorage } from '@nestjs/throttler';
+import { IntervalThrottle } from '../../common/interval-throttle.js';
 import { MemoryRateLimitStorage } from './memory-rate-limit-storage.js';
 import type { RateLimitStorageGauge, RateLimitStorageKind } from './rate-limit-storage-gauge.js';
 
@@ -71,7 +72,7 @@ export class RedisRateLimitStorage implements ThrottlerStorage, OnModuleInit, On
   private connecting?: Promise<void>;
   private inUse: RateLimitStorageKind = 'memory';
   private outageReported = false;
-  private lastReport = -Infinity;
+  private readonly warnings = new IntervalThrottle<'redis'>({ intervalMs: REPORT_FAILURE_EVERY_MS, maxKeys: 1 });
   private closing = false;
 
   constructor(
@@ -161,9 +162,6 @@ export class RedisRateLimitStorage implements ThrottlerStorage, OnModuleInit, On
   }
 
   private mayWarn(): boolean {
-    const now = Date.now();
-    if (this.closing || now - this.lastReport < REPORT_FAILURE_EVERY_MS) return false;
-    this.lastReport = now;
-    return true;
+    return !this.closing && this.warnings.admit('redis');
   }
 }
