@@ -5,6 +5,7 @@ import { PinoLogger } from 'nestjs-pino';
 import type { Logger as Pino } from 'pino';
 import { Observable } from 'rxjs';
 import type { AuthenticatedRequest } from '../auth/api-key-identity.js';
+import { IntervalThrottle } from '../common/interval-throttle.js';
 
 export interface DeprecationPolicy {
   /** When the operation became deprecated. */
@@ -37,8 +38,8 @@ const API_OPERATION_METADATA = 'swagger/apiOperation';
 interface DeprecatedOperation {
   headers: Record<string, string>;
   operationId: string;
-  /** Per API key id: when its next call is logged (ms since the epoch). */
-  nextLogAt: Map<string, number>;
+  /** The API key ids logged within the interval. */
+  logged: IntervalThrottle<string>;
 }
 
 /** The response headers a policy calls for, computed once per route. */
@@ -79,7 +80,7 @@ export class DeprecationInterceptor implements NestInterceptor {
       operation = {
         headers: policy ? deprecationHeaders(policy) : {},
         operationId: apiOperation?.operationId ?? handler.name,
-        nextLogAt: new Map(),
+        logged: new IntervalThrottle({ intervalMs: DEPRECATION_LOG_INTERVAL_MS, maxKeys: DEPRECATION_LOG_MAX_KEYS }),
       };
       this.operations.set(handler, operation);
     }
@@ -89,15 +90,7 @@ export class DeprecationInterceptor implements NestInterceptor {
     const request = http.getRequest<AuthenticatedRequest>();
     const keyId = request.user?.id ?? 'unknown';
     this.metrics.recordDeprecatedCall(operation.operationId, keyId);
-    const now = Date.now();
-    const nextLogAt = operation.nextLogAt.get(keyId);
-    if (nextLogAt === undefined || now >= nextLogAt) {
-      // Re-inserted, so that the Map's first entry is always the key logged longest ago.
-      operation.nextLogAt.delete(keyId);
-      operation.nextLogAt.set(keyId, now + DEPRECATION_LOG_INTERVAL_MS);
-      if (operation.nextLogAt.size > DEPRECATION_LOG_MAX_KEYS) {
-        operation.nextLogAt.delete(operation.nextLogAt.keys().next().value!);
-      }
+    if (operation.logged.admit(keyId)) {
       this.logger.warn(
         { reqId: request.id, operation: operation.operationId, keyId },
         `Deprecated operation ${operation.operationId} called by API key ${keyId} (logged once per key every ${DEPRECATION_LOG_INTERVAL_MS / 60_000} minutes; every call is counted in animal_store_deprecated_calls_total)`,
