@@ -54,7 +54,7 @@ describe('IntervalThrottle', () => {
       const throttle = new IntervalThrottle<string, number>({
         intervalMs: 10_000,
         maxKeys: 10,
-        onIntervalEnd: (key, value) => ended.push([key, value]),
+        onIntervalEnd: (key, value) => void ended.push([key, value]),
       });
       throttle.admit('a', 1);
       jest.advanceTimersByTime(9_999);
@@ -70,13 +70,38 @@ describe('IntervalThrottle', () => {
       expect(throttle.admit('a', 3)).toBe(true);
     });
 
+    it('holds the key for another interval with what it returns, and leaves no timer behind at endAll', () => {
+      const ended: [string, number][] = [];
+      const throttle = new IntervalThrottle<string, number>({
+        intervalMs: 10_000,
+        maxKeys: 10,
+        onIntervalEnd: (key, value) => {
+          ended.push([key, value]);
+          return value < 3 ? value + 1 : undefined;
+        },
+      });
+      throttle.admit('a', 1);
+      jest.advanceTimersByTime(10_000);
+      expect(throttle.get('a')).toBe(2);
+      expect(throttle.admit('a', 9)).toBe(false);
+      jest.advanceTimersByTime(20_000);
+      expect(ended).toEqual([
+        ['a', 1],
+        ['a', 2],
+        ['a', 3],
+      ]);
+      expect(throttle.admit('a', 4)).toBe(true);
+      throttle.endAll();
+      expect(jest.getTimerCount()).toBe(0);
+    });
+
     it('calls it for a key admitted again before its purge timer ran', () => {
       const ended: [string, number][] = [];
       const throttle = new IntervalThrottle<string, number>({
         intervalMs: 10_000,
         maxKeys: 10,
         now: clock,
-        onIntervalEnd: (key, value) => ended.push([key, value]),
+        onIntervalEnd: (key, value) => void ended.push([key, value]),
       });
       throttle.admit('a', 1);
       now += 10_000;

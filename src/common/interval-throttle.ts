@@ -10,8 +10,9 @@ export interface IntervalThrottleOptions<K, V> {
   /**
    * Called when a key's interval ends (or at `endAll`) with what was admitted with it, e.g. to write what was held
    * back. Given one, lru-cache purges each key on a timer at the end of its interval, so that this runs on time.
+   * What it returns, if anything, holds the key for one more interval (not after `endAll`).
    */
-  onIntervalEnd?: (key: K, value: V) => void;
+  onIntervalEnd?: (key: K, value: V) => V | undefined;
 }
 
 /**
@@ -36,7 +37,11 @@ export class IntervalThrottle<K extends NonNullable<unknown>, V extends NonNulla
         ttlAutopurge: true,
         disposeAfter: (value: V, key: K, reason: LRUCache.DisposeReason) => {
           // 'set': a stale key admitted again before its purge timer ran; 'evict' is not the end of an interval.
-          if (reason === 'expire' || reason === 'set' || reason === 'delete') onIntervalEnd(key, value);
+          if (reason !== 'expire' && reason !== 'set' && reason !== 'delete') return;
+          const next = onIntervalEnd(key, value);
+          // Admitted once lru-cache's purge timer has returned: a key set again from within it would leave that
+          // timer untracked, and, once cleared, firing every millisecond.
+          if (next !== undefined && reason === 'expire') queueMicrotask(() => this.admit(key, next));
         },
       }),
     });

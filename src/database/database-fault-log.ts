@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { IntervalThrottle } from '../common/interval-throttle.js';
 import type { DatabaseFault } from './database-faults.js';
 
 /** A kind of fault (its SQLSTATE) is logged at most once per this interval, however many requests it fails. */
@@ -9,13 +10,15 @@ export abstract class DatabaseFaultCounter {
   abstract recordDatabaseFault(sqlClass: string): void;
 }
 
-interface KindState {
+interface Series {
   /** The latest fault of this kind, whose message the next line gives. */
   last: DatabaseFault;
   /** Requests it failed since its last line. */
   failed: number;
-  timer: NodeJS.Timeout;
 }
+
+/** Kinds followed at once: SQLSTATEs number a few hundred, so it is never reached. */
+const DATABASE_FAULT_KINDS_MAX = 1_000;
 
 /**
  * The log of the database's faults: one warn line when a kind of fault (a SQLSTATE) first fails a request,
@@ -27,46 +30,36 @@ interface KindState {
 @Injectable()
 export class DatabaseFaultLog implements OnApplicationShutdown {
   private readonly logger = new Logger('DatabaseFaults');
-  private readonly kinds = new Map<string, KindState>();
+  private readonly series = new IntervalThrottle<string, Series>({
+    intervalMs: DATABASE_FAULT_LOG_INTERVAL_MS,
+    maxKeys: DATABASE_FAULT_KINDS_MAX,
+    onIntervalEnd: (_code, series) => this.endOfInterval(series),
+  });
 
   constructor(private readonly counter: DatabaseFaultCounter) {}
 
   record(fault: DatabaseFault): void {
     this.counter.recordDatabaseFault(fault.sqlClass);
-    const state = this.kinds.get(fault.code);
-    if (state) {
-      state.last = fault;
-      state.failed += 1;
+    const series = this.series.get(fault.code);
+    if (series) {
+      series.last = fault;
+      series.failed += 1;
       return;
     }
+    this.series.admit(fault.code, { last: fault, failed: 0 });
     this.write(fault, 1);
-    this.kinds.set(fault.code, { last: fault, failed: 0, timer: this.endOfInterval(fault.code) });
   }
 
   /** The requests failed since each kind's last line are written before the process goes. */
   onApplicationShutdown(): void {
-    for (const state of this.kinds.values()) {
-      clearTimeout(state.timer);
-      if (state.failed > 0) this.write(state.last, state.failed);
-    }
-    this.kinds.clear();
-  }
-
-  private endOfInterval(code: string): NodeJS.Timeout {
-    return setTimeout(() => this.flush(code), DATABASE_FAULT_LOG_INTERVAL_MS).unref();
+    this.series.endAll();
   }
 
   /** At the end of an interval: a line for the requests failed during it, and another interval; or the series ends. */
-  private flush(code: string): void {
-    const state = this.kinds.get(code)!;
-    clearTimeout(state.timer);
-    if (state.failed === 0) {
-      this.kinds.delete(code);
-      return;
-    }
-    this.write(state.last, state.failed);
-    state.failed = 0;
-    state.timer = this.endOfInterval(code);
+  private endOfInterval(series: Series): Series | undefined {
+    if (series.failed === 0) return undefined;
+    this.write(series.last, series.failed);
+    return { last: series.last, failed: 0 };
   }
 
   private write(fault: DatabaseFault, failedRequests: number): void {
