@@ -70,7 +70,7 @@ describe('IntervalThrottle', () => {
       expect(throttle.admit('a', 3)).toBe(true);
     });
 
-    it('holds the key for another interval with what it returns, and leaves no timer behind at endAll', () => {
+    it('holds the key for another interval with what it returns', () => {
       const ended: [string, number][] = [];
       const throttle = new IntervalThrottle<string, number>({
         intervalMs: 10_000,
@@ -91,6 +91,17 @@ describe('IntervalThrottle', () => {
         ['a', 3],
       ]);
       expect(throttle.admit('a', 4)).toBe(true);
+    });
+
+    it('leaves no timer behind at endAll, also for a key held for another interval', () => {
+      const throttle = new IntervalThrottle<string, number>({
+        intervalMs: 10_000,
+        maxKeys: 10,
+        onIntervalEnd: (_key, value) => value,
+      });
+      throttle.admit('a', 1);
+      jest.advanceTimersByTime(10_000);
+      expect(throttle.get('a')).toBe(1);
       throttle.endAll();
       expect(jest.getTimerCount()).toBe(0);
     });
