@@ -1,6 +1,7 @@
 // Hand-written: @nestjs/throttler's ThrottlerStorageService keeps one timestamp per hit and filters them all on every hit, a cost that grows with the budget (docs/performance.md, "The servers compared").
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import { LRUCache } from 'lru-cache';
+import { IntervalThrottle } from '../../common/interval-throttle.js';
 
 type RateLimitRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
@@ -10,7 +11,8 @@ interface Window {
   blockedUntil: number;
 }
 
-const SWEEP_EVERY_MS = 10_000;
+/** Finished windows are dropped this often, so addresses seen once do not stay in memory until pushed out. */
+const PURGE_EVERY_MS = 10_000;
 /**
  * The most counters one process holds (per-key and per-address together): clients rotating
  * through addresses push out the least recently counted ones instead of growing the heap without bound.
@@ -25,13 +27,15 @@ const seconds = (ms: number) => Math.ceil(ms / 1000);
  */
 export class MemoryRateLimitStorage implements ThrottlerStorage {
   private readonly windows: LRUCache<string, Window>;
-  private nextSweep = 0;
+  private readonly purges: IntervalThrottle<'purge'>;
 
   constructor(
     private readonly now: () => number = Date.now,
     maxCounters = MAX_RATE_LIMIT_COUNTERS,
   ) {
-    this.windows = new LRUCache({ max: maxCounters });
+    // Each window lives in the cache until it (or its block) ends, on the same clock as the counting.
+    this.windows = new LRUCache({ max: maxCounters, ttlResolution: 0, perf: { now } });
+    this.purges = new IntervalThrottle({ intervalMs: PURGE_EVERY_MS, maxKeys: 1, now });
   }
 
   get size(): number {
@@ -40,7 +44,7 @@ export class MemoryRateLimitStorage implements ThrottlerStorage {
 
   increment(key: string, ttl: number, limit: number, blockDuration: number, name: string): Promise<RateLimitRecord> {
     const now = this.now();
-    this.sweep(now);
+    if (this.purges.admit('purge')) this.windows.purgeStale();
     const id = `${name}:${key}`;
     let window = this.windows.get(id);
     if (window && window.blockedUntil > now) {
@@ -49,7 +53,7 @@ export class MemoryRateLimitStorage implements ThrottlerStorage {
     }
     if (!window || window.endsAt <= now) {
       window = { hits: 0, endsAt: now + ttl, blockedUntil: 0 };
-      this.windows.set(id, window);
+      this.windows.set(id, window, { ttl });
     }
     window.hits += 1;
     const windowLeft = seconds(window.endsAt - now);
@@ -66,6 +70,7 @@ export class MemoryRateLimitStorage implements ThrottlerStorage {
       // A fresh window starts once the block is over.
       window.blockedUntil = window.endsAt = now + blockDuration;
       window.hits = 0;
+      this.windows.set(id, window, { ttl: blockDuration });
       const left = seconds(blockDuration);
       return Promise.resolve({ totalHits: hits, timeToExpire: left, isBlocked: true, timeToBlockExpire: left });
     }
@@ -75,16 +80,5 @@ export class MemoryRateLimitStorage implements ThrottlerStorage {
       isBlocked: true,
       timeToBlockExpire: windowLeft,
     });
-  }
-
-  /** Drops finished windows now and then, so addresses seen once do not stay in memory until pushed out. */
-  private sweep(now: number): void {
-    if (now < this.nextSweep) return;
-    this.nextSweep = now + SWEEP_EVERY_MS;
-    const finished: string[] = [];
-    this.windows.forEach((window, id) => {
-      if (window.endsAt <= now && window.blockedUntil <= now) finished.push(id);
-    });
-    for (const id of finished) this.windows.delete(id);
   }
 }
