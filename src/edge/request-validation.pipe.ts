@@ -1,5 +1,6 @@
 import { ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
 import { validateSync, type ValidatorOptions } from 'class-validator';
+import { LRUCache } from 'lru-cache';
 import { ApiError } from './errors/api-error.js';
 import { ErrorCode } from './errors/error-code.js';
 
@@ -57,8 +58,8 @@ export class RequestValidationPipe implements PipeTransform {
     exceptionFactory,
   });
 
-  // A plain Map rather than an LRU cache: a lookup then costs no bookkeeping, and the queries that matter come back.
-  private readonly validatedQueries = new Map<ArgumentMetadata['metatype'], Map<string, object>>();
+  // Read with `peek`, which moves nothing: the query dropped is the one kept longest ago, and a lookup costs no bookkeeping.
+  private readonly validatedQueries = new Map<ArgumentMetadata['metatype'], LRUCache<string, object>>();
 
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     if (metadata.type === 'query') return this.validQuery(value, metadata);
@@ -80,19 +81,16 @@ export class RequestValidationPipe implements PipeTransform {
     }
     let validated = this.validatedQueries.get(metadata.metatype);
     if (validated === undefined) {
-      validated = new Map();
+      validated = new LRUCache({ max: VALIDATED_QUERIES_MAX });
       this.validatedQueries.set(metadata.metatype, validated);
     }
-    const known = validated.get(key);
+    const known = validated.peek(key);
     if (known !== undefined) return known;
     const cache = validated;
     const metatype = metadata.metatype;
     return this.query.transform(value, metadata).then((query: unknown) => {
       // Only the query classes' instances: a plain object or string passed through is the request's own.
-      if (query instanceof metatype) {
-        cache.set(key, Object.freeze(query as object));
-        if (cache.size > VALIDATED_QUERIES_MAX) cache.delete(cache.keys().next().value!);
-      }
+      if (query instanceof metatype) cache.set(key, Object.freeze(query as object));
       return query;
     });
   }
