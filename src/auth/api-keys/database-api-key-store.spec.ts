@@ -50,7 +50,7 @@ describe('ApiKeyStore, for keys issued into the database (DatabaseApiKeyStore)',
     expect(answers.every((answer) => answer === answers[0])).toBe(true);
     expect(await store.verify(key)).toBe(answers[0]);
     expect(findActiveByDigest).toHaveBeenCalledTimes(1);
-    expect(record).toHaveBeenCalledWith('7', expect.any(Number));
+    expect(record).toHaveBeenCalledWith('7');
   });
 
   it('tells a revoked key from an unknown one, and does not record its use', async () => {
