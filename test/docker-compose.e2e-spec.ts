@@ -58,7 +58,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('generates the secrets, then runs db, then the migrations once, then the API', () => {
-    expect(Object.keys(compose).sort()).toEqual(['api', 'db', 'migrate', 'secrets']);
+    expect(Object.keys(compose).sort()).toEqual(['api', 'backup', 'db', 'migrate', 'secrets']);
 
     const { secrets, db, migrate, api } = compose;
     expect(secrets.restart).toBe('no');
@@ -72,6 +72,12 @@ describe('docker-compose.yml', () => {
     expect(migrate.command).toEqual(['npm', 'run', 'migration:run']);
     expect(migrate.depends_on).toEqual({ db: { condition: 'service_healthy' } });
     expect(migrate.restart).toBe('no');
+
+    // Backups on the database's own image, into a host directory that `down -v` cannot remove.
+    const { backup } = compose;
+    expect(backup.image).toBe(db.image);
+    expect(backup.volumes).toContain('${BACKUP_DIR:-./backups}:/backups');
+    expect(backup.depends_on).toEqual({ db: { condition: 'service_healthy' } });
 
     expect(api.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' } });
     expect(api.command).toEqual([
@@ -122,10 +128,10 @@ describe('docker-compose.fleet.yml', () => {
   });
 
   it('runs the replicas behind HAProxy, which health-checks readiness and retries only safe requests', () => {
-    expect(Object.keys(fleet).sort()).toEqual(['api', 'db', 'lb', 'migrate', 'redis', 'secrets']);
+    expect(Object.keys(fleet).sort()).toEqual(['api', 'backup', 'db', 'lb', 'migrate', 'redis', 'secrets']);
     const { api, lb } = fleet;
-    // The same database, secrets and image as docker-compose.yml: every replica reads the same generated secrets.
-    for (const name of ['secrets', 'db', 'migrate'] as const) {
+    // The same database, secrets, image and backups as docker-compose.yml: every replica reads the same generated secrets.
+    for (const name of ['secrets', 'db', 'migrate', 'backup'] as const) {
       expect({ name, ...fleet[name], networks: undefined, depends_on: undefined }).toEqual({
         name,
         ...single[name],
