@@ -2,6 +2,7 @@ import { expect } from '@jest/globals';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parseDuration } from '../src/cli/duration.js';
+import { Problem } from '../src/config/problem.js';
 import { ROOT } from './support/built-service.js';
 
 /**
@@ -32,8 +33,8 @@ describe('compose/backup.sh', () => {
     'refuses BACKUP_INTERVAL=%j with the key CLI’s message',
     (text) => {
       const parsed = parseDuration('BACKUP_INTERVAL', text);
-      expect(parsed).toEqual({ problem: expect.any(String) });
-      expect(scriptDuration(text)).toEqual(parsed);
+      expect(parsed).toBeInstanceOf(Problem);
+      expect(scriptDuration(text)).toEqual({ problem: (parsed as Problem).message });
     },
   );
 
