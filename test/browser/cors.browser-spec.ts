@@ -1,16 +1,11 @@
 import { expect } from '@jest/globals';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { ApiKeysRepository } from '../../src/auth/api-keys/api-keys.repository.js';
 import { generateApiKey, publicPrefix } from '../../src/auth/api-keys/api-key-format.js';
 import { keyDigest } from '../../src/auth/key-digest.js';
+import { launchChromium, type Chromium } from '../support/chromium.js';
 import { jsonBody, request, startTestApp, TestApp } from '../support/test-app.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const UI_TIMEOUT = 30_000;
 
 /** A storefront's page: an empty document, served on a port of its own; the test runs its script in it. */
 function storefront(): Promise<{ port: number; close(): Promise<void> }> {
@@ -70,8 +65,7 @@ describe('a storefront page on another origin, in headless Chromium', () => {
   let withCors: TestApp;
   let withoutCors: TestApp;
   let readOnlyKey: string;
-  let profile: string;
-  let browser: BrowserContext;
+  let browser: Chromium;
   let page: Page;
 
   /** A pets:read key, stored as the key CLI stores it. */
@@ -98,27 +92,12 @@ describe('a storefront page on another origin, in headless Chromium', () => {
         expect((await request(t.origin, '/v1/pets', jsonBody({ name, categoryId: 1 }))).status).toBe(201);
       }
     }
-    profile = await mkdtemp(join(tmpdir(), 'animal-store-chromium-'));
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
-    page = browser.pages()[0] ?? (await browser.newPage());
-    page.setDefaultTimeout(UI_TIMEOUT);
+    browser = await launchChromium();
+    ({ page } = browser);
   });
 
   afterAll(async () => {
     await browser?.close();
-    if (profile) await rm(profile, { recursive: true, force: true });
     await withCors?.close();
     await withoutCors?.close();
     await shop?.close();

@@ -1,14 +1,12 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { createServer, request as forward, Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
+import { launchChromium, type Chromium } from '../support/chromium.js';
 import { jsonBody, request, startTestApp, TestApp, TEST_KEY } from '../support/test-app.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
-const UI_TIMEOUT = 30_000;
 const PREFIX = '/api';
 
 /**
@@ -46,8 +44,7 @@ function prefixingProxy(target: string): Promise<{ origin: string; close(): Prom
 describe('Swagger UI at /docs in headless Chromium', () => {
   let t: TestApp;
   let proxy: Awaited<ReturnType<typeof prefixingProxy>>;
-  let profile: string;
-  let browser: BrowserContext;
+  let browser: Chromium;
   let page: Page;
   const offOrigin: string[] = [];
   /** Every request the page sent, by URL. */
@@ -58,22 +55,8 @@ describe('Swagger UI at /docs in headless Chromium', () => {
     proxy = await prefixingProxy(t.origin);
     const created = await request(t.origin, '/v1/pets', jsonBody({ name: 'Browser Rex', categoryId: 4 }));
     expect(created.status).toBe(201);
-    profile = await mkdtemp(join(tmpdir(), 'animal-store-chromium-'));
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
-    page = browser.pages()[0] ?? (await browser.newPage());
-    page.setDefaultTimeout(UI_TIMEOUT);
+    browser = await launchChromium();
+    ({ page } = browser);
     page.on('request', (sentRequest) => sent.push(sentRequest.url()));
     // The UI must work offline: anything not asked of the service (directly or through the proxy) is recorded
     // and refused.
@@ -87,7 +70,6 @@ describe('Swagger UI at /docs in headless Chromium', () => {
 
   afterAll(async () => {
     await browser?.close();
-    if (profile) await rm(profile, { recursive: true, force: true });
     await proxy?.close();
     await t?.close();
   });
