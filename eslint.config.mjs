@@ -9,6 +9,32 @@ import tseslint from 'typescript-eslint';
 // The scenarios import the client a spec generates into test/artifacts at run time, and are typechecked there.
 const GENERATED_CLIENT_SCENARIOS = ['test/generated-client/**/*.ts', 'test/hey-api-client/**/*.ts'];
 
+// The layers of src/, lowest first: a folder imports only from the folders before it (README, "Where things
+// are"). The composition root (src/*.ts) and the commands (src/cli/) sit on top. The one exception is the
+// migrations list, which the database layer loads from ../migrations.
+const LAYERS = ['config', 'common', 'database', 'edge', 'auth', 'deprecation', 'openapi', 'observability', 'pets'];
+const ABOVE_ALL = ['cli'];
+const layering = LAYERS.map((folder, index) => {
+  const higher = [...LAYERS.slice(index + 1), ...ABOVE_ALL];
+  return {
+    files: [`src/${folder}/**/*.ts`],
+    ignores: ['**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^\\.{1,2}/(?:\\.\\./)*(?:${higher.join('|')})/`,
+              message: `src/${folder}/ is below ${higher.join(', ')}: move the shared piece down a layer, or inject it.`,
+            },
+          ],
+        },
+      ],
+    },
+  };
+});
+
 export default defineConfig(
   includeIgnoreFile(fileURLToPath(new URL('.gitignore', import.meta.url)), '.gitignore'),
   globalIgnores(['eslint.config.mjs', '*.config.js']),
@@ -31,5 +57,6 @@ export default defineConfig(
       '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
     },
   },
+  ...layering,
   { files: GENERATED_CLIENT_SCENARIOS, extends: [tseslint.configs.disableTypeChecked] },
 );

@@ -1,7 +1,5 @@
 import { jest } from '@jest/globals';
-import type { HttpAdapterHost } from '@nestjs/core';
-import type { DataSource } from 'typeorm';
-import { MetricsService } from '../../observability/metrics/metrics.service.js';
+import { Registry } from 'prom-client';
 import type { ApiKeysRepository } from './api-keys.repository.js';
 import { KEY_CACHE_TTL_MS } from './database-api-key-store.js';
 import { ExpiringKeysGauge } from './expiring-keys-gauge.js';
@@ -9,17 +7,17 @@ import { EXPIRY_WARNING_WINDOW_MS } from './expiry-warnings.js';
 
 describe('ExpiringKeysGauge', () => {
   const countActiveExpiringWithin = jest.fn<(withinMs: number) => Promise<number>>();
-  let metrics: MetricsService;
+  let registry: Registry;
   let gauge: ExpiringKeysGauge;
 
   beforeEach(() => {
     countActiveExpiringWithin.mockReset();
-    metrics = new MetricsService({} as HttpAdapterHost, {} as DataSource);
-    gauge = new ExpiringKeysGauge(metrics, { countActiveExpiringWithin } as unknown as ApiKeysRepository);
+    registry = new Registry();
+    gauge = new ExpiringKeysGauge(registry, { countActiveExpiringWithin } as unknown as ApiKeysRepository);
   });
 
   const served = async () => {
-    const text = await metrics.registry.getSingleMetricAsString('animal_store_api_keys_expiring_soon');
+    const text = await registry.getSingleMetricAsString('animal_store_api_keys_expiring_soon');
     return text.split('\n').filter((line) => !line.startsWith('#'));
   };
 

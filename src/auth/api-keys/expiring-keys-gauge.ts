@@ -1,6 +1,5 @@
 import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { Gauge } from 'prom-client';
-import { MetricsService } from '../../observability/metrics/metrics.service.js';
+import { Gauge, Registry } from 'prom-client';
 import { ApiKeysRepository } from './api-keys.repository.js';
 import { KEY_CACHE_TTL_MS } from './database-api-key-store.js';
 import { EXPIRY_WARNING_WINDOW_MS } from './expiry-warnings.js';
@@ -21,8 +20,9 @@ export class ExpiringKeysGauge implements OnApplicationBootstrap {
   private readAt = -Infinity;
   private reading: Promise<void> | null = null;
 
+  /** `registry`: the service's, provided by the metrics module under prom-client's own class. */
   constructor(
-    metrics: MetricsService,
+    registry: Registry,
     private readonly keys: ApiKeysRepository,
   ) {
     const current = () => this.count;
@@ -30,7 +30,7 @@ export class ExpiringKeysGauge implements OnApplicationBootstrap {
     new Gauge({
       name: 'animal_store_api_keys_expiring_soon',
       help: `Active API keys that expire within ${WINDOW_DAYS} days (read from the database at most every ${KEY_CACHE_TTL_MS / 1000} s while scraped): rotate them before their clients are refused (npm run apikey -- list).`,
-      registers: [metrics.registry],
+      registers: [registry],
       collect() {
         this.set(current());
         refresh();
