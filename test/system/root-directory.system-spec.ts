@@ -11,6 +11,7 @@ const CLONED = [
   'node_modules',
   'dist',
   'src',
+  'dev',
   'migrations',
   'test',
   'package.json',
