@@ -18,13 +18,13 @@ export interface NodeRuntime {
 }
 
 /**
- * Node 24, the image's runtime: this process's own Node when it is 24, else the one `.ci/node24` finds or installs
- * outside the project, as CI does (NODE24_TOOLS_DIR names a directory where it is already installed).
+ * Node 24, the image's runtime: this process's own Node when it is 24, else the one `.ci/node 24` finds or installs
+ * outside the project, as CI does (NODE_TOOLS_DIR names a directory where it is already installed).
  */
 export async function node24(): Promise<NodeRuntime> {
   if (process.versions.node.split('.')[0] === '24') return { path: process.execPath, version: process.version };
   const run = promisify(execFile);
-  const { stdout: bin } = await run(join(root, '.ci', 'node24'));
+  const { stdout: bin } = await run(join(root, '.ci', 'node'), ['24']);
   const path = join(bin.trim(), 'node');
   const { stdout: version } = await run(path, ['--version']);
   return { path, version: version.trim() };
