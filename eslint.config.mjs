@@ -15,7 +15,7 @@ const GENERATED_CLIENT_SCENARIOS = ['test/generated-client/**/*.ts', 'test/hey-a
 const LAYERS = ['config', 'common', 'database', 'edge', 'auth', 'deprecation', 'openapi', 'observability', 'pets'];
 const ABOVE_ALL = ['cli'];
 const layering = LAYERS.map((folder, index) => {
-  const higher = [...LAYERS.slice(index + 1), ...ABOVE_ALL];
+  const higher = [...LAYERS.slice(index + 1), ...ABOVE_ALL, 'dev'];
   return {
     files: [`src/${folder}/**/*.ts`],
     ignores: ['**/*.spec.ts'],
@@ -34,6 +34,27 @@ const layering = LAYERS.map((folder, index) => {
     },
   };
 });
+
+// dev/ (development tools, left out of the image) may import src/, never the reverse: 'dev' tops the layers
+// above, and this covers the rest of src/.
+const srcAboveDev = {
+  files: ['src/*.ts', ...ABOVE_ALL.map((folder) => `src/${folder}/**/*.ts`)],
+  ignores: ['**/*.spec.ts'],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            regex: '^(?:\\.\\./)+dev/',
+            message:
+              'src/ is built into the image without dev/: load a development tool through development-database.ts.',
+          },
+        ],
+      },
+    ],
+  },
+};
 
 export default defineConfig(
   includeIgnoreFile(fileURLToPath(new URL('.gitignore', import.meta.url)), '.gitignore'),
@@ -57,6 +78,7 @@ export default defineConfig(
       '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
     },
   },
+  srcAboveDev,
   ...layering,
   { files: GENERATED_CLIENT_SCENARIOS, extends: [tseslint.configs.disableTypeChecked] },
 );

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import freePort from 'get-port';
 
 /** The repository root (this module runs from bench/dist/). */
 export const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -33,10 +34,8 @@ export async function node24(): Promise<NodeRuntime> {
 /** A module of the built service, imported at run time: every bench script runs after `npm run build`. */
 export const built = (path: string) => new URL(`../../dist/src/${path}`, import.meta.url).href;
 
-/** The development tools' finder (dev/free-port.ts), as built. */
-export const { freePort } = (await import(built('../dev/free-port.js'))) as {
-  freePort: () => Promise<number>;
-};
+/** A TCP port nothing listens on now, found as the tests and dev/ find theirs. */
+export { freePort };
 
 export interface ScratchCluster {
   /** The superuser URL of the cluster's database. */

@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import getPort from 'get-port';
 import { Client } from 'pg';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { oneLine } from '../src/cli/cli-database.js';
 import type { ScratchDatabase } from '../src/database/development-database.js';
-import { freePort } from './free-port.js';
 
 /**
  * An empty database that is thrown away afterwards, so that nobody's data plays a part: a new database in the
@@ -58,7 +58,7 @@ export async function startScratchCluster({
   // As root, the cluster runs as the `postgres` user, which must enter the directory.
   await chmod(dataDir, 0o755);
   try {
-    const cluster = await startEmbeddedPostgres({ dataDir, port: await freePort(), postgresFlags });
+    const cluster = await startEmbeddedPostgres({ dataDir, port: await getPort(), postgresFlags });
     return {
       url: cluster.url,
       directory: dataDir,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { PROMETHEUS_RULE_FILE, prometheusRule } from '../src/cli/prometheus-rule.js';
+import { PROMETHEUS_RULE_FILE, prometheusRule } from '../dev/prometheus-rule.js';
 import { ROOT } from './support/built-service.js';
 import { ProductionService, startProductionService } from './support/production-service.js';
 import { ServiceProcess } from './support/service-process.js';

@@ -12,7 +12,7 @@ let copy: Awaited<ReturnType<typeof buildCopyWith>>;
 const newMigration = (args: string[], env: Record<string, string> = {}, root = copy.root) =>
   run(
     process.execPath,
-    [join(root, 'dist', 'src', 'cli', 'new-migration.js'), ...args],
+    [join(root, 'dist', 'dev', 'new-migration.js'), ...args],
     {
       PATH: process.env.PATH ?? '',
       ...env,

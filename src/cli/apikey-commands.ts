@@ -33,42 +33,31 @@ export type ApiKeyCommand =
 
 const NAME = /^[^\p{Cc}]{1,100}$/u;
 
-/** The options each command takes. */
-const OPTIONS = {
-  create: ['--scopes', '--expires-in'],
-  rotate: ['--overlap'],
-  list: [],
-  revoke: [],
-} as const;
-
-type Options = Map<string, string>;
+const OPTIONS = { create: ['--scopes', '--expires-in'], rotate: ['--overlap'], list: [], revoke: [] } as const;
 
 /**
- * Positional arguments and `--option value` (or `--option=value`) pairs, or the problem with them, read with
- * `util.parseArgs`. An argument that does not start with `--` is positional, as `-1` or `-` may be a name.
+ * The command the arguments ask for; a Problem (one line) for a bad scope, duration or option; null when
+ * they are not a command at all (the caller prints USAGE). Either way nothing has been done yet.
  */
-function split(
-  command: keyof typeof OPTIONS,
-  args: readonly string[],
-): { positional: string[]; options: Options } | Problem {
+export function parseArguments(args: readonly string[]): ApiKeyCommand | Problem | null {
+  const [command, ...rest] = args;
+  if (command !== 'create' && command !== 'rotate' && command !== 'list' && command !== 'revoke') return null;
   const allowed: readonly string[] = OPTIONS[command];
   const { tokens } = parseArgs({
-    args: [...args],
+    args: rest,
     options: Object.fromEntries(allowed.map((option) => [option.slice(2), { type: 'string' as const }])),
     strict: false,
     allowPositionals: true,
     tokens: true,
   });
-  const positional: string[] = [];
-  const options: Options = new Map();
-  let previous = -1;
+  // An argument that does not start with `--` is positional, as `-1` or `-` may be a name; a short option group
+  // such as -ab is one argument, read as one token per letter, hence by index.
+  const positionals = new Map<number, string>();
+  const options = new Map<string, string>();
   for (const token of tokens) {
-    const arg = args[token.index];
-    const repeated = token.index === previous;
-    previous = token.index;
+    const arg = rest[token.index];
     if (token.kind === 'positional' || !arg.startsWith('--')) {
-      // A short option group such as -ab is one argument, read as one token per letter.
-      if (!repeated) positional.push(arg);
+      positionals.set(token.index, arg);
       continue;
     }
     const name = arg.split('=', 1)[0];
@@ -82,19 +71,7 @@ function split(
     }
     options.set(name, token.value);
   }
-  return { positional, options };
-}
-
-/**
- * The command the arguments ask for; a Problem (one line) for a bad scope, duration or option; null when
- * they are not a command at all (the caller prints USAGE). Either way nothing has been done yet.
- */
-export function parseArguments(args: readonly string[]): ApiKeyCommand | Problem | null {
-  const [command, ...rest] = args;
-  if (command !== 'create' && command !== 'rotate' && command !== 'list' && command !== 'revoke') return null;
-  const parts = split(command, rest);
-  if (parts instanceof Problem) return parts;
-  const { positional, options } = parts;
+  const positional = [...positionals.values()];
   if (command === 'list') return positional.length === 0 ? { command } : null;
   if (positional.length !== 1) return null;
   const argument = positional[0].trim();
@@ -130,10 +107,7 @@ function table(keys: readonly ApiKeySummary[]): string[] {
       key.name,
       key.prefix,
       scopesOf(key),
-      when(key.createdAt),
-      when(key.lastUsedAt),
-      when(key.expiresAt),
-      when(key.revokedAt),
+      ...[key.createdAt, key.lastUsedAt, key.expiresAt, key.revokedAt].map(when),
       key.state,
       key.replacedBy ?? '-',
     ]),
@@ -147,16 +121,16 @@ function table(keys: readonly ApiKeySummary[]): string[] {
   );
 }
 
-/** The one key `reference` (an id or a public prefix) names, or the line that says why there is none (exit 1). */
-async function findOne(keys: ApiKeysRepository, reference: string, verb: string): Promise<ApiKeySummary | string> {
+/** The one key `reference` (an id or a public prefix) names, or null once it has said why there is none. */
+async function findOne(keys: ApiKeysRepository, reference: string, verb: string, output: CommandOutput) {
   const found = await keys.findByReference(reference);
-  if (found.length === 0) {
-    return `No API key has the id or prefix "${reference}": give an id or prefix that npm run apikey -- list shows.`;
-  }
-  if (found.length > 1) {
-    return `Several keys share the prefix "${reference}" (ids ${found.map((key) => key.id).join(', ')}): ${verb} by id.`;
-  }
-  return found[0];
+  if (found.length === 1) return found[0];
+  output.err(
+    found.length === 0
+      ? `No API key has the id or prefix "${reference}": give an id or prefix that npm run apikey -- list shows.`
+      : `Several keys share the prefix "${reference}" (ids ${found.map((key) => key.id).join(', ')}): ${verb} by id.`,
+  );
+  return null;
 }
 
 const describe = (key: ApiKeySummary) =>
@@ -202,11 +176,8 @@ export async function runCommand(
       return 0;
     }
     case 'rotate': {
-      const found = await findOne(keys, command.reference, 'rotate');
-      if (typeof found === 'string') {
-        output.err(found);
-        return 1;
-      }
+      const found = await findOne(keys, command.reference, 'rotate', output);
+      if (!found) return 1;
       const key = generateApiKey();
       const rotation = await keys.rotate(found.id, command.overlapMs, {
         prefix: publicPrefix(key),
@@ -231,11 +202,8 @@ export async function runCommand(
       return 0;
     }
     case 'revoke': {
-      const found = await findOne(keys, command.reference, 'revoke');
-      if (typeof found === 'string') {
-        output.err(found);
-        return 1;
-      }
+      const found = await findOne(keys, command.reference, 'revoke', output);
+      if (!found) return 1;
       const revoked = await keys.revoke(found.id);
       output.out(
         `Revoked API key ${revoked.id} "${revoked.name}" (prefix ${revoked.prefix}) at ${when(revoked.revokedAt)}.`,

@@ -4,10 +4,7 @@ import { runMigrations } from '../database/run-migrations.js';
 import { parseArguments, runCommand, USAGE } from './apikey-commands.js';
 import { runDatabaseCommand, terminal } from './cli-database.js';
 
-/**
- * `npm run apikey -- <command>` (the commands are in `USAGE`): compiled
- * into dist like the service, so it also runs in the production image.
- */
+/** `npm run apikey -- <command>` (create, rotate, list, revoke: see `USAGE`), compiled into dist like the service. */
 runDatabaseCommand(
   {
     name: 'apikey',

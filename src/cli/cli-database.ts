@@ -4,17 +4,6 @@ import { ConfigError, DatabaseConfig, Problem, readConfig } from '../config/app-
 import { commandDataSourceOptions } from '../database/data-source-options.js';
 import { loadDevelopmentDatabases } from '../database/development-database.js';
 
-/** DATABASE_URL, or the embedded cluster under DATA_DIR: the running one, else started for this command. */
-export async function openCliDatabase(config: DatabaseConfig): Promise<{ url: string; close(): Promise<void> }> {
-  if (config.databaseUrl) return { url: config.databaseUrl, close: () => Promise.resolve() };
-  const { openEmbeddedDatabase } = await loadDevelopmentDatabases();
-  return openEmbeddedDatabase({
-    dataDir: config.dataDir,
-    port: config.embeddedPostgresPort,
-    notice: (message) => terminal.err(message),
-  });
-}
-
 /** One line for the operator, whatever was thrown (node-postgres' AggregateError has an empty message). */
 export function oneLine(error: unknown): string {
   if (error instanceof AggregateError && !error.message) {
@@ -29,27 +18,15 @@ export function oneLine(error: unknown): string {
   return text === '' ? 'an unknown error' : text.split('\n')[0];
 }
 
-/** Connects `dataSource`; a failure names the database tried (never its password) and what to set. */
-export async function connect(dataSource: DataSource, config: DatabaseConfig): Promise<void> {
-  try {
-    await dataSource.initialize();
-  } catch (error) {
-    if (!config.databaseUrl) throw error;
-    const url = new URL(config.databaseUrl);
-    throw new Error(
-      `${oneLine(error)} (DATABASE_URL points at ${url.hostname}:${url.port || 5432}${url.pathname}): start that PostgreSQL, correct DATABASE_URL, or unset it to use the embedded one under DATA_DIR.`,
-      { cause: error },
-    );
-  }
+/** Where a database URL points, without its password. */
+export function describeDatabase(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  return `${url.hostname}:${url.port || 5432}${url.pathname}`;
 }
 
-/** Where a command writes: `out` for results (e.g. a new key alone), `err` for everything said to the operator. */
-export interface CommandOutput {
-  out(line: string): void;
-  err(line: string): void;
-}
+export type CommandOutput = Record<'out' | 'err', (line: string) => void>;
 
-/** The terminal: results on stdout (so they can be captured), everything else on stderr. */
+/** Results on stdout (so they can be captured, e.g. a new key alone), everything said to the operator on stderr. */
 export const terminal: CommandOutput = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
@@ -61,17 +38,16 @@ export interface DatabaseCommand<C> {
   usage: string;
   /** The command; a Problem with the arguments, printed alone; or null, answered with the usage. */
   parse(args: readonly string[]): C | Problem | null;
-  /** Entities the command reads beside the migrations. */
   entities?: DataSourceOptions['entities'];
-  /** Runs on a connected data source, with the database part of the configuration; resolves to the exit code. */
+  /** Runs on a connected data source; resolves to the exit code. */
   run(command: C, dataSource: DataSource, config: DatabaseConfig): Promise<number>;
 }
 
 /**
  * The frame every database command shares: usage, or the argument's problem, on bad arguments (exit 2, before any
- * connection), the database part of the configuration
- * read as the service reads it (DATABASE_URL alone is enough, in production too), the database found or started,
- * and one line, never a stack, when something fails (exit 1).
+ * connection); the database part of the configuration read as the service reads it (DATABASE_URL alone is enough);
+ * DATABASE_URL, or the embedded cluster under DATA_DIR (the running one, else started for this command); and one
+ * line, never a stack, when something fails (exit 1).
  */
 export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonly string[]): void {
   const main = async (): Promise<number> => {
@@ -81,10 +57,19 @@ export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonl
       return 2;
     }
     const config = await readConfig('database');
-    const database = await openCliDatabase(config);
+    const embedded = { dataDir: config.dataDir, port: config.embeddedPostgresPort, notice: terminal.err };
+    const database = config.databaseUrl
+      ? { url: config.databaseUrl, close: () => Promise.resolve() }
+      : await loadDevelopmentDatabases().then((tools) => tools.openEmbeddedDatabase(embedded));
     const dataSource = new DataSource({ ...commandDataSourceOptions(database.url), entities: command.entities ?? [] });
     try {
-      await connect(dataSource, config);
+      await dataSource.initialize().catch((error: unknown) => {
+        if (!config.databaseUrl) throw error;
+        throw new Error(
+          `${oneLine(error)} (DATABASE_URL points at ${describeDatabase(config.databaseUrl)}): start that PostgreSQL, correct DATABASE_URL, or unset it to use the embedded one under DATA_DIR.`,
+          { cause: error },
+        );
+      });
       return await command.run(parsed, dataSource, config);
     } finally {
       if (dataSource.isInitialized) await dataSource.destroy();
@@ -94,11 +79,8 @@ export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonl
   main().then(
     (code) => process.exit(code),
     (error: unknown) => {
-      terminal.err(
-        error instanceof ConfigError
-          ? `Invalid configuration: ${oneLine(error)}`
-          : `${command.name} failed: ${oneLine(error)}`,
-      );
+      const failed = error instanceof ConfigError ? 'Invalid configuration' : `${command.name} failed`;
+      terminal.err(`${failed}: ${oneLine(error)}`);
       process.exit(1);
     },
   );

@@ -1,14 +1,75 @@
-import { runDatabaseCommand, terminal } from './cli-database.js';
-import { firstLine, parseMigrationArguments, runMigrationCommand, USAGE } from './migration-commands.js';
+import { createInterface } from 'node:readline/promises';
+import { MigrationExecutor } from 'typeorm';
+import type { RevertibleMigration } from '../database/revertible-migration.js';
+import { revertLastMigration, runMigrations } from '../database/run-migrations.js';
+import { describeDatabase, runDatabaseCommand, terminal } from './cli-database.js';
 
-/** `npm run migration:run | migration:show | migration:revert`, compiled into dist like the service. */
+/**
+ * `npm run migration:run | migration:show | migration:revert`, compiled into dist like the service. Written here
+ * rather than through TypeORM's CLI, which reverts without a word of warning, prints stacks, and logs a migration's
+ * timestamp as if it were the time it was run.
+ */
+const USAGE = `Usage: npm run migration:<command>
+
+  migration:run                 apply the pending migrations
+  migration:show                list the migrations of this build, applied or pending
+  migration:revert [-- --yes]   revert the last applied migration, after confirming (it drops tables with their data)
+`;
+
+const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** The first line of stdin, or '' at its end (no stdin, as in CI, answers no); leaving the loop closes it. */
+async function answer(): Promise<string> {
+  for await (const line of createInterface({ input: process.stdin })) return line;
+  return '';
+}
+
 runDatabaseCommand(
   {
     name: 'migration',
     usage: USAGE,
-    parse: parseMigrationArguments,
-    run: (command, dataSource, config) =>
-      runMigrationCommand(command, dataSource, terminal, () => firstLine(process.stdin), config),
+    parse: ([command, ...rest]) => {
+      if ((command === 'run' || command === 'show') && rest.length === 0) return { command, confirmed: false };
+      const confirmation = rest.every((arg) => arg === '--yes' || arg === '-y');
+      return command === 'revert' && confirmation ? { command, confirmed: rest.length > 0 } : null;
+    },
+    run: async ({ command, confirmed }, dataSource, bounds) => {
+      const database = describeDatabase(String((dataSource.options as { url?: string }).url));
+      const executor = new MigrationExecutor(dataSource);
+      if (command === 'run') {
+        // Under the advisory lock: runners started together take turns, and the later ones find nothing pending.
+        const applied = await runMigrations(dataSource, bounds);
+        terminal.out(
+          applied.length === 0
+            ? `No pending migrations on ${database}: all ${dataSource.migrations.length} of this build are applied.`
+            : `Applied ${applied.map((migration) => migration.name).join(', ')} on ${database} at ${now()}.`,
+        );
+        return 0;
+      }
+      if (command === 'show') {
+        const pending = new Set((await executor.getPendingMigrations()).map(({ name }) => name));
+        for (const { name } of dataSource.migrations) terminal.out(`${pending.has(name!) ? '[ ]' : '[X]'} ${name}`);
+        return 0;
+      }
+      const [last] = await executor.getExecutedMigrations(); // the newest first
+      if (!last) {
+        terminal.err(`No migration is applied on ${database}: nothing to revert.`);
+        return 0;
+      }
+      const known = dataSource.migrations.find(({ name }) => name === last.name) as RevertibleMigration | undefined;
+      const drops = known?.revertDrops ? `it drops ${known.revertDrops}` : 'it undoes that migration and may drop data';
+      terminal.err(`migration:revert reverts ${last.name} on ${database}: ${drops}. This cannot be undone.`);
+      if (!confirmed) {
+        terminal.err('Type "yes" to revert (or run `npm run migration:revert -- --yes` in scripts):');
+        if ((await answer()).trim().toLowerCase() !== 'yes') {
+          terminal.err('Nothing reverted.');
+          return 1;
+        }
+      }
+      await revertLastMigration(dataSource, bounds);
+      terminal.out(`Reverted ${last.name} on ${database} at ${now()}.`);
+      return 0;
+    },
   },
   process.argv.slice(2),
 );

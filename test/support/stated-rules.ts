@@ -5,7 +5,7 @@ import { NAME_UNICODE_RULE } from '../../src/pets/dto/is-pet-name.decorator.js';
 
 /**
  * Rules the document states in words only, because JSON Schema has no portable form for them, keyed by the
- * schema whose description states them (src/cli/build-openapi-document.spec.ts checks that it does). A request the
+ * schema whose description states them (dev/build-openapi-document.spec.ts checks that it does). A request the
  * schemas accept may be refused for one of these, and for no other reason.
  */
 export const STATED_RULES: Readonly<Record<string, (value: unknown) => boolean>> = {

@@ -2,12 +2,12 @@ import { expect } from '@jest/globals';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { OpenAPIObject, OperationObject, ParameterObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
 import { readFile } from 'node:fs/promises';
-import { ERROR_CODES } from '../edge/errors/error-code.js';
-import { IDEMPOTENCY_KEY_PATTERN } from '../pets/idempotency/idempotency-key.decorator.js';
-import { LIMIT_MAX } from '../pets/dto/list-pets.query.js';
-import { NAME_PATTERN, NAME_UNICODE_RULE } from '../pets/dto/is-pet-name.decorator.js';
-import { CURSOR_LENGTH } from '../pets/page-cursor.codec.js';
-import { RATE_LIMIT_HEADERS } from '../auth/rate-limit/rate-limited.error.js';
+import { ERROR_CODES } from '../src/edge/errors/error-code.js';
+import { IDEMPOTENCY_KEY_PATTERN } from '../src/pets/idempotency/idempotency-key.decorator.js';
+import { LIMIT_MAX } from '../src/pets/dto/list-pets.query.js';
+import { NAME_PATTERN, NAME_UNICODE_RULE } from '../src/pets/dto/is-pet-name.decorator.js';
+import { CURSOR_LENGTH } from '../src/pets/page-cursor.codec.js';
+import { RATE_LIMIT_HEADERS } from '../src/auth/rate-limit/rate-limited.error.js';
 import { buildOpenApiDocument, OPENAPI_FILE, serializeOpenApiDocument } from './build-openapi-document.js';
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' };

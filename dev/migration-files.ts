@@ -1,7 +1,8 @@
 import { readdir, writeFile } from 'node:fs/promises';
 import { basename, join, relative, resolve } from 'node:path';
-import { Problem } from '../config/problem.js';
-import { PACKAGE_ROOT } from '../config/package-root.js';
+import * as prettier from 'prettier';
+import { Problem } from '../src/config/problem.js';
+import { PACKAGE_ROOT } from '../src/config/package-root.js';
 
 /** Where the migrations live; `index.ts` in it lists them for the build. */
 export const MIGRATIONS_DIRECTORY = join(PACKAGE_ROOT, 'migrations');
@@ -219,15 +220,8 @@ export async function writeMigration(
   return { file, className };
 }
 
-/** `source` formatted with Prettier and the project's settings, as `npm run format` would. */
+/** `source` formatted with Prettier and the project's settings (wherever the file is written), as `npm run format` would. */
 async function formatted(file: string, source: string): Promise<string> {
-  // A development dependency, loaded only here: the production image never writes migrations.
-  const prettier = await import('prettier').catch(() => {
-    throw new Problem(
-      'Prettier is not installed: migrations are written in a development checkout; run npm ci there (with the dev dependencies).',
-    );
-  });
-  // The project's settings, wherever the file is written.
   const settings = await prettier.resolveConfig(join(MIGRATIONS_DIRECTORY, basename(file)));
   return prettier.format(source, { ...settings, filepath: file });
 }

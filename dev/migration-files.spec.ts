@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as prettier from 'prettier';
-import { Problem } from '../config/problem.js';
+import { Problem } from '../src/config/problem.js';
 import {
   describeRevertDrops,
   indexSource,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PACKAGE_ROOT } from '../config/package-root.js';
+import { PACKAGE_ROOT } from '../src/config/package-root.js';
 
 /** The one rules file: what Prometheus loads with `rule_files`, and what the PrometheusRule is made from. */
 export const RULES_FILE = join(PACKAGE_ROOT, 'k8s', 'alerts', 'animal-store.rules.yaml');

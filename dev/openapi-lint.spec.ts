@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { OpenAPIObject, ParameterObject, RequestBodyObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
 import { OPENAPI_FILE } from './build-openapi-document.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SPECTRAL = join(ROOT, 'node_modules', '@stoplight', 'spectral-cli', 'dist', 'index.js');
 const REDOCLY = join(ROOT, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js');
 // No usage report and no update check: the linters run offline, from node_modules only.

@@ -1,11 +1,11 @@
 import { NestFactory } from '@nestjs/core';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { join } from 'node:path';
-import { AppModule } from '../app.module.js';
-import { createFastifyAdapter } from '../app.setup.js';
-import { loadConfig } from '../config/app-config.js';
-import { createOpenApiDocument } from '../openapi/openapi-document.js';
-import { PACKAGE_ROOT } from '../config/package-root.js';
+import { AppModule } from '../src/app.module.js';
+import { createFastifyAdapter } from '../src/app.setup.js';
+import { loadConfig } from '../src/config/app-config.js';
+import { createOpenApiDocument } from '../src/openapi/openapi-document.js';
+import { PACKAGE_ROOT } from '../src/config/package-root.js';
 
 /** `openapi.json` at the repository root. */
 export const OPENAPI_FILE = join(PACKAGE_ROOT, 'openapi.json');

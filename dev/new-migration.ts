@@ -2,14 +2,14 @@ import { NestFactory } from '@nestjs/core';
 import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
-import { AppModule } from '../app.module.js';
-import { createFastifyAdapter } from '../app.setup.js';
-import { ConfigError, loadConfig, Problem, readConfig } from '../config/app-config.js';
-import { schemaChanges } from '../database/schema-drift.js';
-import { oneLine, terminal } from './cli-database.js';
+import { AppModule } from '../src/app.module.js';
+import { createFastifyAdapter } from '../src/app.setup.js';
+import { ConfigError, loadConfig, Problem, readConfig } from '../src/config/app-config.js';
+import { schemaChanges } from '../src/database/schema-drift.js';
+import { oneLine, terminal } from '../src/cli/cli-database.js';
 import { describeRevertDrops, MigrationBody, parseMigrationPath, writeMigration } from './migration-files.js';
-import { PACKAGE_ROOT } from '../config/package-root.js';
-import { loadDevelopmentDatabases } from '../database/development-database.js';
+import { PACKAGE_ROOT } from '../src/config/package-root.js';
+import { loadDevelopmentDatabases } from '../src/database/development-database.js';
 
 export const USAGE = `Usage:
   npm run migration:generate -- migrations/<Name>   write the migration that brings the schema the migrations
