@@ -9,18 +9,14 @@ import { clientAddressKey } from './client-address.js';
 import { rateLimitedError } from './rate-limited.error.js';
 
 export const AUTH_FAILURE_THROTTLER = 'auth-failure';
-/** The most blocked addresses one instance remembers; beyond it, the oldest are asked of the storage again. */
+/** Blocked addresses one instance remembers; beyond it, the oldest are asked of the storage again. */
 export const MAX_BLOCKED_ADDRESSES = 10_000;
 const WHAT = 'failed authentications';
 
 /**
- * The per-address budget for failed authentications (AUTH_FAILURE_LIMIT_PER_MINUTE): credentials that were
- * presented and refused (a wrong API key, a wrong metrics token). Requests without credentials are not counted:
- * they cost no lookup and guess nothing. Counted in the rate-limit storage (shared through Redis when
- * configured), per client address (an IPv6 client per /64, see clientAddressKey). Once an address is over it,
- * this instance remembers the block locally, so that its callers can refuse a wrong credential with 429 before
- * any lookup and without a storage round trip, while a valid one from the same address is still served: the
- * budget limits failures, never the keys of other clients behind the same address.
+ * The per-address budget (AUTH_FAILURE_LIMIT_PER_MINUTE) for credentials presented and refused, counted in the
+ * rate-limit storage. A block is also remembered here, so that a wrong credential past the budget gets its 429
+ * without a storage round trip, while a valid one from the same address is still served.
  */
 @Injectable()
 export class AuthFailureLimiter {
@@ -35,7 +31,6 @@ export class AuthFailureLimiter {
     this.limit = config.authFailureLimitPerMinute;
   }
 
-  /** Whether the address is known to be over its budget: a memory lookup, no storage round trip. */
   isBlocked(ip: string): boolean {
     // The common case on every request: nobody is blocked, and the address is not even keyed.
     if (this.blocked.size === 0) return false;
@@ -43,7 +38,6 @@ export class AuthFailureLimiter {
     return until !== undefined && until > Date.now();
   }
 
-  /** The 429 for an address over its budget. */
   refusal(ip: string): ApiError {
     const until = this.blocked.get(clientAddressKey(ip)) ?? Date.now();
     return rateLimitedError(this.limit, Math.ceil((until - Date.now()) / 1000), WHAT);
@@ -55,10 +49,7 @@ export class AuthFailureLimiter {
     if (record.isBlocked) throw rateLimitedError(this.limit, record.timeToBlockExpire, WHAT);
   }
 
-  /**
-   * Counts one refused credential, for a refusal that is answered as it is whatever the budget (an issued key that
-   * expired or was revoked): past the budget, the address is blocked for the others all the same.
-   */
+  /** Counts one refused credential answered as it is whatever the budget (an expired or revoked key). */
   async countFailure(ip: string): Promise<void> {
     await this.count(ip);
   }
@@ -76,7 +67,6 @@ export class AuthFailureLimiter {
     return record;
   }
 
-  /** How many addresses this instance remembers as blocked (bounded by MAX_BLOCKED_ADDRESSES). */
   get blockedCount(): number {
     return this.blocked.size;
   }

@@ -8,7 +8,7 @@ import { RateLimitStorageGauge } from './rate-limit-storage-gauge.js';
 
 const REDIS_STORAGE = Symbol('redis-rate-limit-storage');
 
-/** The Redis storage as a provider of its own, so that Nest connects and closes it with the application. */
+/** A provider of its own, so that Nest connects and closes it with the application. */
 @Module({
   providers: [
     {
@@ -28,12 +28,7 @@ const REDIS_STORAGE = Symbol('redis-rate-limit-storage');
 })
 class RedisStorageModule {}
 
-/**
- * @nestjs/throttler with one throttler, the per-key budget (RATE_LIMIT_PER_MINUTE, 0: off). Counters live in
- * Redis when REDIS_URL is set (one budget shared by all instances; in this process's memory while Redis is
- * unreachable), in this process otherwise (MemoryRateLimitStorage); the failed-authentication budget counts in the
- * same storage.
- */
+/** @nestjs/throttler with the per-key budget (RATE_LIMIT_PER_MINUTE, 0: off), in Redis when REDIS_URL is set. */
 @Module({
   imports: [
     ThrottlerModule.forRootAsync({
@@ -44,8 +39,7 @@ class RedisStorageModule {}
           { name: 'default', ttl: RATE_LIMIT_WINDOW_MS, limit: config.rateLimitPerMinute, blockDuration: 0 },
         ],
         skipIf: () => config.rateLimitPerMinute === 0,
-        // One budget per key, whichever route it calls (throttler's default key is per route); the storage is handed
-        // the throttler's name beside the key and keeps each throttler's counters apart by it.
+        // One budget per key, whichever route it calls (throttler's default key is per route).
         generateKey: (_context, tracker) => tracker,
         storage: redis ?? new MemoryRateLimitStorage(),
       }),
