@@ -11,7 +11,6 @@ import { keyDigest } from './key-digest.js';
 
 /** How long an answer is reused: a key revoked, or given an earlier expiry, is refused everywhere within it. */
 export const KEY_CACHE_TTL_MS = 2_000;
-/** Bounds the memory a flood of random keys can take. */
 export const KEY_CACHE_MAX_ENTRIES = 10_000;
 
 interface Validity {
@@ -36,16 +35,12 @@ const toCached = (record: ApiKeyRecord): CachedKey => ({
   ...validityOf({ revoked: record.revokedAt !== null, expiresAt: record.expiresAt }),
 });
 
-function refusalOf(key: Validity, now: number): 'revoked' | 'expired' | null {
-  if (key.revoked) return 'revoked';
-  return now >= key.expiresAt ? 'expired' : null;
-}
+const refusalOf = (key: Validity, now: number): InvalidKeyReason | null =>
+  key.revoked ? 'revoked' : now >= key.expiresAt ? 'expired' : null;
 
 /**
- * Where the strategy looks keys up, by SHA-256 digest (never a comparison on raw key bytes): the keys of API_KEYS
- * first, from memory (named by position, never by anything derived from the key); then keys issued into the
- * database, each answer cached by digest for KEY_CACHE_TTL_MS (unknown ones as `false`, concurrent lookups sharing
- * one query through lru-cache's `fetch`). A key expires on the clock, not when its cache entry does.
+ * Keys by SHA-256 digest, never compared raw: API_KEYS first (named by position, never by anything derived from the
+ * key), then issued keys, each answer cached (unknown ones as `false`; one query per digest through lru-cache's fetch).
  */
 @Injectable()
 export class ApiKeyStore {
@@ -79,7 +74,6 @@ export class ApiKeyStore {
     });
   }
 
-  /** The identity a presented key belongs to, or why it is refused. */
   async verify(key: string): Promise<ApiKeyVerdict> {
     const digest = keyDigest(key);
     const fromEnv = this.env.get(digest);
@@ -96,10 +90,7 @@ export class ApiKeyStore {
     return cached.identity;
   }
 
-  /**
-   * Why `key` is refused, when that is certain without a lookup of its own: what an address over its
-   * failed-authentication budget is asked first. null: the key may be valid and needs `verify`.
-   */
+  /** Why `key` is refused, if that is certain without a lookup of its own; null: it may be valid. */
   async screen(key: string): Promise<InvalidKeyReason | null> {
     const digest = keyDigest(key);
     if (this.env.has(digest)) return null;

@@ -14,12 +14,9 @@ import { insufficientScope, KeyRefusedError } from './key-refused.error.js';
 import { IS_PUBLIC } from './public.decorator.js';
 
 /**
- * The global guard: every route needs a valid bearer key unless `@Public()`, and a scoped key needs the scope the
- * route names with `@RequiresScope()` (403). A refused key counts against its address's failed-authentication
- * budget; past it, a key the store cannot know gets 429 before any lookup, while a valid one is still served and an
- * expired or revoked one still gets its 401 (docs/operating.md, "Rate limits and security headers").
- *
- * The path of a key: this guard (@nestjs/passport's AuthGuard) → BearerStrategy (passport-http-bearer) → ApiKeyStore.
+ * The global guard (@nestjs/passport's AuthGuard) → BearerStrategy (passport-http-bearer) → ApiKeyStore. Past its
+ * address's failed-authentication budget, a key the store cannot know gets 429 before any lookup, while a valid one
+ * is still served (docs/operating.md, "Rate limits and security headers").
  */
 @Injectable()
 export class ApiKeyGuard extends AuthGuard('bearer') {
@@ -92,13 +89,14 @@ export class ApiKeyGuard extends AuthGuard('bearer') {
   ): TUser {
     if (error) throw error;
     if (identity) return identity;
-    if (status === 400) {
-      throw new ApiError(401, ErrorCode.Unauthorized, 'The Authorization header is malformed: use Bearer <key>.', {
-        'WWW-Authenticate': bearerChallenge({ error: 'invalid_request' }),
-      });
-    }
-    throw new ApiError(401, ErrorCode.Unauthorized, 'An API key is required: send Authorization: Bearer <key>.', {
-      'WWW-Authenticate': bearerChallenge(),
-    });
+    const malformed = status === 400;
+    throw new ApiError(
+      401,
+      ErrorCode.Unauthorized,
+      malformed
+        ? 'The Authorization header is malformed: use Bearer <key>.'
+        : 'An API key is required: send Authorization: Bearer <key>.',
+      { 'WWW-Authenticate': bearerChallenge(malformed ? { error: 'invalid_request' } : {}) },
+    );
   }
 }

@@ -47,7 +47,7 @@ export class ApiKeyEntity {
   @Column('timestamptz', { name: 'expires_at', nullable: true })
   expiresAt: Date | null;
 
-  /** The first key of its lineage (docs/operating.md, "Rotating a key with no downtime"); null on that first key itself. */
+  /** Its lineage's first key (docs/operating.md, "Rotating a key with no downtime"); null on that key itself. */
   @Column('bigint', { name: 'lineage_id', nullable: true })
   lineageId: string | null;
 

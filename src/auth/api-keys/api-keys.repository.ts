@@ -5,9 +5,6 @@ import { withRetries } from '../../database/database-faults.js';
 import type { ApiKeyScope } from '../api-key-scope.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 
-/** Where a key stands, by the database's clock. */
-export type ApiKeyState = 'active' | 'in overlap' | 'expired' | 'revoked';
-
 /** What `list` shows: everything but the digest. */
 export interface ApiKeySummary {
   id: string;
@@ -19,25 +16,16 @@ export interface ApiKeySummary {
   expiresAt: Date | null;
   revokedAt: Date | null;
   replacedBy: string | null;
-  state: ApiKeyState;
+  /** By the database's clock. */
+  state: 'active' | 'in overlap' | 'expired' | 'revoked';
 }
 
 /** What the key store needs of a key, revoked and expired ones included (to say why they are refused). */
-export interface ApiKeyRecord {
-  id: string;
-  name: string;
-  scopes: ApiKeyScope[] | null;
-  expiresAt: Date | null;
-  revokedAt: Date | null;
+export type ApiKeyRecord = Pick<ApiKeySummary, 'id' | 'name' | 'scopes' | 'expiresAt' | 'revokedAt' | 'replacedBy'> & {
   lineage: string;
-  replacedBy: string | null;
-}
+};
 
-export interface KnownKey {
-  digest: string;
-  revoked: boolean;
-  expiresAt: Date | null;
-}
+export type KnownKey = Pick<ApiKeySummary, 'expiresAt'> & { digest: string; revoked: boolean };
 
 export interface NewApiKeyRow {
   name: string;
@@ -55,9 +43,7 @@ export type RotationOutcome =
 
 /** TypeORM's QueryFailedError carries the query's parameters, here key digests: never log them. */
 function redactParameters(error: unknown): never {
-  if (error && typeof error === 'object' && 'parameters' in error) {
-    error.parameters = ['[redacted]'];
-  }
+  if (error && typeof error === 'object' && 'parameters' in error) error.parameters = ['[redacted]'];
   throw error;
 }
 

@@ -5,10 +5,7 @@ import { ApiKeysRepository } from './api-keys.repository.js';
 export const LAST_USED_INTERVAL_MS = 60_000;
 const FLUSH_DELAY_MS = 1_000;
 
-/**
- * `last_used_at`, off the request path: at most once per key per LAST_USED_INTERVAL_MS, uses batched into one UPDATE
- * per FLUSH_DELAY_MS; a failed write is logged (ids only) and never fails a request.
- */
+/** `last_used_at`, off the request path, batched; a failed write is logged (ids only), never fails a request. */
 @Injectable()
 export class LastUsedRecorder implements BeforeApplicationShutdown {
   private readonly logger = new Logger('ApiKeyLastUsed');

@@ -3,7 +3,7 @@ import type { ThrottlerStorage } from '@nestjs/throttler';
 import { LRUCache } from 'lru-cache';
 import { IntervalThrottle } from '../../common/interval-throttle.js';
 
-type RateLimitRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+export type RateLimitRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
 interface Window {
   hits: number;
@@ -16,7 +16,7 @@ const PURGE_EVERY_MS = 10_000;
 /** Counters per process (per key and per address together): beyond it the least recently counted go. */
 export const MAX_RATE_LIMIT_COUNTERS = 100_000;
 const seconds = (ms: number) => Math.ceil(ms / 1000);
-const record = (totalHits: number, leftMs: number, isBlocked: boolean): Promise<RateLimitRecord> =>
+export const rateLimitRecord = (totalHits: number, leftMs: number, isBlocked: boolean): Promise<RateLimitRecord> =>
   Promise.resolve({
     totalHits,
     timeToExpire: seconds(leftMs),
@@ -24,10 +24,7 @@ const record = (totalHits: number, leftMs: number, isBlocked: boolean): Promise<
     timeToBlockExpire: isBlocked ? seconds(leftMs) : 0,
   });
 
-/**
- * Fixed-window counters in this process, with the Redis storage's semantics: constant work per hit whatever the
- * budget. What RedisRateLimitStorage falls back to while Redis is unreachable.
- */
+/** Fixed windows with the Redis storage's semantics: constant work per hit whatever the budget. */
 export class MemoryRateLimitStorage implements ThrottlerStorage {
   private readonly windows: LRUCache<string, Window>;
   private readonly purges: IntervalThrottle<'purge'>;
@@ -50,21 +47,21 @@ export class MemoryRateLimitStorage implements ThrottlerStorage {
     if (this.purges.admit('purge')) this.windows.purgeStale();
     const id = `${name}:${key}`;
     let window = this.windows.get(id);
-    if (window && window.blockedUntil > now) return record(limit + 1, window.blockedUntil - now, true);
+    if (window && window.blockedUntil > now) return rateLimitRecord(limit + 1, window.blockedUntil - now, true);
     if (!window || window.endsAt <= now) {
       window = { hits: 0, endsAt: now + ttl, blockedUntil: 0 };
       this.windows.set(id, window, { ttl });
     }
     window.hits += 1;
-    if (window.hits <= limit) return record(window.hits, window.endsAt - now, false);
+    if (window.hits <= limit) return rateLimitRecord(window.hits, window.endsAt - now, false);
     if (blockDuration > 0) {
       const hits = window.hits;
       // A fresh window starts once the block is over.
       window.blockedUntil = window.endsAt = now + blockDuration;
       window.hits = 0;
       this.windows.set(id, window, { ttl: blockDuration });
-      return record(hits, blockDuration, true);
+      return rateLimitRecord(hits, blockDuration, true);
     }
-    return record(window.hits, window.endsAt - now, true);
+    return rateLimitRecord(window.hits, window.endsAt - now, true);
   }
 }

@@ -3,10 +3,8 @@ import { Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import { IntervalThrottle } from '../../common/interval-throttle.js';
-import { MemoryRateLimitStorage } from './memory-rate-limit-storage.js';
+import { MemoryRateLimitStorage, type RateLimitRecord, rateLimitRecord } from './memory-rate-limit-storage.js';
 import type { RateLimitStorageGauge, RateLimitStorageKind } from './rate-limit-storage-gauge.js';
-
-type RateLimitRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
 /** One atomic step of a fixed window; returns { hits, window ms left, blocked 0|1, block ms left }. */
 const INCREMENT_SCRIPT = `
@@ -45,7 +43,6 @@ export class RedisRateLimitStorage implements ThrottlerStorage, OnModuleInit, On
   private readonly logger = new Logger('RedisRateLimitStorage');
   private readonly redis: Redis & ThrottleCommands;
   private readonly memory = new MemoryRateLimitStorage();
-  private connecting?: Promise<void>;
   private inUse: RateLimitStorageKind = 'memory';
   private outageReported = false;
   private readonly warnings = new IntervalThrottle<'redis'>({ intervalMs: REPORT_FAILURE_EVERY_MS, maxKeys: 1 });
@@ -74,10 +71,8 @@ export class RedisRateLimitStorage implements ThrottlerStorage, OnModuleInit, On
     return this.inUse;
   }
 
-  /** Nest calls it once per token the object is registered under (the throttler adds one): connect once. */
   onModuleInit(): Promise<void> {
-    this.connecting ??= this.redis.connect().catch((error: Error) => this.reportOutage(error));
-    return this.connecting;
+    return this.redis.connect().catch((error: Error) => this.reportOutage(error));
   }
 
   onApplicationShutdown(): void {
@@ -97,19 +92,15 @@ export class RedisRateLimitStorage implements ThrottlerStorage, OnModuleInit, On
     // The hash tag keeps both keys in one slot of a Redis Cluster.
     const base = `throttle:${name}:{${key}}`;
     try {
-      const [totalHits, windowLeft, blocked, blockLeft] = await this.redis.throttleIncrement(
+      const [hits, windowLeft, blocked] = await this.redis.throttleIncrement(
         `${base}:hits`,
         `${base}:blocked`,
         ttl,
         limit,
         blockDuration,
       );
-      return {
-        totalHits,
-        timeToExpire: Math.ceil(windowLeft / 1000),
-        isBlocked: blocked === 1,
-        timeToBlockExpire: Math.ceil(blockLeft / 1000),
-      };
+      // While blocked, the block's time left is the window's too.
+      return rateLimitRecord(hits, windowLeft, blocked === 1);
     } catch (error) {
       // Connected, but this command failed (a timeout): this hit is counted in memory.
       if (this.mayWarn()) this.logger.warn(`A Redis command failed (${(error as Error).message}): counted in memory`);
