@@ -4,15 +4,11 @@ import type { ApiKeyRefusalReason } from './api-key-identity.js';
 
 const REASONS: readonly ApiKeyRefusalReason[] = ['unknown', 'revoked', 'expired', 'insufficient_scope'];
 
-/**
- * `animal_store_api_key_refusals_total{reason}`: presented keys the guard refused. Every reason's series exists from
- * the start (at 0), and counting one is a property read and an increment.
- */
+/** `animal_store_api_key_refusals_total{reason}`, every reason's series present from the start (at 0). */
 @Injectable()
 export class ApiKeyRefusals {
-  private readonly byReason: Record<ApiKeyRefusalReason, Counter.Internal>;
+  private readonly byReason = new Map<ApiKeyRefusalReason, Counter.Internal>();
 
-  /** The service's registry, provided by the metrics module under prom-client's own class. */
   constructor(registry: Registry) {
     const counter = new Counter({
       name: 'animal_store_api_key_refusals_total',
@@ -20,16 +16,11 @@ export class ApiKeyRefusals {
       labelNames: ['reason'],
       registers: [registry],
     });
-    this.byReason = Object.fromEntries(
-      REASONS.map((reason) => {
-        const series = counter.labels({ reason });
-        series.inc(0);
-        return [reason, series];
-      }),
-    ) as Record<ApiKeyRefusalReason, Counter.Internal>;
+    for (const reason of REASONS) this.byReason.set(reason, counter.labels({ reason }));
+    for (const series of this.byReason.values()) series.inc(0);
   }
 
   count(reason: ApiKeyRefusalReason): void {
-    this.byReason[reason].inc();
+    this.byReason.get(reason)!.inc();
   }
 }

@@ -1,33 +1,101 @@
-import { Injectable } from '@nestjs/common';
-import { DatabaseApiKeyStore } from './api-keys/database-api-key-store.js';
-import type { ApiKeyVerdict, InvalidKeyReason } from './api-key-identity.js';
-import { EnvApiKeyStore } from './env-api-key-store.js';
+import { Inject, Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import type { ApiKeyIdentity, ApiKeyVerdict, InvalidKeyReason } from './api-key-identity.js';
+import { isIssuedKeyFormat } from './api-keys/api-key-format.js';
+import { ApiKeysRepository, type ApiKeyRecord, type KnownKey } from './api-keys/api-keys.repository.js';
+import { ExpiryWarnings } from './api-keys/expiry-warnings.js';
+import { LastUsedRecorder } from './api-keys/last-used-recorder.js';
 import { keyDigest } from './key-digest.js';
 
+/** How long an answer is reused: a key revoked, or given an earlier expiry, is refused everywhere within it. */
+export const KEY_CACHE_TTL_MS = 2_000;
+export const KEY_CACHE_MAX_ENTRIES = 10_000;
+
+interface Validity {
+  revoked: boolean;
+  /** Epoch ms; Infinity when the key never expires. */
+  expiresAt: number;
+}
+
+interface CachedKey extends Validity {
+  identity: ApiKeyIdentity;
+  replacedBy: string | null;
+}
+
+const validityOf = (key: Pick<KnownKey, 'revoked' | 'expiresAt'>): Validity => ({
+  revoked: key.revoked,
+  expiresAt: key.expiresAt?.getTime() ?? Infinity,
+});
+
+const toCached = (record: ApiKeyRecord): CachedKey => ({
+  identity: { id: record.id, name: record.name, scopes: record.scopes, lineage: record.lineage },
+  replacedBy: record.replacedBy,
+  ...validityOf({ revoked: record.revokedAt !== null, expiresAt: record.expiresAt }),
+});
+
+const refusalOf = (key: Validity, now: number): InvalidKeyReason | null =>
+  key.revoked ? 'revoked' : now >= key.expiresAt ? 'expired' : null;
+
 /**
- * Where the guard looks keys up: keys from API_KEYS (bootstrap, development) first, from memory; then keys issued
- * into the database. Both hold digests, never raw keys; a presented key is digested once for both.
+ * Keys by SHA-256 digest, never compared raw: API_KEYS first (named by position, never by anything derived from the
+ * key), then issued keys, each answer cached (unknown ones as `false`; one query per digest through lru-cache's fetch).
  */
 @Injectable()
 export class ApiKeyStore {
-  constructor(
-    private readonly env: EnvApiKeyStore,
-    private readonly database: DatabaseApiKeyStore,
-  ) {}
+  private readonly env = new Map<string, ApiKeyIdentity>();
+  private readonly cache: LRUCache<string, CachedKey | false>;
+  /** Every issued key's digest and validity, read at most once per KEY_CACHE_TTL_MS and only while `screen` asks. */
+  private readonly known: LRUCache<'keys', Map<string, Validity>>;
 
-  /** The identity a presented key belongs to, or why it is refused (`unknown`, `revoked`, `expired`). */
-  async verify(key: string): Promise<ApiKeyVerdict> {
-    const digest = keyDigest(key);
-    return this.env.identityFor(digest) ?? this.database.verify(key, digest);
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    keys: ApiKeysRepository,
+    private readonly lastUsed: LastUsedRecorder,
+    private readonly expiryWarnings: ExpiryWarnings,
+  ) {
+    config.apiKeys.forEach((key, index) => {
+      const id = `env-${index + 1}`;
+      this.env.set(keyDigest(key), { id, name: `API_KEYS #${index + 1}`, scopes: null, lineage: id });
+    });
+    this.cache = new LRUCache({
+      max: KEY_CACHE_MAX_ENTRIES,
+      ttl: KEY_CACHE_TTL_MS,
+      fetchMethod: async (digest: string) => {
+        const record = await keys.findByDigest(digest);
+        return record ? toCached(record) : false;
+      },
+    });
+    this.known = new LRUCache({
+      max: 1,
+      ttl: KEY_CACHE_TTL_MS,
+      fetchMethod: async () => new Map((await keys.findKnownKeys()).map((key) => [key.digest, validityOf(key)])),
+    });
   }
 
-  /**
-   * Why `key` is refused, when that is certain without a lookup of its own (from memory, or a snapshot of every
-   * key shared by all callers): what an address over its failed-authentication budget is asked before its key is
-   * verified. `unknown`, `revoked` and `expired` are certain; null means the key may be valid and needs `verify`.
-   */
+  async verify(key: string): Promise<ApiKeyVerdict> {
+    const digest = keyDigest(key);
+    const fromEnv = this.env.get(digest);
+    if (fromEnv) return fromEnv;
+    if (!isIssuedKeyFormat(key)) return 'unknown';
+    // A hit answers without the promise fetch() always returns.
+    const cached = this.cache.get(digest) ?? (await this.cache.fetch(digest));
+    if (!cached) return 'unknown';
+    const now = Date.now();
+    const refusal = refusalOf(cached, now);
+    if (refusal !== null) return refusal;
+    this.expiryWarnings.check(cached.identity.id, cached.expiresAt, now, cached.replacedBy);
+    this.lastUsed.record(cached.identity.id);
+    return cached.identity;
+  }
+
+  /** Why `key` is refused, if that is certain without a lookup of its own; null: it may be valid. */
   async screen(key: string): Promise<InvalidKeyReason | null> {
     const digest = keyDigest(key);
-    return this.env.identityFor(digest) !== null ? null : this.database.screen(key, digest);
+    if (this.env.has(digest)) return null;
+    if (!isIssuedKeyFormat(key)) return 'unknown';
+    const known = this.cache.get(digest) ?? (await this.known.fetch('keys'))!.get(digest);
+    return known ? refusalOf(known, Date.now()) : 'unknown';
   }
 }

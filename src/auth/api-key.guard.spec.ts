@@ -29,7 +29,7 @@ const VERDICTS: Record<string, ApiKeyVerdict> = {
 class FakeApiKeyStore extends ApiKeyStore {
   readonly presented: string[] = [];
   constructor() {
-    super(null as never, null as never);
+    super({ apiKeys: [] } as never, null as never, null as never, null as never);
   }
   verify(key: string): Promise<ApiKeyVerdict> {
     this.presented.push(key);

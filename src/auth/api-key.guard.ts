@@ -13,32 +13,15 @@ import { bearerChallenge } from '../edge/http.constants.js';
 import { insufficientScope, KeyRefusedError } from './key-refused.error.js';
 import { IS_PUBLIC } from './public.decorator.js';
 
-/** What a route asks of the caller, read once per handler from its metadata. */
-interface RouteAccess {
-  public: boolean;
-  /** The scope a scoped key must hold; null: any valid key will do. */
-  scope: ApiKeyScope | null;
-}
-
 /**
- * The global guard: every route needs a valid bearer key unless marked
- * `@Public()`, and a key limited to scopes needs the one the route names with
- * `@RequiresScope()` (403 otherwise). A presented key that is refused counts
- * against its address's failed-authentication budget. Past the budget, a key
- * the store does not know gets 429 before any lookup, and a valid one is served
- * as usual: one client's failures never lock out the others behind the same
- * address. A key that was issued and has expired or been revoked is always
- * answered 401 with its reason, past the budget from memory too: its holder
- * must be told to switch keys, not to retry (which a 429 says). The key's own
- * budget is ApiKeyThrottlerGuard's, which runs next. Refusals are counted by reason.
- *
- * The path of a key: this guard (@nestjs/passport's AuthGuard) → BearerStrategy (passport-http-bearer reads the
- * Authorization header) → ApiKeyStore (API_KEYS, then issued keys). A refused key comes back as the strategy's
- * KeyRefusedError, with its reason.
+ * The global guard (@nestjs/passport's AuthGuard) → BearerStrategy (passport-http-bearer) → ApiKeyStore. Past its
+ * address's failed-authentication budget, a key the store cannot know gets 429 before any lookup, while a valid one
+ * is still served (docs/operating.md, "Rate limits and security headers").
  */
 @Injectable()
 export class ApiKeyGuard extends AuthGuard('bearer') {
-  private readonly routes = new WeakMap<object, RouteAccess>();
+  /** Per handler: public, or the scope it needs (null: any key). */
+  private readonly routes = new WeakMap<object, { public: boolean; scope: ApiKeyScope | null }>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -73,7 +56,7 @@ export class ApiKeyGuard extends AuthGuard('bearer') {
     return true;
   }
 
-  private accessOf(context: ExecutionContext): RouteAccess {
+  private accessOf(context: ExecutionContext) {
     const handler = context.getHandler();
     let access = this.routes.get(handler);
     if (!access) {
@@ -87,10 +70,7 @@ export class ApiKeyGuard extends AuthGuard('bearer') {
     return access;
   }
 
-  /**
-   * Without credentials the request goes on to its 401; a key the store cannot know ends here with 429, and one
-   * it knows to be expired or revoked with its 401. Neither is counted again: the address is already over.
-   */
+  /** Past the budget, and counted no more: no key goes on to its 401, an unknown key gets 429, a refused one 401. */
   private async admitPastBudget(request: AuthenticatedRequest): Promise<void> {
     const key = bearerToken(request.headers.authorization);
     const refusal = key === null ? null : await this.keys.screen(key);
@@ -99,11 +79,7 @@ export class ApiKeyGuard extends AuthGuard('bearer') {
     throw refusal === 'unknown' ? this.authFailures.refusal(request.ip) : new KeyRefusedError(refusal);
   }
 
-  /**
-   * passport's answer, in @nestjs/passport's documented override. A refused key arrives as `error` (the strategy
-   * throws it); without an identity, `status` is passport-http-bearer's 400 for a malformed Authorization header,
-   * and absent when no bearer key was sent.
-   */
+  /** A refused key arrives as `error` (from the strategy); `status` 400 is passport-http-bearer's malformed header. */
   handleRequest<TUser = ApiKeyIdentity>(
     error: Error | null,
     identity: TUser | false,
@@ -113,13 +89,14 @@ export class ApiKeyGuard extends AuthGuard('bearer') {
   ): TUser {
     if (error) throw error;
     if (identity) return identity;
-    if (status === 400) {
-      throw new ApiError(401, ErrorCode.Unauthorized, 'The Authorization header is malformed: use Bearer <key>.', {
-        'WWW-Authenticate': bearerChallenge({ error: 'invalid_request' }),
-      });
-    }
-    throw new ApiError(401, ErrorCode.Unauthorized, 'An API key is required: send Authorization: Bearer <key>.', {
-      'WWW-Authenticate': bearerChallenge(),
-    });
+    const malformed = status === 400;
+    throw new ApiError(
+      401,
+      ErrorCode.Unauthorized,
+      malformed
+        ? 'The Authorization header is malformed: use Bearer <key>.'
+        : 'An API key is required: send Authorization: Bearer <key>.',
+      { 'WWW-Authenticate': bearerChallenge(malformed ? { error: 'invalid_request' } : {}) },
+    );
   }
 }

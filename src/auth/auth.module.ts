@@ -1,22 +1,29 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
-import { ApiKeysModule } from './api-keys/api-keys.module.js';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ApiKeyEntity } from './api-keys/api-key.entity.js';
+import { ApiKeysRepository } from './api-keys/api-keys.repository.js';
+import { ExpiringKeysGauge } from './api-keys/expiring-keys-gauge.js';
+import { ExpiryWarnings } from './api-keys/expiry-warnings.js';
+import { LastUsedRecorder } from './api-keys/last-used-recorder.js';
 import { ApiKeyThrottlerGuard } from './rate-limit/api-key-throttler.guard.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { ApiKeyGuard } from './api-key.guard.js';
 import { ApiKeyRefusals } from './api-key-refusals.js';
 import { ApiKeyStore } from './api-key-store.js';
 import { BearerStrategy } from './bearer.strategy.js';
-import { EnvApiKeyStore } from './env-api-key-store.js';
 
 @Module({
-  imports: [PassportModule, ApiKeysModule, RateLimitModule],
+  imports: [PassportModule, TypeOrmModule.forFeature([ApiKeyEntity]), RateLimitModule],
   providers: [
+    ApiKeysRepository,
+    LastUsedRecorder,
+    ExpiryWarnings,
+    ExpiringKeysGauge,
+    ApiKeyStore,
     BearerStrategy,
     ApiKeyRefusals,
-    EnvApiKeyStore,
-    ApiKeyStore,
     // In this order: the key is known before its budget is counted.
     { provide: APP_GUARD, useClass: ApiKeyGuard },
     { provide: APP_GUARD, useClass: ApiKeyThrottlerGuard },

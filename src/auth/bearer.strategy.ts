@@ -13,16 +13,12 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
     super();
   }
 
-  /**
-   * passport-http-bearer also takes `access_token` from the query string and the body (RFC 6750 §2.2-2.3), which
-   * this API does not accept (URLs end up in logs): the strategy is handed the request's headers only, so such a
-   * parameter is ignored like any unknown one.
-   */
+  /** Headers only: `access_token` in the query or body (RFC 6750 §2.2-2.3) is ignored, since URLs end up in logs. */
   authenticate(request: Pick<FastifyRequest, 'headers'>, options?: object): void {
     super.authenticate({ headers: request.headers } as never, options);
   }
 
-  /** A refused key is thrown with its reason: @nestjs/passport's guard receives it as passport's error. */
+  /** A refused key is thrown with its reason, which the guard receives as passport's error. */
   async validate(token: string): Promise<ApiKeyIdentity> {
     const verdict = await this.keys.verify(token);
     if (typeof verdict === 'string') throw new KeyRefusedError(verdict);

@@ -6,11 +6,7 @@ export function developmentKeyFile(dataDir: string): string {
   return join(dataDir, 'dev-api-key');
 }
 
-/**
- * Outside production, with no API_KEYS set, the service makes up one key and
- * keeps it in a file readable by its owner only, so that a first `npm start`
- * can be called without any set-up and the key never appears in a log.
- */
+/** Outside production without API_KEYS: one made-up key, in a file only its owner reads, never in a log. */
 export async function developmentApiKey(dataDir: string): Promise<string> {
   const file = developmentKeyFile(dataDir);
   try {

@@ -4,8 +4,6 @@ import { bearerChallenge } from '../edge/http.constants.js';
 import type { ApiKeyRefusalReason } from './api-key-identity.js';
 import type { ApiKeyScope } from './api-key-scope.js';
 
-const INVALID_TOKEN = { 'WWW-Authenticate': bearerChallenge({ error: 'invalid_token' }) };
-
 /** A key was presented and is not valid (unknown, revoked or expired): what the failed-authentication budget counts. */
 export class KeyRefusedError extends ApiError {
   constructor(readonly reason: Exclude<ApiKeyRefusalReason, 'insufficient_scope'>) {
@@ -15,7 +13,7 @@ export class KeyRefusedError extends ApiError {
       reason === 'expired'
         ? 'The API key has expired: use the key that replaced it, or ask for a new one.'
         : 'The API key is not valid.',
-      INVALID_TOKEN,
+      { 'WWW-Authenticate': bearerChallenge({ error: 'invalid_token' }) },
     );
   }
 }

@@ -2,7 +2,7 @@ import { expect } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { MIGRATIONS } from '../../migrations/index.js';
-import { KEY_CACHE_TTL_MS } from '../../src/auth/api-keys/database-api-key-store.js';
+import { KEY_CACHE_TTL_MS } from '../../src/auth/api-key-store.js';
 import { SESSION_TIMEOUTS } from '../../src/database/session-timeouts.js';
 import { ensureBuilt, run } from '../support/built-service.js';
 import { freePort } from '../support/database-server.js';

@@ -2,9 +2,8 @@ import { randomBytes } from 'node:crypto';
 
 export const API_KEY_PREFIX = 'pet_';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-/** 32 base62 characters carry 32 × log2(62) ≈ 190 bits. */
+/** About 190 bits. */
 const RANDOM_LENGTH = 32;
-/** `pet_` plus 8 characters: enough to tell keys apart in a list, far too little to guess the rest. */
 const PUBLIC_PREFIX_LENGTH = API_KEY_PREFIX.length + 8;
 // 248 is the largest multiple of 62 below 256: bytes from 248 up are dropped so every character is equally likely.
 const UNBIASED_LIMIT = 256 - (256 % ALPHABET.length);
@@ -21,12 +20,10 @@ export function generateApiKey(random: (size: number) => Buffer = randomBytes): 
   return API_KEY_PREFIX + body;
 }
 
-/** Whether a string can be an issued key; anything else is refused without a database lookup. */
 export function isIssuedKeyFormat(key: string): boolean {
   return KEY_PATTERN.test(key);
 }
 
-/** The part of a key shown in listings and accepted by `revoke`. */
 export function publicPrefix(key: string): string {
   return key.slice(0, PUBLIC_PREFIX_LENGTH);
 }

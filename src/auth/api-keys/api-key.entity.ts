@@ -27,7 +27,6 @@ export class ApiKeyEntity {
   @Column('text')
   prefix: string;
 
-  /** Hex SHA-256 of the whole key. */
   @Column('text')
   digest: string;
 
@@ -40,27 +39,18 @@ export class ApiKeyEntity {
   @Column('timestamptz', { name: 'revoked_at', nullable: true })
   revokedAt: Date | null;
 
-  /** The scopes the key is limited to; null (every key issued before scopes existed, and unscoped ones): all of them. */
+  /** null: every scope. */
   @Column('text', { array: true, nullable: true })
   scopes: string[] | null;
 
-  /**
-   * When the key stops working; null: never. Set at creation (`--expires-in`), inherited by a replacement, and
-   * brought forward to the end of the overlap on the key a rotation replaces. A key without a replacement therefore
-   * holds its lineage's own expiry, which is what its replacement inherits.
-   */
+  /** null: never. A rotation brings the old key's expiry forward to the end of the overlap. */
   @Column('timestamptz', { name: 'expires_at', nullable: true })
   expiresAt: Date | null;
 
-  /**
-   * The first key of the lineage this key belongs to (the key created with `create`, which every rotation's
-   * replacement descends from); null on that first key itself, and on every key issued before lineages were kept.
-   * Idempotency-Keys are scoped by it, so a retry with the replacement key finds the first response.
-   */
+  /** Its lineage's first key (docs/operating.md, "Rotating a key with no downtime"); null on that key itself. */
   @Column('bigint', { name: 'lineage_id', nullable: true })
   lineageId: string | null;
 
-  /** The key that replaced this one (`rotate`); null until then. A key is replaced at most once. */
   @Column('bigint', { name: 'replaced_by', nullable: true })
   replacedById: string | null;
 

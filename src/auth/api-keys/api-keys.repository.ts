@@ -5,9 +5,6 @@ import { withRetries } from '../../database/database-faults.js';
 import type { ApiKeyScope } from '../api-key-scope.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 
-/** Where a key stands, by the database's clock: what `list` shows and what decides whether it can be rotated. */
-export type ApiKeyState = 'active' | 'in overlap' | 'expired' | 'revoked';
-
 /** What `list` shows: everything but the digest. */
 export interface ApiKeySummary {
   id: string;
@@ -18,29 +15,17 @@ export interface ApiKeySummary {
   lastUsedAt: Date | null;
   expiresAt: Date | null;
   revokedAt: Date | null;
-  /** The key that replaced this one; null until a rotation does. */
   replacedBy: string | null;
-  state: ApiKeyState;
+  /** By the database's clock. */
+  state: 'active' | 'in overlap' | 'expired' | 'revoked';
 }
 
-/** What the guard needs of the key with a digest, revoked and expired ones included (to say why they are refused). */
-export interface ApiKeyRecord {
-  id: string;
-  name: string;
-  scopes: ApiKeyScope[] | null;
-  expiresAt: Date | null;
-  revokedAt: Date | null;
-  /** The id of its lineage's first key: its own id unless it is a replacement. */
+/** What the key store needs of a key, revoked and expired ones included (to say why they are refused). */
+export type ApiKeyRecord = Pick<ApiKeySummary, 'id' | 'name' | 'scopes' | 'expiresAt' | 'revokedAt' | 'replacedBy'> & {
   lineage: string;
-  replacedBy: string | null;
-}
+};
 
-/** What an address over its failed-authentication budget is answered from: every key's digest and validity. */
-export interface KnownKey {
-  digest: string;
-  revoked: boolean;
-  expiresAt: Date | null;
-}
+export type KnownKey = Pick<ApiKeySummary, 'expiresAt'> & { digest: string; revoked: boolean };
 
 export interface NewApiKeyRow {
   name: string;
@@ -51,22 +36,14 @@ export interface NewApiKeyRow {
   expiresInMs: number | null;
 }
 
-/**
- * A rotation: the old key as it now stands (its expiry at the end of the overlap) and the new one; or, when the key
- * cannot be rotated (revoked, expired, or already replaced), the key as it stands and its replacement, if any.
- */
+/** A rotation; or, when the key cannot be rotated (not active), the key as it stands and its replacement, if any. */
 export type RotationOutcome =
   | { rotated: true; old: ApiKeySummary; created: ApiKeySummary }
   | { rotated: false; key: ApiKeySummary; replacement: ApiKeySummary | null };
 
-/**
- * TypeORM's QueryFailedError carries the query's parameters, and an error
- * logged with its properties would print them: here they are key digests.
- */
+/** TypeORM's QueryFailedError carries the query's parameters, here key digests: never log them. */
 function redactParameters(error: unknown): never {
-  if (error && typeof error === 'object' && 'parameters' in error) {
-    error.parameters = ['[redacted]'];
-  }
+  if (error && typeof error === 'object' && 'parameters' in error) error.parameters = ['[redacted]'];
   throw error;
 }
 
@@ -74,15 +51,13 @@ const STATE = `CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <
   WHEN replaced_by IS NOT NULL THEN 'in overlap' ELSE 'active' END`;
 const SUMMARY = `id::text AS id, name, prefix, scopes, created_at AS "createdAt", last_used_at AS "lastUsedAt",
   expires_at AS "expiresAt", revoked_at AS "revokedAt", replaced_by::text AS "replacedBy", ${STATE} AS state`;
-/** A key's lineage: the id of the lineage's first key, which holds null. */
+/** The id of the lineage's first key, which holds null. */
 const LINEAGE = 'coalesce(lineage_id, id)';
 
-/** The queries the guard and the `apikey` command run, as plain parameterised SQL. */
 @Injectable()
 export class ApiKeysRepository {
   constructor(@InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>) {}
 
-  /** The key with this digest, whatever its state; served by `api_keys_digest_key`. */
   async findByDigest(digest: string): Promise<ApiKeyRecord | undefined> {
     const rows = await withRetries(() =>
       this.keys.query<ApiKeyRecord[]>(
@@ -95,7 +70,6 @@ export class ApiKeysRepository {
     return rows[0];
   }
 
-  /** Every key's digest and validity: one query for all, however many keys are asked about. */
   findKnownKeys(): Promise<KnownKey[]> {
     return withRetries(() =>
       this.keys.query<KnownKey[]>(
@@ -104,10 +78,7 @@ export class ApiKeysRepository {
     );
   }
 
-  /**
-   * How many active keys expire within `withinMs` from now, by the database's clock. Keys never expiring do not, nor
-   * keys in their overlap: their replacement is what clients move to.
-   */
+  /** Keys in their overlap are not counted: their replacement is what clients move to. */
   async countActiveExpiringWithin(withinMs: number): Promise<number> {
     const rows = await this.keys.query<{ count: number }[]>(
       `SELECT count(*)::int AS count FROM api_keys
@@ -130,12 +101,8 @@ export class ApiKeysRepository {
   }
 
   /**
-   * In one transaction: `replacement` is inserted with the old key's name, scopes, expiry and lineage, and the old
-   * key records it as its replacement and expires `overlapMs` from now, or when it already did if that is sooner: a
-   * rotation never extends a key. Only an active key is rotated: a key already replaced holds the end of its overlap
-   * as its expiry, and a second replacement would inherit that, not the lineage's own expiry. Two rotations of one
-   * key at once take turns on its row lock; the second then finds it replaced. The conditional UPDATE makes the same
-   * rule hold even without that lock: a key is replaced at most once.
+   * The replacement inherits the old key's name, scopes, expiry and lineage; the old key expires `overlapMs` from now
+   * or sooner, never later. Only an active key is rotated, at most once (its row lock, and the conditional UPDATE).
    */
   rotate(
     id: string,
@@ -177,14 +144,12 @@ export class ApiKeysRepository {
     return this.keys.query(`SELECT ${SUMMARY} FROM api_keys ORDER BY id`);
   }
 
-  /** Keys whose id, or public prefix, is `reference`. */
   findByReference(reference: string): Promise<ApiKeySummary[]> {
     return /^\d{1,18}$/.test(reference)
       ? this.keys.query(`SELECT ${SUMMARY} FROM api_keys WHERE id = $1`, [reference])
       : this.keys.query(`SELECT ${SUMMARY} FROM api_keys WHERE prefix = $1 ORDER BY id`, [reference]);
   }
 
-  /** Revokes the key (a no-op when it already is) and returns it as it now stands. */
   async revoke(id: string): Promise<ApiKeySummary> {
     // For UPDATE, TypeORM's PostgreSQL driver answers [rows, affected count].
     const [rows]: [ApiKeySummary[], number] = await this.keys.query(

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { Registry } from 'prom-client';
 import type { ApiKeysRepository } from './api-keys.repository.js';
-import { KEY_CACHE_TTL_MS } from './database-api-key-store.js';
+import { KEY_CACHE_TTL_MS } from '../api-key-store.js';
 import { ExpiringKeysGauge } from './expiring-keys-gauge.js';
 import { EXPIRY_WARNING_WINDOW_MS } from './expiry-warnings.js';
 

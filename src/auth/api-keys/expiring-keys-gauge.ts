@@ -1,18 +1,14 @@
 import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { Gauge, Registry } from 'prom-client';
 import { ApiKeysRepository } from './api-keys.repository.js';
-import { KEY_CACHE_TTL_MS } from './database-api-key-store.js';
+import { KEY_CACHE_TTL_MS } from '../api-key-store.js';
 import { EXPIRY_WARNING_WINDOW_MS } from './expiry-warnings.js';
 
 const WINDOW_DAYS = EXPIRY_WARNING_WINDOW_MS / 86_400_000;
 
 /**
- * `animal_store_api_keys_expiring_soon`: how many active keys (neither revoked nor expired) expire within
- * EXPIRY_WARNING_WINDOW_MS, whether used or not, so that a rule can page before their clients are refused. One
- * count, no label: nothing of a key leaves the service here. The service reads the count from the database at
- * start and then when it is scraped, at most once per KEY_CACHE_TTL_MS and in the background: a scrape is
- * answered at once with the count last read (a database that is down or slow never holds a scrape up), and a
- * read that fails keeps the last count.
+ * `animal_store_api_keys_expiring_soon`, one count without labels. Read at start, then in the background when
+ * scraped, at most once per KEY_CACHE_TTL_MS: a scrape gets the last count at once, never waiting on the database.
  */
 @Injectable()
 export class ExpiringKeysGauge implements OnApplicationBootstrap {
@@ -20,7 +16,6 @@ export class ExpiringKeysGauge implements OnApplicationBootstrap {
   private readAt = -Infinity;
   private reading: Promise<void> | null = null;
 
-  /** `registry`: the service's, provided by the metrics module under prom-client's own class. */
   constructor(
     registry: Registry,
     private readonly keys: ApiKeysRepository,
@@ -42,7 +37,6 @@ export class ExpiringKeysGauge implements OnApplicationBootstrap {
     void this.refresh();
   }
 
-  /** Reads the count again unless it was read within KEY_CACHE_TTL_MS or is being read; resolves when read. */
   refresh(now = Date.now()): Promise<void> {
     if (this.reading) return this.reading;
     if (now - this.readAt < KEY_CACHE_TTL_MS) return Promise.resolve();

@@ -1,12 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { IntervalThrottle } from '../../common/interval-throttle.js';
 
-/** A key used within this time of its expiry is logged at warn level. */
 export const EXPIRY_WARNING_WINDOW_MS = 7 * 86_400_000;
-/** Each key is logged at most once per this interval (per instance). */
 export const EXPIRY_WARNING_INTERVAL_MS = 86_400_000;
-/** Key ids remembered at once; only issued keys near expiry get here, so it is never reached in practice. */
-const EXPIRY_WARNING_MAX_KEYS = 10_000;
 
 function remaining(ms: number): string {
   const hours = Math.floor(ms / 3_600_000);
@@ -15,19 +11,15 @@ function remaining(ms: number): string {
   return `${Math.max(1, Math.ceil(ms / 60_000))} min`;
 }
 
-/**
- * Tells operators, before clients fail, that a key still in use is about to expire: one warn line per key per day
- * while it is used in its last EXPIRY_WARNING_WINDOW_MS. Keys far from expiry (or without one) cost a subtraction.
- */
+/** One warn line per key per day (per instance) while the key is used in its last EXPIRY_WARNING_WINDOW_MS. */
 @Injectable()
 export class ExpiryWarnings {
   private readonly logger = new Logger('ApiKeyExpiry');
   private readonly warned = new IntervalThrottle<string>({
     intervalMs: EXPIRY_WARNING_INTERVAL_MS,
-    maxKeys: EXPIRY_WARNING_MAX_KEYS,
+    maxKeys: 10_000,
   });
 
-  /** `replacedBy`: the key that replaced this one, whose clients only need the new key, not another rotation. */
   check(id: string, expiresAt: number, now: number, replacedBy: string | null): void {
     if (expiresAt - now > EXPIRY_WARNING_WINDOW_MS) return;
     if (!this.warned.admit(id)) return;

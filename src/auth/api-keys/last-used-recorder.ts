@@ -2,25 +2,14 @@ import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { IntervalThrottle } from '../../common/interval-throttle.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
 
-/** `last_used_at` is written at most once per key per interval, per instance. */
 export const LAST_USED_INTERVAL_MS = 60_000;
-/** Uses seen within this delay are written in one UPDATE. */
 const FLUSH_DELAY_MS = 1_000;
-/** Key ids remembered at once; past it, the key queued longest ago may be written again within the interval. */
-const LAST_USED_MAX_KEYS = 10_000;
 
-/**
- * Records key use off the request path: the guard only marks the key id in
- * memory; a timer writes the batch later, and a failed write is logged
- * (ids only) and never fails a request.
- */
+/** `last_used_at`, off the request path, batched; a failed write is logged (ids only), never fails a request. */
 @Injectable()
 export class LastUsedRecorder implements BeforeApplicationShutdown {
   private readonly logger = new Logger('ApiKeyLastUsed');
-  private readonly queued = new IntervalThrottle<string>({
-    intervalMs: LAST_USED_INTERVAL_MS,
-    maxKeys: LAST_USED_MAX_KEYS,
-  });
+  private readonly queued = new IntervalThrottle<string>({ intervalMs: LAST_USED_INTERVAL_MS, maxKeys: 10_000 });
   private pending = new Set<string>();
   private timer?: NodeJS.Timeout;
 

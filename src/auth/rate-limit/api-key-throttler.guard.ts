@@ -3,10 +3,7 @@ import { ThrottlerGuard, type ThrottlerLimitDetail } from '@nestjs/throttler';
 import type { AuthenticatedRequest } from '../api-key-identity.js';
 import { rateLimitedError } from './rate-limited.error.js';
 
-/**
- * @nestjs/throttler's guard holding each API key to RATE_LIMIT_PER_MINUTE requests across all routes. It runs
- * after the API key guard (APP_GUARD order in AuthModule): public routes, which authenticate nobody, are skipped.
- */
+/** Each API key's RATE_LIMIT_PER_MINUTE across all routes; runs after ApiKeyGuard, and skips public routes. */
 @Injectable()
 export class ApiKeyThrottlerGuard extends ThrottlerGuard {
   protected override shouldSkip(context: ExecutionContext): Promise<boolean> {

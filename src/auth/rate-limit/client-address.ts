@@ -8,11 +8,7 @@ function groupsOf(part: string): string[] {
   return groups;
 }
 
-/**
- * The unit the per-address budget counts: an IPv4 address as it is; an IPv6 address by its /64 network
- * (`2001:db8:0:1::/64`), since one subscriber usually holds a whole /64 and could otherwise rotate through
- * 2^64 addresses, each with a fresh budget. IPv4-mapped IPv6 addresses count as the IPv4 address they carry.
- */
+/** What the address budget counts: an IPv4 address (mapped ones too), or an IPv6 address's /64 network. */
 export function clientAddressKey(ip: string): string {
   if (!ip.includes(':')) return ip;
   const mapped = IPV4_MAPPED.exec(ip);

@@ -3,7 +3,7 @@ import type { ThrottlerStorage } from '@nestjs/throttler';
 import { LRUCache } from 'lru-cache';
 import { IntervalThrottle } from '../../common/interval-throttle.js';
 
-type RateLimitRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+export type RateLimitRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
 interface Window {
   hits: number;
@@ -11,20 +11,20 @@ interface Window {
   blockedUntil: number;
 }
 
-/** Finished windows are dropped this often, so addresses seen once do not stay in memory until pushed out. */
+/** Finished windows are dropped this often, so addresses seen once do not stay until pushed out. */
 const PURGE_EVERY_MS = 10_000;
-/**
- * The most counters one process holds (per-key and per-address together): clients rotating
- * through addresses push out the least recently counted ones instead of growing the heap without bound.
- */
+/** Counters per process (per key and per address together): beyond it the least recently counted go. */
 export const MAX_RATE_LIMIT_COUNTERS = 100_000;
 const seconds = (ms: number) => Math.ceil(ms / 1000);
+export const rateLimitRecord = (totalHits: number, leftMs: number, isBlocked: boolean): Promise<RateLimitRecord> =>
+  Promise.resolve({
+    totalHits,
+    timeToExpire: seconds(leftMs),
+    isBlocked,
+    timeToBlockExpire: isBlocked ? seconds(leftMs) : 0,
+  });
 
-/**
- * Counters in this process: right for a single instance, and what RedisRateLimitStorage falls back to while
- * Redis is unreachable; the same semantics as the Redis one. Fixed windows, one counter per key: constant work
- * per hit whatever the budget.
- */
+/** Fixed windows with the Redis storage's semantics: constant work per hit whatever the budget. */
 export class MemoryRateLimitStorage implements ThrottlerStorage {
   private readonly windows: LRUCache<string, Window>;
   private readonly purges: IntervalThrottle<'purge'>;
@@ -47,38 +47,21 @@ export class MemoryRateLimitStorage implements ThrottlerStorage {
     if (this.purges.admit('purge')) this.windows.purgeStale();
     const id = `${name}:${key}`;
     let window = this.windows.get(id);
-    if (window && window.blockedUntil > now) {
-      const left = seconds(window.blockedUntil - now);
-      return Promise.resolve({ totalHits: limit + 1, timeToExpire: left, isBlocked: true, timeToBlockExpire: left });
-    }
+    if (window && window.blockedUntil > now) return rateLimitRecord(limit + 1, window.blockedUntil - now, true);
     if (!window || window.endsAt <= now) {
       window = { hits: 0, endsAt: now + ttl, blockedUntil: 0 };
       this.windows.set(id, window, { ttl });
     }
     window.hits += 1;
-    const windowLeft = seconds(window.endsAt - now);
-    if (window.hits <= limit) {
-      return Promise.resolve({
-        totalHits: window.hits,
-        timeToExpire: windowLeft,
-        isBlocked: false,
-        timeToBlockExpire: 0,
-      });
-    }
+    if (window.hits <= limit) return rateLimitRecord(window.hits, window.endsAt - now, false);
     if (blockDuration > 0) {
       const hits = window.hits;
       // A fresh window starts once the block is over.
       window.blockedUntil = window.endsAt = now + blockDuration;
       window.hits = 0;
       this.windows.set(id, window, { ttl: blockDuration });
-      const left = seconds(blockDuration);
-      return Promise.resolve({ totalHits: hits, timeToExpire: left, isBlocked: true, timeToBlockExpire: left });
+      return rateLimitRecord(hits, blockDuration, true);
     }
-    return Promise.resolve({
-      totalHits: window.hits,
-      timeToExpire: windowLeft,
-      isBlocked: true,
-      timeToBlockExpire: windowLeft,
-    });
+    return rateLimitRecord(window.hits, window.endsAt - now, true);
   }
 }

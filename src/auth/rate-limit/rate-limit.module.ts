@@ -1,54 +1,34 @@
 import { Module } from '@nestjs/common';
-import { ThrottlerModule, type ThrottlerModuleOptions, type ThrottlerStorage } from '@nestjs/throttler';
+import { ThrottlerModule, type ThrottlerModuleOptions } from '@nestjs/throttler';
 import { type AppConfig, RATE_LIMIT_WINDOW_MS } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { AuthFailureLimiter } from './auth-failure-limiter.js';
 import { MemoryRateLimitStorage } from './memory-rate-limit-storage.js';
 import { RateLimitStorageGauge } from './rate-limit-storage-gauge.js';
 
-const REDIS_STORAGE = Symbol('redis-rate-limit-storage');
-
-/** The Redis storage as a provider of its own, so that Nest connects and closes it with the application. */
-@Module({
-  providers: [
-    {
-      provide: REDIS_STORAGE,
-      inject: [APP_CONFIG, { token: RateLimitStorageGauge, optional: true }],
-      // Loaded only when used, so that instances without Redis do not load ioredis at start-up.
-      useFactory: async (config: AppConfig, gauge?: RateLimitStorageGauge) => {
-        if (config.redisUrl) {
-          return new (await import('./redis-rate-limit-storage.js')).RedisRateLimitStorage(config.redisUrl, gauge);
-        }
-        gauge?.storageInUse('memory');
-        return null;
-      },
-    },
-  ],
-  exports: [REDIS_STORAGE],
-})
-class RedisStorageModule {}
-
 /**
- * @nestjs/throttler with one throttler, the per-key budget (RATE_LIMIT_PER_MINUTE, 0: off). Counters live in
- * Redis when REDIS_URL is set (one budget shared by all instances; in this process's memory while Redis is
- * unreachable), in this process otherwise (MemoryRateLimitStorage); the failed-authentication budget counts in the
- * same storage.
+ * @nestjs/throttler with the per-key budget (RATE_LIMIT_PER_MINUTE, 0: off), counted in Redis when REDIS_URL is set.
+ * Throttler provides the storage under its own token, so Nest connects and closes the Redis one with the application.
  */
 @Module({
   imports: [
     ThrottlerModule.forRootAsync({
-      imports: [RedisStorageModule],
-      inject: [APP_CONFIG, REDIS_STORAGE],
-      useFactory: (config: AppConfig, redis: ThrottlerStorage | null): ThrottlerModuleOptions => ({
-        throttlers: [
-          { name: 'default', ttl: RATE_LIMIT_WINDOW_MS, limit: config.rateLimitPerMinute, blockDuration: 0 },
-        ],
-        skipIf: () => config.rateLimitPerMinute === 0,
-        // One budget per key, whichever route it calls (throttler's default key is per route); the storage is handed
-        // the throttler's name beside the key and keeps each throttler's counters apart by it.
-        generateKey: (_context, tracker) => tracker,
-        storage: redis ?? new MemoryRateLimitStorage(),
-      }),
+      inject: [APP_CONFIG, { token: RateLimitStorageGauge, optional: true }],
+      useFactory: async (config: AppConfig, gauge?: RateLimitStorageGauge): Promise<ThrottlerModuleOptions> => {
+        if (!config.redisUrl) gauge?.storageInUse('memory');
+        return {
+          throttlers: [
+            { name: 'default', ttl: RATE_LIMIT_WINDOW_MS, limit: config.rateLimitPerMinute, blockDuration: 0 },
+          ],
+          skipIf: () => config.rateLimitPerMinute === 0,
+          // One budget per key, whichever route it calls (throttler's default key is per route).
+          generateKey: (_context, tracker) => tracker,
+          // Loaded only when used, so that instances without Redis do not load ioredis at start-up.
+          storage: config.redisUrl
+            ? new (await import('./redis-rate-limit-storage.js')).RedisRateLimitStorage(config.redisUrl, gauge)
+            : new MemoryRateLimitStorage(),
+        };
+      },
     }),
   ],
   providers: [AuthFailureLimiter],

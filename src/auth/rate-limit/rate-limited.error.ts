@@ -1,17 +1,13 @@
 import { ApiError } from '../../edge/errors/api-error.js';
 import { ErrorCode } from '../../edge/errors/error-code.js';
 
-/** The headers of the per-key budget, on every response to an authenticated request while the limit is on. */
 export const RATE_LIMIT_HEADERS = {
   limit: 'X-RateLimit-Limit',
   remaining: 'X-RateLimit-Remaining',
   reset: 'X-RateLimit-Reset',
 } as const;
 
-/**
- * The 429 answer: the Error body, `Retry-After` (RFC 9110 §10.2.3) and the
- * X-RateLimit-* family the successful responses carry.
- */
+/** The 429: `Retry-After` (RFC 9110 §10.2.3) and the X-RateLimit-* family the successful responses carry. */
 export function rateLimitedError(limit: number, retryAfterSeconds: number, what: string): ApiError {
   const seconds = String(Math.max(1, retryAfterSeconds));
   return new ApiError(429, ErrorCode.RateLimited, `Too many ${what}; retry in ${seconds} s.`, {

@@ -3,18 +3,10 @@ import { Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import { IntervalThrottle } from '../../common/interval-throttle.js';
-import { MemoryRateLimitStorage } from './memory-rate-limit-storage.js';
+import { MemoryRateLimitStorage, type RateLimitRecord, rateLimitRecord } from './memory-rate-limit-storage.js';
 import type { RateLimitStorageGauge, RateLimitStorageKind } from './rate-limit-storage-gauge.js';
 
-type RateLimitRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
-
-/**
- * One atomic step of a fixed window: while the block marker lives, count
- * nothing and report it; otherwise INCR the window's counter (PEXPIRE on its
- * first hit) and, once over the limit, set the block marker (dropping the
- * counter, so a new window starts when the block ends).
- * Returns { hits, window ms left, blocked 0|1, block ms left }.
- */
+/** One atomic step of a fixed window; returns { hits, window ms left, blocked 0|1, block ms left }. */
 const INCREMENT_SCRIPT = `
 local blockLeft = redis.call('PTTL', KEYS[2])
 if blockLeft > 0 then
@@ -38,38 +30,19 @@ end
 return {hits, windowLeft, 1, windowLeft}
 `;
 
-type IncrementReply = [hits: number, windowLeftMs: number, blocked: 0 | 1, blockLeftMs: number];
-
 interface ThrottleCommands {
-  throttleIncrement(
-    hits: string,
-    block: string,
-    ttl: number,
-    limit: number,
-    blockDuration: number,
-  ): Promise<IncrementReply>;
+  throttleIncrement(hits: string, block: string, ttl: number, limit: number, blockDuration: number): Promise<number[]>;
 }
 
-/** No two warnings about Redis closer together than this, however it flaps. */
 export const REPORT_FAILURE_EVERY_MS = 10_000;
-/** A request waits at most this long for Redis before it is counted in memory instead. */
-const COMMAND_TIMEOUT_MS = 500;
-/** How long start-up waits for Redis before it goes on counting in memory. */
-const CONNECT_TIMEOUT_MS = 2_000;
-
 /**
- * Rate-limit counters in Redis, so every instance behind a load balancer
- * shares one budget per key. While Redis is unreachable the limits still
- * hold, per instance: the counters are kept in this process's memory (one
- * warning per outage, at most one every 10 s; `gauge` follows which storage
- * is in use), and go back to Redis as soon as it answers again (ioredis
- * reconnects by itself).
+ * Counters in Redis, one budget per key across the fleet. While Redis is unreachable they are kept in this process's
+ * memory (one warning per outage, never two within REPORT_FAILURE_EVERY_MS), until ioredis reconnects by itself.
  */
 export class RedisRateLimitStorage implements ThrottlerStorage, OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('RedisRateLimitStorage');
   private readonly redis: Redis & ThrottleCommands;
   private readonly memory = new MemoryRateLimitStorage();
-  private connecting?: Promise<void>;
   private inUse: RateLimitStorageKind = 'memory';
   private outageReported = false;
   private readonly warnings = new IntervalThrottle<'redis'>({ intervalMs: REPORT_FAILURE_EVERY_MS, maxKeys: 1 });
@@ -84,8 +57,8 @@ export class RedisRateLimitStorage implements ThrottlerStorage, OnModuleInit, On
       lazyConnect: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
-      commandTimeout: COMMAND_TIMEOUT_MS,
-      connectTimeout: CONNECT_TIMEOUT_MS,
+      commandTimeout: 500,
+      connectTimeout: 2_000,
     }) as Redis & ThrottleCommands;
     this.redis.defineCommand('throttleIncrement', { numberOfKeys: 2, lua: INCREMENT_SCRIPT });
     this.redis.on('ready', () => this.use('redis'));
@@ -94,15 +67,12 @@ export class RedisRateLimitStorage implements ThrottlerStorage, OnModuleInit, On
     this.gauge?.storageInUse('memory');
   }
 
-  /** Which storage the counters are in right now. */
   get storage(): RateLimitStorageKind {
     return this.inUse;
   }
 
-  /** Nest calls it once per token the object is registered under (the throttler adds one): connect once. */
   onModuleInit(): Promise<void> {
-    this.connecting ??= this.redis.connect().catch((error: Error) => this.reportOutage(error));
-    return this.connecting;
+    return this.redis.connect().catch((error: Error) => this.reportOutage(error));
   }
 
   onApplicationShutdown(): void {
@@ -122,19 +92,15 @@ export class RedisRateLimitStorage implements ThrottlerStorage, OnModuleInit, On
     // The hash tag keeps both keys in one slot of a Redis Cluster.
     const base = `throttle:${name}:{${key}}`;
     try {
-      const [totalHits, windowLeft, blocked, blockLeft] = await this.redis.throttleIncrement(
+      const [hits, windowLeft, blocked] = await this.redis.throttleIncrement(
         `${base}:hits`,
         `${base}:blocked`,
         ttl,
         limit,
         blockDuration,
       );
-      return {
-        totalHits,
-        timeToExpire: Math.ceil(windowLeft / 1000),
-        isBlocked: blocked === 1,
-        timeToBlockExpire: Math.ceil(blockLeft / 1000),
-      };
+      // While blocked, the block's time left is the window's too.
+      return rateLimitRecord(hits, windowLeft, blocked === 1);
     } catch (error) {
       // Connected, but this command failed (a timeout): this hit is counted in memory.
       if (this.mayWarn()) this.logger.warn(`A Redis command failed (${(error as Error).message}): counted in memory`);
@@ -152,7 +118,7 @@ export class RedisRateLimitStorage implements ThrottlerStorage, OnModuleInit, On
     }
   }
 
-  /** Once per outage (ioredis reports every failed reconnection attempt), and never twice within 10 s. */
+  /** ioredis reports every failed reconnection attempt: once per outage. */
   private reportOutage(error: Error): void {
     if (this.outageReported || !this.mayWarn()) return;
     this.outageReported = true;

@@ -1,16 +1,14 @@
 import { jest } from '@jest/globals';
-import type { ApiKeyIdentity } from '../api-key-identity.js';
-import { generateApiKey } from './api-key-format.js';
-import type { ApiKeyRecord, ApiKeysRepository, KnownKey } from './api-keys.repository.js';
-import { ApiKeyStore } from '../api-key-store.js';
-import { EnvApiKeyStore } from '../env-api-key-store.js';
-import { keyDigest } from '../key-digest.js';
-import { loadConfig } from '../../config/app-config.js';
-import { DatabaseApiKeyStore, KEY_CACHE_MAX_ENTRIES } from './database-api-key-store.js';
-import { EXPIRY_WARNING_WINDOW_MS, type ExpiryWarnings } from './expiry-warnings.js';
-import type { LastUsedRecorder } from './last-used-recorder.js';
+import type { ApiKeyIdentity } from './api-key-identity.js';
+import { generateApiKey } from './api-keys/api-key-format.js';
+import type { ApiKeyRecord, ApiKeysRepository, KnownKey } from './api-keys/api-keys.repository.js';
+import { ApiKeyStore, KEY_CACHE_MAX_ENTRIES } from './api-key-store.js';
+import { keyDigest } from './key-digest.js';
+import { loadConfig } from '../config/app-config.js';
+import { EXPIRY_WARNING_WINDOW_MS, type ExpiryWarnings } from './api-keys/expiry-warnings.js';
+import type { LastUsedRecorder } from './api-keys/last-used-recorder.js';
 
-describe('ApiKeyStore, for keys issued into the database (DatabaseApiKeyStore)', () => {
+describe('ApiKeyStore, for keys issued into the database', () => {
   const row: ApiKeyRecord = {
     id: '7',
     name: 'acme',
@@ -25,7 +23,6 @@ describe('ApiKeyStore, for keys issued into the database (DatabaseApiKeyStore)',
   const findKnownKeys = jest.fn<() => Promise<KnownKey[]>>();
   const record = jest.fn();
   const check = jest.fn();
-  let database: DatabaseApiKeyStore;
   let store: ApiKeyStore;
 
   beforeEach(() => {
@@ -33,12 +30,12 @@ describe('ApiKeyStore, for keys issued into the database (DatabaseApiKeyStore)',
     findKnownKeys.mockReset();
     record.mockReset();
     check.mockReset();
-    database = new DatabaseApiKeyStore(
+    store = new ApiKeyStore(
+      { ...loadConfig({}), apiKeys: [] },
       { findByDigest: findActiveByDigest, findKnownKeys } as unknown as ApiKeysRepository,
       { record } as unknown as LastUsedRecorder,
       { check } as unknown as ExpiryWarnings,
     );
-    store = new ApiKeyStore(new EnvApiKeyStore({ ...loadConfig({}), apiKeys: [] }), database);
   });
 
   it('asks the database once for a burst of the same valid key, and records its use', async () => {
@@ -142,10 +139,75 @@ describe('ApiKeyStore, for keys issued into the database (DatabaseApiKeyStore)',
     const first = generateApiKey();
     await store.verify(first);
     for (let i = 0; i < KEY_CACHE_MAX_ENTRIES; i += 1) await store.verify(generateApiKey());
-    const cache = (database as unknown as { cache: { size: number } }).cache;
+    const cache = (store as unknown as { cache: { size: number } }).cache;
     expect(cache.size).toBe(KEY_CACHE_MAX_ENTRIES);
     // The oldest answer was evicted, so it is asked again.
     await store.verify(first);
     expect(findActiveByDigest).toHaveBeenCalledTimes(KEY_CACHE_MAX_ENTRIES + 2);
+  });
+});
+
+const FIRST = 'first-key-0123456789abcdef';
+const SECOND = 'second-key-0123456789abcdef';
+
+/** The store the guard is given, over these API_KEYS; none of the keys below can be an issued key, so none is looked up. */
+const storeWith = (...apiKeys: string[]) => {
+  const unreachable = () => {
+    throw new Error('looked up in the database');
+  };
+  return new ApiKeyStore(
+    { ...loadConfig({}), apiKeys },
+    { findByDigest: unreachable, findKnownKeys: unreachable } as unknown as ApiKeysRepository,
+    { record: unreachable } as unknown as LastUsedRecorder,
+    { check: unreachable } as unknown as ExpiryWarnings,
+  );
+};
+
+describe('keyDigest', () => {
+  it('is the hex SHA-256 of the key', () => {
+    expect(keyDigest('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+});
+
+describe('ApiKeyStore, for keys from API_KEYS', () => {
+  it('identifies each configured key by its position alone, with every scope, as a lineage of its own', async () => {
+    const store = storeWith(FIRST, SECOND);
+
+    await expect(store.verify(FIRST)).resolves.toEqual({
+      id: 'env-1',
+      name: 'API_KEYS #1',
+      scopes: null,
+      lineage: 'env-1',
+    });
+    await expect(store.verify(SECOND)).resolves.toEqual({
+      id: 'env-2',
+      name: 'API_KEYS #2',
+      scopes: null,
+      lineage: 'env-2',
+    });
+  });
+
+  it.each([
+    ['an unknown key', 'other-key-0123456789abcdef'],
+    ['a prefix of a valid key', FIRST.slice(0, -1)],
+    ['a valid key with a trailing space', `${FIRST} `],
+    ['a valid key in another case', FIRST.toUpperCase()],
+    ['the digest of a valid key', keyDigest(FIRST)],
+    ['an empty string', ''],
+  ])('refuses %s', async (_case, key) => {
+    await expect(storeWith(FIRST).verify(key)).resolves.toBe('unknown');
+  });
+
+  it('refuses everything when no key is configured', async () => {
+    await expect(storeWith().verify(FIRST)).resolves.toBe('unknown');
+  });
+
+  it('keeps no raw key in memory', () => {
+    const store = storeWith(FIRST, SECOND);
+
+    const held = JSON.stringify([...(store as unknown as { env: Map<string, unknown> }).env]);
+    expect(held).not.toContain(FIRST);
+    expect(held).not.toContain(SECOND);
+    expect(held).toContain(keyDigest(FIRST));
   });
 });
