@@ -1,26 +1,21 @@
-import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { EdgeLimitsConfig } from '../config/app-config.js';
 import { ApiError } from './errors/api-error.js';
 import { ErrorCode } from './errors/error-code.js';
 import { rawErrorResponse } from './errors/framework-errors.js';
 
-/**
- * Node's HTTP server's bounds on a client, as Fastify options (docs/operating.md, "Timeouts and connections"). The
- * time limits are checked every 500 ms (Node's default, 30 s, would let a slow request run 30 s past its limit).
- * A request without `Host` is left to the edge's header check, which answers it in the Error shape.
- */
-export function serverOptions(
-  limits: EdgeLimitsConfig,
-): Pick<FastifyServerOptions, 'requestTimeout' | 'keepAliveTimeout'> & { http: ServerOptions } {
+/** Node's HTTP server's bounds on a client (docs/operating.md, "Timeouts and connections"), as Fastify options. */
+export function serverOptions(limits: EdgeLimitsConfig) {
   return {
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     http: {
       headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
+      // Node's default, 30 s, would let a slow request run up to 30 s past its limit.
       connectionsCheckingInterval: 500,
+      // The edge's header check answers a request without `Host` in the Error shape.
       requireHostHeader: false,
     },
   };
@@ -32,11 +27,7 @@ const CONNECT_REFUSED = new ApiError(
   'CONNECT is not supported: the service is not a proxy.',
 );
 
-/**
- * What Node would otherwise decide on its own: at most `maxConnections` open connections (past it, a new one is
- * closed unread); an `Expect` other than `100-continue` is ignored (RFC 9110 §10.1.1) rather than answered a bare
- * 417; `CONNECT` gets a 400 Error rather than a closed connection.
- */
+/** The connection cap; an unknown `Expect` ignored (RFC 9110 §10.1.1), not a bare 417; `CONNECT` a 400 Error. */
 export function applyConnectionLimits(fastify: FastifyInstance, limits: EdgeLimitsConfig): void {
   const server = fastify.server;
   server.maxConnections = limits.maxConnections;

@@ -10,11 +10,7 @@ const API_PATH = `/${API_PREFIX}/`;
 /** `@fastify/cors` adds nothing but `Vary: Origin` for a request given this. */
 const NO_CORS: FastifyCorsOptions = { origin: false };
 
-/**
- * Cross-origin access to `/v1/...` for the allowed origins (docs/operating.md). Registered before load shedding,
- * its `onRequest` hook answers preflights and puts the CORS headers on every refusal a route can give. An origin not
- * allowed, an `OPTIONS` that is no preflight, a path outside the API or without a route get no CORS headers.
- */
+/** Cross-origin access to `/v1/...` (docs/operating.md); before load shedding, so its refusals carry CORS too. */
 export function registerCors(
   fastify: FastifyInstance,
   policy: { origins: readonly string[]; requestHeaders: readonly string[]; exposedHeaders: readonly string[] },

@@ -5,9 +5,7 @@ import { ShutdownState } from './shutdown-state.js';
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
 interface GracefulShutdownOptions {
-  /** How long the instance keeps serving, not ready and with `Connection: close`, before its listener closes. */
   drainDelayMs: number;
-  /** From the listener's close: how long the in-flight requests and the teardown may take before the process exits anyway. */
   graceMs: number;
   /** Runs once the application is closed (HTTP drained, database pool closed). */
   afterClose?: () => Promise<void>;
@@ -15,9 +13,9 @@ interface GracefulShutdownOptions {
 }
 
 /**
- * On SIGTERM or SIGINT: not ready at once, serving on for the drain delay so that load balancers take the instance
- * out, then the listener closes, the application closes, `afterClose`, exit 0. Past the grace period, or on a second
- * signal, the process exits at once with a non-zero code (docs/operating.md).
+ * On SIGTERM or SIGINT: not ready at once, serving on with `Connection: close` for the drain delay so that load
+ * balancers take the instance out, then the listener closes, the application closes, `afterClose`, exit 0. Past the
+ * grace period (from the listener's close), or on a second signal, the process exits at once with a non-zero code.
  */
 export function stopGracefullyOnSignals(app: INestApplication, options: GracefulShutdownOptions): void {
   let stopping = false;

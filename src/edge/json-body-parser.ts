@@ -23,10 +23,7 @@ const TOO_DEEP = new ApiError(
   `The request body is nested deeper than ${MAX_BODY_DEPTH} levels of arrays and objects.`,
 );
 
-/**
- * Whether the JSON text nests deeper than `limit`, counted over its bytes outside strings before anything parses
- * it: parsing a few thousand levels into the DTO overflowed the stack. Unbalanced text is left to the parser.
- */
+/** Counted on the bytes, before parsing: a few thousand levels overflowed the stack. Unbalanced text is the parser's. */
 function nestedDeeperThan(body: Buffer, limit: number): boolean {
   let depth = 0;
   let inString = false;

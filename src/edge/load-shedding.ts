@@ -5,9 +5,8 @@ import { sendApiError } from './errors/framework-errors.js';
 import { serviceUnavailable } from './errors/to-api-error.js';
 
 /**
- * Past a threshold, requests get 503 + Retry-After at once instead of queueing (docs/operating.md, "Load
- * shedding"): the requests in flight from `preHandler` on (once the body has arrived), and through
- * `@fastify/under-pressure` the event loop's delay and utilisation. `exempt` routes are never shed. 0 turns one off.
+ * 503 at once past a threshold (docs/operating.md, "Load shedding"): requests in flight from `preHandler` on, and
+ * `@fastify/under-pressure`'s event-loop delay and utilisation. `exempt` routes are never shed.
  */
 export function registerLoadShedding(
   fastify: FastifyInstance,

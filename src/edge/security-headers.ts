@@ -38,7 +38,7 @@ const API_OPTIONS: HelmetOptions = {
   xXssProtection: false,
 };
 
-export type HeaderLine = readonly [name: string, value: string];
+type HeaderLine = readonly [name: string, value: string];
 
 /** Answers depend on the API key or the instance's state: no shared cache may keep one (RFC 9111 §5.2.2.5). */
 export const NO_STORE: HeaderLine = ['cache-control', 'no-store'];
@@ -73,7 +73,6 @@ export function securityHeaders({ crossOriginApi }: { crossOriginApi: boolean })
       : url.startsWith(API_PATH)
         ? apiHeaders
         : API_RESPONSE_HEADERS;
-    const raw = reply.raw;
-    for (let i = 0; i < headers.length; i++) raw.setHeader(headers[i][0], headers[i][1]);
+    for (let i = 0; i < headers.length; i++) reply.raw.setHeader(headers[i][0], headers[i][1]);
   };
 }

@@ -11,10 +11,7 @@ export class ShutdownState {
   }
 }
 
-/**
- * While the instance drains, every response carries `Connection: close`, so that no client or load balancer has a
- * request in flight on a kept-alive connection when the listener closes.
- */
+/** While draining, every response closes its connection: none has a request in flight when the listener closes. */
 export function closeConnectionsWhileDraining(fastify: FastifyInstance, shutdown: ShutdownState): void {
   fastify.addHook('onRequest', (_request, reply, done) => {
     if (shutdown.isShuttingDown) reply.header('connection', 'close');

@@ -5,10 +5,8 @@ import { ErrorCode } from './errors/error-code.js';
 const MISSING_HOST = new ApiError(400, ErrorCode.ValidationFailed, 'An HTTP/1.1 request must carry a Host header.');
 
 /**
- * Refuses a request that repeats `Host` or one of `names`: Node keeps the first `Host` and `Authorization` and
- * joins other repeated headers with ", " (two `Idempotency-Key`s became "a, b"). RFC 9112 §3.2 requires a 400 for
- * more than one `Host`, and for none in HTTP/1.1. The check loops once over the raw header list, lowercasing only
- * names of a length it looks for; each refusal is built once.
+ * Refuses a repeated `Host` or one of `names`, and HTTP/1.1 without `Host` (docs/contract.md): Node would keep the
+ * first or join them with ", ". One loop over the raw headers, lowercasing only names of a length it looks for.
  */
 export function singleValueHeaderCheck(names: readonly string[]): (raw: IncomingMessage) => ApiError | undefined {
   const checked = new Map(

@@ -49,33 +49,21 @@ export function rawErrorResponse(error: ApiError): string {
   );
 }
 
-const TIMEOUT = new ApiError(408, ErrorCode.RequestTimeout, 'The request was not received in time.');
-const HEADER_OVERFLOW = new ApiError(
-  400,
-  ErrorCode.ValidationFailed,
-  'The request line or headers are larger than allowed.',
-);
-const MALFORMED = new ApiError(
-  400,
-  ErrorCode.ValidationFailed,
-  'The request is not valid HTTP/1.1 (malformed line or header).',
-);
+const badRequest = (message: string) => new ApiError(400, ErrorCode.ValidationFailed, message);
+const TIMEOUT = 'ERR_HTTP_REQUEST_TIMEOUT';
+const CLIENT_ERRORS: Partial<Record<string, ApiError>> = {
+  [TIMEOUT]: new ApiError(408, ErrorCode.RequestTimeout, 'The request was not received in time.'),
+  HPE_HEADER_OVERFLOW: badRequest('The request line or headers are larger than allowed.'),
+};
+const MALFORMED = badRequest('The request is not valid HTTP/1.1 (malformed line or header).');
 
-/**
- * Fastify's `clientErrorHandler`, for what Node refuses before Fastify sees it: too large or malformed, 400
- * `validation_failed` (a status every operation declares); too slow, 408. The connection is closed either way.
- */
+/** Fastify's `clientErrorHandler`: Node's refusals as 400 (a status every operation declares) or 408, then close. */
 export function handleClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const apiError =
-    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? TIMEOUT
-      : error.code === 'HPE_HEADER_OVERFLOW'
-        ? HEADER_OVERFLOW
-        : MALFORMED;
-  if (apiError === TIMEOUT) timedOutSockets.add(socket);
+  if (error.code === TIMEOUT) timedOutSockets.add(socket);
   // A request whose answer has begun (a slow client reading it) cannot get a second one: it is only closed.
   const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (socket.writable && !inFlight?.headersSent) socket.write(rawErrorResponse(apiError));
+  if (socket.writable && !inFlight?.headersSent)
+    socket.write(rawErrorResponse(CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED));
   socket.destroy();
 }
