@@ -1,12 +1,11 @@
 import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { allowedMethods } from './allowed-methods.js';
-import { API_PREFIX } from './http.constants.js';
+import { API_PATH } from './http.constants.js';
 
 /** How long a browser may reuse a preflight's answer: a change of CORS_ORIGINS or of a route lingers no longer. */
 export const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
-const API_PATH = `/${API_PREFIX}/`;
 /** `@fastify/cors` adds nothing but `Vary: Origin` for a request given this. */
 const NO_CORS: FastifyCorsOptions = { origin: false };
 

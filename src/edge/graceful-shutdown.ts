@@ -7,7 +7,6 @@ const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 interface GracefulShutdownOptions {
   drainDelayMs: number;
   graceMs: number;
-  /** Runs once the application is closed (HTTP drained, database pool closed). */
   afterClose?: () => Promise<void>;
   logger: LoggerService;
 }

@@ -4,9 +4,6 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from './errors/api-error.js';
 import { ErrorCode } from './errors/error-code.js';
 
-const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
-const IDENTITY = /^\s*identity\s*$/i;
-
 /** The deepest nesting of arrays and objects a body may have; the contract's bodies are flat (depth 1). */
 export const MAX_BODY_DEPTH = 32;
 
@@ -48,8 +45,8 @@ export function registerJsonBodyParser(fastify: FastifyInstance): void {
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
     const encoding = request.headers['content-encoding'];
-    if (encoding !== undefined && !IDENTITY.test(encoding)) return done(COMPRESSED);
-    const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1];
+    if (encoding !== undefined && !/^\s*identity\s*$/i.test(encoding)) return done(COMPRESSED);
+    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(request.headers['content-type'] ?? '')?.[1];
     if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
       return done(
         new ApiError(415, ErrorCode.UnsupportedMediaType, 'The request body must be application/json in UTF-8.'),

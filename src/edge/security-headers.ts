@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import helmet, { type HelmetOptions } from 'helmet';
-import { API_PREFIX, DOCS_PATH } from './http.constants.js';
+import { API_PATH, DOCS_PATH } from './http.constants.js';
 
 // Swagger UI's pages: its own scripts and styles, inline styles, data: images; no upgrade-insecure-requests (plain HTTP
 // on a private network is common).
@@ -59,7 +59,6 @@ const CROSS_ORIGIN_API_RESPONSE_HEADERS = headersSetBy({
 });
 const DOCS_RESPONSE_HEADERS = headersSetBy(DOCS_OPTIONS);
 const DOCS_PREFIX = `/${DOCS_PATH}`;
-const API_PATH = `/${API_PREFIX}/`;
 
 export type SecurityHeaders = (request: FastifyRequest, reply: FastifyReply) => void;
 

@@ -10,8 +10,6 @@ import { ErrorCode } from './error-code.js';
 import { toApiError } from './to-api-error.js';
 import { timedOut } from './framework-errors.js';
 
-const WWW_AUTHENTICATE = bearerChallenge();
-
 /** The one place every error leaves through, as `{ code, message, status }`. */
 @Catch()
 export class ApiErrorFilter implements ExceptionFilter {
@@ -53,7 +51,7 @@ export class ApiErrorFilter implements ExceptionFilter {
 
     reply.headers(error.headers);
     if (error.getStatus() === 401 && !reply.hasHeader('WWW-Authenticate')) {
-      reply.header('WWW-Authenticate', WWW_AUTHENTICATE);
+      reply.header('WWW-Authenticate', bearerChallenge());
     }
     this.adapterHost.httpAdapter.reply(reply, error.toBody(), error.getStatus());
   }
