@@ -19,8 +19,7 @@ import { securityHeaders } from './edge/security-headers.js';
 import { registerCors } from './edge/cors.js';
 import { RATE_LIMIT_HEADERS } from './auth/rate-limit/rate-limited.error.js';
 import { API_PREFIX, BODY_LIMIT_BYTES } from './edge/http.constants.js';
-import { closeConnectionsWhileDraining } from './edge/drain.js';
-import { ShutdownState } from './edge/shutdown-state.js';
+import { closeConnectionsWhileDraining, ShutdownState } from './edge/shutdown-state.js';
 import { OPERATIONS_ROUTES } from './observability/operations-routes.js';
 import { withoutControllerHeadings } from './observability/logging/route-lines.js';
 

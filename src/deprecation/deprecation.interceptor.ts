@@ -8,9 +8,8 @@ import type { AuthenticatedRequest } from '../auth/api-key-identity.js';
 import { IntervalThrottle } from '../common/interval-throttle.js';
 
 export interface DeprecationPolicy {
-  /** When the operation became deprecated. */
   since: Date;
-  /** When it is announced to be removed. */
+  /** When the operation is announced to be removed. */
   sunset: Date;
   /** The URL clients should move to. */
   successor: string;
@@ -23,45 +22,29 @@ export abstract class DeprecatedCallCounter {
   abstract recordDeprecatedCall(operationId: string, keyId: string): void;
 }
 
-/**
- * A key's calls to a deprecated operation are logged once per this interval (every call is counted in metrics):
- * a line per call would double the log volume of the operation and say nothing new.
- */
+/** A key's calls are logged once per interval (every one is counted): a line per call would double the log volume. */
 export const DEPRECATION_LOG_INTERVAL_MS = 10 * 60_000;
-/** Keys remembered at once per operation; past it, the key logged longest ago may be logged again within the interval. */
-const DEPRECATION_LOG_MAX_KEYS = 10_000;
 
 // Where @nestjs/swagger's @ApiOperation keeps its options (not exported by the package).
 const API_OPERATION_METADATA = 'swagger/apiOperation';
 
-/** What the interceptor keeps per deprecated handler. */
-interface DeprecatedOperation {
-  headers: Record<string, string>;
-  operationId: string;
-  /** The API key ids logged within the interval. */
-  logged: IntervalThrottle<string>;
-}
-
-/** The response headers a policy calls for, computed once per route. */
+/** The response headers a policy calls for: RFC 9745's date in seconds, RFC 8594's HTTP-date, the successor. */
 export function deprecationHeaders(policy: DeprecationPolicy): Record<string, string> {
   return {
-    // RFC 9745: a structured-field date, seconds since the epoch.
     Deprecation: `@${Math.floor(policy.since.getTime() / 1000)}`,
-    // RFC 8594: an HTTP-date.
     Sunset: policy.sunset.toUTCString(),
     Link: `<${policy.successor}>; rel="successor-version"`,
   };
 }
 
-/**
- * Marks every response of a deprecated operation (errors included, since the
- * headers are set before the handler runs), counts every call by key, and logs each key's first call per
- * DEPRECATION_LOG_INTERVAL_MS.
- */
+/** Sets the headers before the handler runs (errors carry them too), counts every call by key, logs some. */
 @Injectable()
 export class DeprecationInterceptor implements NestInterceptor {
   private readonly logger: Pino;
-  private readonly operations = new WeakMap<object, DeprecatedOperation>();
+  private readonly operations = new WeakMap<
+    object,
+    { headers: Record<string, string>; operationId: string; logged: IntervalThrottle<string> }
+  >();
 
   constructor(
     private readonly reflector: Reflector,
@@ -80,7 +63,8 @@ export class DeprecationInterceptor implements NestInterceptor {
       operation = {
         headers: policy ? deprecationHeaders(policy) : {},
         operationId: apiOperation?.operationId ?? handler.name,
-        logged: new IntervalThrottle({ intervalMs: DEPRECATION_LOG_INTERVAL_MS, maxKeys: DEPRECATION_LOG_MAX_KEYS }),
+        // Past maxKeys, the key logged longest ago may be logged again within the interval.
+        logged: new IntervalThrottle({ intervalMs: DEPRECATION_LOG_INTERVAL_MS, maxKeys: 10_000 }),
       };
       this.operations.set(handler, operation);
     }

@@ -1,41 +1,19 @@
 import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { allowedMethods } from './allowed-methods.js';
-import { API_PREFIX } from './http.constants.js';
+import { API_PATH } from './http.constants.js';
 
-/**
- * How long a browser may reuse a preflight's answer, in seconds. Chromium caps it at 7200 and Firefox at 86400;
- * ten minutes keeps a change of CORS_ORIGINS or of a route's methods from lingering in browsers.
- */
+/** How long a browser may reuse a preflight's answer: a change of CORS_ORIGINS or of a route lingers no longer. */
 export const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
-export interface CorsPolicy {
-  /** CORS_ORIGINS: exact origins, or `*` for any. Empty: CORS stays off and no response changes. */
-  origins: readonly string[];
-  /** What a cross-origin page may send beside the CORS-safelisted headers. */
-  requestHeaders: readonly string[];
-  /** What a cross-origin script may read beside the CORS-safelisted response headers. */
-  exposedHeaders: readonly string[];
-}
-
-const API_PATH = `/${API_PREFIX}/`;
 /** `@fastify/cors` adds nothing but `Vary: Origin` for a request given this. */
 const NO_CORS: FastifyCorsOptions = { origin: false };
 
-/**
- * Cross-origin access to the API (`/v1/...`) for the pages of the allowed origins, through `@fastify/cors`.
- *
- * Registered before load shedding, its `onRequest` hook runs before every refusal a route can give (401, 403, 404,
- * 413, 429, 503, 500), so they all carry `Access-Control-Allow-Origin` and the page can read why it was refused. It
- * answers a preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) in that hook with 204: before
- * the guards (no key, no budget) and before load shedding, like the probes; the request log and the metrics
- * still see it, under OPTIONS and the plugin's catch-all route `*`.
- *
- * A request from an origin not allowed, an `OPTIONS` that is no preflight, a path outside the API and a path with
- * no route get no CORS headers: the browser blocks the first; the others go on to their usual 404 or 405.
- * No `Access-Control-Allow-Credentials`: keys travel in `Authorization`, never in cookies.
- */
-export function registerCors(fastify: FastifyInstance, policy: CorsPolicy): void {
+/** Cross-origin access to `/v1/...` (docs/operating.md); before load shedding, so its refusals carry CORS too. */
+export function registerCors(
+  fastify: FastifyInstance,
+  policy: { origins: readonly string[]; requestHeaders: readonly string[]; exposedHeaders: readonly string[] },
+): void {
   if (policy.origins.length === 0) return;
   const anyOrigin = policy.origins.includes('*');
   const allowed = new Set(policy.origins);
@@ -43,9 +21,9 @@ export function registerCors(fastify: FastifyInstance, policy: CorsPolicy): void
     allowedHeaders: [...policy.requestHeaders],
     exposedHeaders: [...policy.exposedHeaders],
     maxAge: PREFLIGHT_MAX_AGE_SECONDS,
+    // Keys travel in `Authorization`, never in cookies.
     credentials: false,
-    // An OPTIONS from an allowed origin without Access-Control-Request-Method is refused below, before the
-    // plugin's own 400 in plain text.
+    // An OPTIONS without Access-Control-Request-Method gets no CORS below, not the plugin's plain-text 400.
     strictPreflight: false,
   };
 
@@ -57,12 +35,12 @@ export function registerCors(fastify: FastifyInstance, policy: CorsPolicy): void
     const answer = { ...shared, origin: anyOrigin ? '*' : origin };
     if (request.method !== 'OPTIONS') return answer;
     if (request.headers['access-control-request-method'] === undefined) return NO_CORS;
-    const methods = allowedMethods(fastify, request.url.split('?', 1)[0]);
+    const methods = allowedMethods(fastify, request.url);
     return methods.length === 0 ? NO_CORS : { ...answer, methods };
   };
 
   void fastify.register(fastifyCors, {
-    // Hidden from any document built from Fastify's routes; the OpenAPI document is Nest's and says nothing of CORS.
+    // The OpenAPI document is Nest's and says nothing of CORS.
     hideOptionsRoute: true,
     delegator: (request, callback) => callback(null, optionsFor(request)),
   });

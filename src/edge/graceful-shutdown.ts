@@ -4,25 +4,17 @@ import { ShutdownState } from './shutdown-state.js';
 
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
-export interface GracefulShutdownOptions {
-  /** How long the instance keeps serving, not ready and with `Connection: close`, before its listener closes. */
+interface GracefulShutdownOptions {
   drainDelayMs: number;
-  /** Once the listener closes: how long in-flight requests (and the rest of the teardown) may take before the process exits anyway. */
   graceMs: number;
-  /** Runs once the application is closed (HTTP drained, database pool closed): e.g. stop the embedded PostgreSQL. */
   afterClose?: () => Promise<void>;
   logger: LoggerService;
 }
 
 /**
- * On SIGTERM or SIGINT: readiness turns 503 at once while the instance keeps
- * serving for the drain delay, every response with `Connection: close`, so
- * load balancers see the 503 and take it out (a refused connection would
- * reset the requests they still send). Then the listener closes, in-flight
- * requests finish, idle connections close, the database pool closes, then
- * `afterClose`, then exit 0. Past the grace period (counted from the end of
- * the drain delay), or on a second signal, the process exits at once with a
- * non-zero code.
+ * On SIGTERM or SIGINT: not ready at once, serving on with `Connection: close` for the drain delay so that load
+ * balancers take the instance out, then the listener closes, the application closes, `afterClose`, exit 0. Past the
+ * grace period (from the listener's close), or on a second signal, the process exits at once with a non-zero code.
  */
 export function stopGracefullyOnSignals(app: INestApplication, options: GracefulShutdownOptions): void {
   let stopping = false;

@@ -4,9 +4,6 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from './errors/api-error.js';
 import { ErrorCode } from './errors/error-code.js';
 
-const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
-const IDENTITY = /^\s*identity\s*$/i;
-
 /** The deepest nesting of arrays and objects a body may have; the contract's bodies are flat (depth 1). */
 export const MAX_BODY_DEPTH = 32;
 
@@ -23,12 +20,8 @@ const TOO_DEEP = new ApiError(
   `The request body is nested deeper than ${MAX_BODY_DEPTH} levels of arrays and objects.`,
 );
 
-/**
- * Whether the JSON text nests arrays and objects deeper than `limit`, counted over its bytes outside strings
- * before anything parses it: a few thousand levels fit in the body limit, and turning them into objects and then
- * into the DTO (class-transformer recurses) overflowed the stack. Unbalanced text is left to the parser.
- */
-export function nestedDeeperThan(body: Buffer, limit: number): boolean {
+/** Counted on the bytes, before parsing: a few thousand levels overflowed the stack. Unbalanced text is the parser's. */
+function nestedDeeperThan(body: Buffer, limit: number): boolean {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < body.length; i++) {
@@ -45,38 +38,22 @@ export function nestedDeeperThan(body: Buffer, limit: number): boolean {
   return false;
 }
 
-/**
- * Fastify's JSON parser with checks in front. A body with a `Content-Encoding`
- * other than `identity` is refused (415 with `Accept-Encoding: identity`)
- * rather than read as the plain JSON it says it is not. JSON is UTF-8 (RFC 8259 §8.1):
- * a body declared in another charset is refused (415) rather than read as
- * UTF-8, and bytes that are not valid UTF-8 are refused (400) rather than
- * decoded to U+FFFD and stored as a name the client never sent. A body nested
- * deeper than MAX_BODY_DEPTH is refused (400) before it is parsed.
- */
+/** Fastify's JSON parser, behind refusals of compressed, non-UTF-8 (RFC 8259 §8.1) and too deeply nested bodies. */
 export function registerJsonBodyParser(fastify: FastifyInstance): void {
   const { onProtoPoisoning, onConstructorPoisoning } = fastify.initialConfig;
   const parseJson = fastify.getDefaultJsonParser(onProtoPoisoning ?? 'error', onConstructorPoisoning ?? 'error');
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
     const encoding = request.headers['content-encoding'];
-    if (encoding !== undefined && !IDENTITY.test(encoding)) {
-      done(COMPRESSED);
-      return;
-    }
-    const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1];
+    if (encoding !== undefined && !/^\s*identity\s*$/i.test(encoding)) return done(COMPRESSED);
+    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(request.headers['content-type'] ?? '')?.[1];
     if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
-      done(new ApiError(415, ErrorCode.UnsupportedMediaType, 'The request body must be application/json in UTF-8.'));
-      return;
+      return done(
+        new ApiError(415, ErrorCode.UnsupportedMediaType, 'The request body must be application/json in UTF-8.'),
+      );
     }
-    if (!isUtf8(body)) {
-      done(new ApiError(400, ErrorCode.InvalidJson, 'The request body is not valid UTF-8.'));
-      return;
-    }
-    if (nestedDeeperThan(body, MAX_BODY_DEPTH)) {
-      done(TOO_DEEP);
-      return;
-    }
+    if (!isUtf8(body)) return done(new ApiError(400, ErrorCode.InvalidJson, 'The request body is not valid UTF-8.'));
+    if (nestedDeeperThan(body, MAX_BODY_DEPTH)) return done(TOO_DEEP);
     // Fastify's default parser answers through `done`; its type also allows a promise, which it never returns.
     void parseJson(request, body.toString('utf8'), done);
   });

@@ -7,11 +7,7 @@ export const REQUEST_ID_HEADER = 'X-Request-Id';
 // What a client may choose as its own id: short, and nothing that could break a log line or a header.
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:/+=-]{1,128}$/;
 
-/**
- * Fastify's `genReqId`: the client's `X-Request-Id` when it is sane, else a
- * fresh UUID. The id is also left on the raw request, where pino-http (the
- * nestjs-pino middleware) looks for it, so logs and Fastify share one id.
- */
+/** Fastify's `genReqId`: the client's sane `X-Request-Id` or a UUID, left on the raw request for pino-http too. */
 export function assignRequestId(raw: IncomingMessage): string {
   const offered = raw.headers['x-request-id'];
   const id = typeof offered === 'string' && SANE_REQUEST_ID.test(offered) ? offered : randomUUID();

@@ -1,15 +1,20 @@
 import { Injectable } from '@nestjs/common';
+import type { FastifyInstance } from 'fastify';
 
 /** Whether the process has been asked to stop; readiness reads it, the signal handler sets it. */
 @Injectable()
 export class ShutdownState {
-  private shuttingDown = false;
+  isShuttingDown = false;
 
   begin(): void {
-    this.shuttingDown = true;
+    this.isShuttingDown = true;
   }
+}
 
-  get isShuttingDown(): boolean {
-    return this.shuttingDown;
-  }
+/** While draining, every response closes its connection: none has a request in flight when the listener closes. */
+export function closeConnectionsWhileDraining(fastify: FastifyInstance, shutdown: ShutdownState): void {
+  fastify.addHook('onRequest', (_request, reply, done) => {
+    if (shutdown.isShuttingDown) reply.header('connection', 'close');
+    done();
+  });
 }

@@ -10,19 +10,7 @@ import { ErrorCode } from './error-code.js';
 import { toApiError } from './to-api-error.js';
 import { timedOut } from './framework-errors.js';
 
-export const WWW_AUTHENTICATE = bearerChallenge();
-
-/**
- * The status logged for a request whose client closed the connection before its body had arrived: nginx's
- * "client closed request". Nothing is sent (nobody is there to read it), so no response is counted either.
- */
-export const CLIENT_CLOSED_REQUEST = 499;
-
-/**
- * The one place every error leaves through: Nest exceptions, Fastify's own
- * errors (which the adapter wraps with the original in `cause`), database
- * failures and bugs all become `{ code, message, status }`.
- */
+/** The one place every error leaves through, as `{ code, message, status }`. */
 @Catch()
 export class ApiErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('ApiErrorFilter');
@@ -35,10 +23,10 @@ export class ApiErrorFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
-    // The connection went away while the body was being read (the client hung up, or the service closed it with
-    // a 408): not a fault of the service, so no 5xx, no stack, and no answer, since no one would read it.
+    // The connection went away while the body was arriving: no fault of the service, and no one to answer.
     if (!request.raw.complete && request.raw.destroyed) {
-      const status = timedOut(request.raw.socket) ? 408 : CLIENT_CLOSED_REQUEST;
+      // 499: nginx's "client closed request".
+      const status = timedOut(request.raw.socket) ? 408 : 499;
       this.logger.log(
         { reqId: request.id, method: request.method, route: request.routeOptions?.url ?? null, status },
         status === 408
@@ -47,9 +35,8 @@ export class ApiErrorFilter implements ExceptionFilter {
       );
       return;
     }
-    // Classified once: an ApiError, or a 503 a library answers on purpose (terminus, when readiness fails), is
-    // thrown by code that has reported it (ReadinessLog, load shedding); a database fault answered 503 is the
-    // database's, reported once per kind without a stack; a bug is logged here, with its stack.
+    // An ApiError or a library's deliberate 503 was reported by its thrower; a database fault answered 503 is
+    // reported once per kind, without a stack; a bug is logged here with its stack.
     const onPurpose = exception instanceof ApiError || exception instanceof ServiceUnavailableException;
     const fault = onPurpose ? null : databaseFault(exception);
     const error = this.routeAwareError(toApiError(exception, fault), exception, request);
@@ -57,7 +44,6 @@ export class ApiErrorFilter implements ExceptionFilter {
       this.databaseFaults.record(fault);
     } else if (error.getStatus() >= 500 && !fault && !onPurpose) {
       this.logger.error(
-        // reqId: the field every request-scoped line carries (LoggingModule adds no request context of its own).
         { err: exception, reqId: request.id, method: request.method, route: request.routeOptions?.url },
         `${request.method} ${request.routeOptions?.url ?? 'unmatched route'} failed with ${error.getStatus()}`,
       );
@@ -65,7 +51,7 @@ export class ApiErrorFilter implements ExceptionFilter {
 
     reply.headers(error.headers);
     if (error.getStatus() === 401 && !reply.hasHeader('WWW-Authenticate')) {
-      reply.header('WWW-Authenticate', WWW_AUTHENTICATE);
+      reply.header('WWW-Authenticate', bearerChallenge());
     }
     this.adapterHost.httpAdapter.reply(reply, error.toBody(), error.getStatus());
   }
@@ -73,10 +59,8 @@ export class ApiErrorFilter implements ExceptionFilter {
   /** A 404 from the router means either "no such path" or "path exists, wrong method" (405). */
   private routeAwareError(error: ApiError, exception: unknown, request: FastifyRequest): ApiError {
     if (error.getStatus() !== 404 || exception instanceof ApiError) return error;
-    const path = request.url.split('?', 1)[0];
-    const allowed = allowedMethods(this.adapterHost.httpAdapter.getInstance<FastifyInstance>(), path);
-    // A route for this very method answered "not found" (a missing file under /docs/*, or `/v1/pets/` with an
-    // empty petId that the router refused): no 405 then.
+    const allowed = allowedMethods(this.adapterHost.httpAdapter.getInstance<FastifyInstance>(), request.url);
+    // A route for this very method answered 404 (a missing file under /docs/*, `/v1/pets/` with an empty petId).
     if (allowed.length === 0 || allowed.includes(request.method)) {
       return new ApiError(404, ErrorCode.NotFound, 'No resource exists at this path.');
     }

@@ -1,7 +1,4 @@
-/**
- * The closed set of machine-readable `code` values an Error body can carry.
- * Documented in docs/contract.md and in the OpenAPI `Error` schema.
- */
+/** The closed set of `code` values an Error body can carry (docs/contract.md, the OpenAPI `Error` schema). */
 export const ErrorCode = {
   ValidationFailed: 'validation_failed',
   InvalidJson: 'invalid_json',
@@ -25,9 +22,8 @@ export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 export const ERROR_CODES: readonly ErrorCode[] = Object.values(ErrorCode);
 
 /**
- * The code an error of each status carries unless it says otherwise (a 400 may also be `invalid_json` or
- * `invalid_cursor`): what Nest's own exceptions are answered with, and the examples in the OpenAPI document.
- * 403 is absent on purpose: only the API key guard answers it (`insufficient_scope`); a framework's 403 is not that.
+ * Each status's code unless an error says otherwise: Nest's own exceptions' and the OpenAPI examples'. No 403: only
+ * the API key guard answers it (`insufficient_scope`); a framework's 403 is not that.
  */
 export const CODE_BY_STATUS: Readonly<Record<number, ErrorCode>> = {
   400: ErrorCode.ValidationFailed,

@@ -1,3 +1,4 @@
+// Answers where Nest's filter never runs (Fastify's router and hooks, Node's HTTP parser), in the same Error shape.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
@@ -8,11 +9,7 @@ import { REQUEST_ID_HEADER } from '../request-id.js';
 import { API_RESPONSE_HEADERS, type SecurityHeaders } from '../security-headers.js';
 import { toApiError } from './to-api-error.js';
 
-/**
- * Fastify's router rejects malformed URLs and over-long parameters before any
- * Nest filter runs (and before the onRequest hooks), and its default answer
- * echoes the URL. This handler gives them the same Error body and headers as everything else.
- */
+/** Fastify's `frameworkErrors`: malformed URLs and over-long parameters, which its default answer echoes. */
 export function frameworkErrorHandler(
   setSecurityHeaders: SecurityHeaders,
 ): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
@@ -22,7 +19,6 @@ export function frameworkErrorHandler(
   };
 }
 
-/** Answers from a Fastify hook or handler, where Nest's filter does not run. */
 export function sendApiError(reply: FastifyReply, apiError: ApiError): void {
   reply
     .code(apiError.getStatus())
@@ -32,19 +28,14 @@ export function sendApiError(reply: FastifyReply, apiError: ApiError): void {
     .send(apiError.toBody());
 }
 
-/** Set on a socket whose request ran out of time and was answered 408 by `handleClientError`. */
-const TIMED_OUT = Symbol('request timed out');
+/** The sockets whose request did not arrive in time and was answered 408 by `handleClientError`. */
+const timedOutSockets = new WeakSet<object>();
 
-/** Whether the request's connection was closed by the service because the request took too long to arrive. */
-export const timedOut = (socket: object | null | undefined): boolean =>
-  (socket as { [TIMED_OUT]?: boolean } | null | undefined)?.[TIMED_OUT] === true;
+export const timedOut = (socket: object | null | undefined): boolean => !!socket && timedOutSockets.has(socket);
 
 const HEADER_LINES = API_RESPONSE_HEADERS.map(([name, value]) => `${name}: ${value}\r\n`).join('');
 
-/**
- * A whole answer written on the socket by hand, for requests Node refuses before any request object exists:
- * the same Error body, security headers, `Cache-Control` and a request id as every other answer.
- */
+/** A whole answer written on the socket, for requests refused before any request object exists. */
 export function rawErrorResponse(error: ApiError): string {
   const body = JSON.stringify(error.toBody());
   const status = error.getStatus();
@@ -58,37 +49,21 @@ export function rawErrorResponse(error: ApiError): string {
   );
 }
 
-const TIMEOUT = new ApiError(408, ErrorCode.RequestTimeout, 'The request was not received in time.');
-const HEADER_OVERFLOW = new ApiError(
-  400,
-  ErrorCode.ValidationFailed,
-  'The request line or headers are larger than allowed.',
-);
-const MALFORMED = new ApiError(
-  400,
-  ErrorCode.ValidationFailed,
-  'The request is not valid HTTP/1.1 (malformed line or header).',
-);
+const badRequest = (message: string) => new ApiError(400, ErrorCode.ValidationFailed, message);
+const TIMEOUT = 'ERR_HTTP_REQUEST_TIMEOUT';
+const CLIENT_ERRORS: Partial<Record<string, ApiError>> = {
+  [TIMEOUT]: new ApiError(408, ErrorCode.RequestTimeout, 'The request was not received in time.'),
+  HPE_HEADER_OVERFLOW: badRequest('The request line or headers are larger than allowed.'),
+};
+const MALFORMED = badRequest('The request is not valid HTTP/1.1 (malformed line or header).');
 
-/**
- * Node's HTTP layer refuses a request whose line or headers are too large or
- * malformed (a control character in a header...), or that does not arrive
- * within the header or request time limit, before Fastify sees it; Fastify's
- * default answer (431, 400 or 408) is not an Error body. Too large or
- * malformed: 400 `validation_failed`, a status every operation declares; too
- * slow: 408 `request_timeout`. The connection is closed either way.
- */
+/** Fastify's `clientErrorHandler`: Node's refusals as 400 (a status every operation declares) or 408, then close. */
 export function handleClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const apiError =
-    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? TIMEOUT
-      : error.code === 'HPE_HEADER_OVERFLOW'
-        ? HEADER_OVERFLOW
-        : MALFORMED;
-  if (apiError === TIMEOUT) (socket as { [TIMED_OUT]?: boolean })[TIMED_OUT] = true;
+  if (error.code === TIMEOUT) timedOutSockets.add(socket);
   // A request whose answer has begun (a slow client reading it) cannot get a second one: it is only closed.
   const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (socket.writable && !inFlight?.headersSent) socket.write(rawErrorResponse(apiError));
+  if (socket.writable && !inFlight?.headersSent)
+    socket.write(rawErrorResponse(CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED));
   socket.destroy();
 }
