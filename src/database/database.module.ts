@@ -4,8 +4,6 @@ import { DataSource } from 'typeorm';
 import type { DatabasePoolConfig } from '../config/app-config.js';
 import { DatabaseFaultLog } from './database-fault-log.js';
 import { dataSourceOptions } from './data-source-options.js';
-import { connectionReleased } from './database-faults.js';
-import { pgPool } from './pg-pool.js';
 import { runMigrationsAt } from './run-migrations.js';
 import { applySessionTimeouts } from './session-timeouts.js';
 
@@ -23,14 +21,12 @@ export class DatabaseModule {
         TypeOrmModule.forRootAsync({
           useFactory: () => ({
             ...dataSourceOptions(options.url, options.pool),
-            // Each feature module registers the entities it owns with TypeOrmModule.forFeature.
             autoLoadEntities: true,
             retryAttempts: 3,
             retryDelay: 1_000,
           }),
           dataSourceFactory: async (dataSourceOptions) => {
             const dataSource = await new DataSource(dataSourceOptions!).initialize();
-            pgPool(dataSource).on('release', connectionReleased);
             try {
               await applySessionTimeouts(dataSource);
               // Under the advisory lock and the migrations' own bounds, unlike TypeORM's own `migrationsRun`.
