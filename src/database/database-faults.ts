@@ -1,4 +1,4 @@
-import { setTimeout } from 'node:timers/promises';
+import { EventEmitter, once } from 'node:events';
 
 /**
  * The one table of database faults: what a failure of the database means for the request it failed. A row is a fault
@@ -27,18 +27,8 @@ export const DATABASE_FAULTS: readonly { sqlstate: string; kind: string; answer:
 ];
 
 /** node-postgres's own failures, before or without a SQLSTATE: the server cannot be reached (class 08). */
-const UNREACHABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EADDRNOTAVAIL',
-  'ECONNABORTED',
-  'EPIPE',
-]);
+const UNREACHABLE_CODES =
+  /^(ECONNREFUSED|ECONNRESET|ECONNABORTED|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EADDRNOTAVAIL|EPIPE)$/;
 const UNREACHABLE_MESSAGES: readonly [RegExp, string][] = [
   [/due to connection timeout/i, 'connect timeout'],
   [/Query read timeout/i, 'query timeout'],
@@ -87,7 +77,7 @@ function classify(err: { code?: unknown; message?: unknown; driverError?: unknow
   if (inner) return inner;
   const message = (typeof err.message === 'string' ? err.message : '').split('\n')[0];
   const code = typeof err.code === 'string' ? err.code : '';
-  if (UNREACHABLE_CODES.has(code)) return fromRow('08', code, message);
+  if (UNREACHABLE_CODES.test(code)) return fromRow('08', code, message);
   if (/^[0-9A-Z]{5}$/.test(code)) return fromRow(code, code, message);
   if (POOL_FULL_MESSAGE.test(message)) {
     const kind = 'local connection pool full: no connection was free within the connect timeout';
@@ -106,6 +96,9 @@ function fromRow(sqlstate: string, code: string, message: string): DatabaseFault
 export const RETRY_DEADLINE_MS = 2_000;
 /** The longest pause between two tries; each is a random part of a growing bound, so waiting requests spread out. */
 const MAX_PAUSE_MS = 100;
+/** One of the pool's own connections is free again (its `release` event): paused requests try at once. */
+const released = new EventEmitter().setMaxListeners(0);
+export const connectionReleased = () => released.emit('release');
 
 /**
  * The service's one retry path, around a whole unit of work (a statement, or a transaction PostgreSQL rolled back
@@ -122,9 +115,9 @@ export async function withRetries<T>(work: () => Promise<T>): Promise<T> {
       const answer = databaseFault(error)?.answer;
       if (answer === 'retry-once' && conflicts++ === 0) continue;
       if (answer !== 'retry-until-deadline') throw error;
-      const wait = Math.random() * Math.min(MAX_PAUSE_MS, 10 * 2 ** tries);
+      const wait = Math.ceil(Math.random() * Math.min(MAX_PAUSE_MS, 10 * 2 ** tries));
       if (Date.now() + wait >= deadline) throw error;
-      await setTimeout(wait);
+      await once(released, 'release', { signal: AbortSignal.timeout(wait) }).catch(() => undefined);
     }
   }
 }

@@ -3,8 +3,10 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { DatabasePoolConfig } from '../config/app-config.js';
 import { DatabaseFaultLog } from './database-fault-log.js';
-import { dataSourceOptions } from './data-source-options.js';
-import { runMigrationsAt } from './run-migrations.js';
+import { commandDataSourceOptions, dataSourceOptions } from './data-source-options.js';
+import { connectionReleased } from './database-faults.js';
+import { pgPool } from './pg-pool.js';
+import { runMigrations } from './run-migrations.js';
 import { applySessionTimeouts } from './session-timeouts.js';
 
 @Module({})
@@ -27,10 +29,15 @@ export class DatabaseModule {
           }),
           dataSourceFactory: async (dataSourceOptions) => {
             const dataSource = await new DataSource(dataSourceOptions!).initialize();
+            pgPool(dataSource).on('release', connectionReleased);
             try {
               await applySessionTimeouts(dataSource);
-              // Under the advisory lock and the migrations' own bounds, unlike TypeORM's own `migrationsRun`.
-              if (options.migrationsRun) await runMigrationsAt(options.url, options);
+              if (options.migrationsRun) {
+                // Under the runners' lock and the migrations' bounds (not TypeORM's `migrationsRun`), on a data
+                // source without the requests' query bound.
+                const migrator = await new DataSource(commandDataSourceOptions(options.url)).initialize();
+                await runMigrations(migrator, options).finally(() => migrator.destroy());
+              }
             } catch (error) {
               await dataSource.destroy();
               throw error;

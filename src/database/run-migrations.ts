@@ -1,29 +1,21 @@
 import { setTimeout } from 'node:timers/promises';
 import { DataSource, Migration, MigrationExecutor, QueryRunner } from 'typeorm';
 import { databaseFault } from './database-faults.js';
-import { commandDataSourceOptions } from './data-source-options.js';
 
-/** Key of the advisory lock migration runners take turns on (session-timeouts.ts has its own). */
-const MIGRATIONS_ADVISORY_LOCK = 0x616e_0002;
-
-/** How long a migration waits for each lock, and the variable that sets it. */
+/** How long a migration waits for each lock (MIGRATION_LOCK_TIMEOUT_MS). */
 export interface MigrationLockTimeout {
   migrationLockTimeoutMs: number;
 }
 
 /** A migration failed: one line for the operator, naming what was applied before it, what failed and what to do. */
 export class MigrationFailedError extends Error {}
-
-/** A migration stopped waiting for a lock: one line for the operator, naming the table and what to do. */
 export class MigrationLockTimeoutError extends MigrationFailedError {}
 
 /**
- * Runs `work` on a connection of its own while another connection holds the runners' advisory lock, so that runners
- * started together take turns and the later ones find nothing pending. The lock is transaction-level (safe through
- * PgBouncer in transaction mode; a dead runner releases it with its connection), in a transaction left idle, with no
- * snapshot, so a `CREATE INDEX CONCURRENTLY` never waits for it. It is polled (`pg_try_advisory_xact_lock`), since a
- * statement blocked in `pg_advisory_xact_lock` holds a snapshot: the index build of the runner holding the lock would
- * wait for it, a deadlock. The wait has no bound: another runner's migrations take as long as they take.
+ * Runs `work` on a connection of its own while another holds the runners' advisory lock, so that runners started
+ * together take turns. The lock is transaction-level (safe through PgBouncer; a dead runner releases it), in an idle
+ * transaction with no snapshot, which a `CREATE INDEX CONCURRENTLY` would wait for. It is polled, not queued for in
+ * `pg_advisory_xact_lock`, whose blocked statement holds a snapshot: that would deadlock the holder's index build.
  */
 async function underRunLock<T>(
   dataSource: DataSource,
@@ -35,9 +27,9 @@ async function underRunLock<T>(
     for (;;) {
       await lock.startTransaction();
       await lock.query('SET LOCAL idle_in_transaction_session_timeout = 0; SET LOCAL statement_timeout = 0');
-      const [{ locked }] = (await lock.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [
-        MIGRATIONS_ADVISORY_LOCK,
-      ])) as { locked: boolean }[];
+      const [{ locked }] = (await lock.query(`SELECT pg_try_advisory_xact_lock(x'616e0002'::int) AS locked`)) as {
+        locked: boolean;
+      }[];
       if (locked) return await work(new MigrationExecutor(dataSource, runner), runner, lock);
       await lock.rollbackTransaction();
       await setTimeout(500);
@@ -49,12 +41,9 @@ async function underRunLock<T>(
 }
 
 /**
- * Runs `step` (one migration, up or down, and its record) under the migrations' bounds, which override the role's
- * defaults written for requests: no statement or idle-in-transaction timeout (an index build or a backfill takes as
- * long as it takes), and each lock waited for at most `migrationLockTimeoutMs` (requests queue behind a DDL
- * statement waiting for its lock). In a transaction of its own with `SET LOCAL` (holds through PgBouncer), committed
- * before the next migration starts; with `transaction = false`, statement by statement under session settings reset
- * after it, which needs a direct connection, not PgBouncer in transaction mode.
+ * Runs `step` (one migration, up or down, and its record) with no statement or idle timeout and each lock waited for
+ * at most `migrationLockTimeoutMs` (requests queue behind a DDL statement waiting for its lock): in a transaction of
+ * its own with `SET LOCAL`, or, with `transaction = false`, under session settings reset after it.
  */
 async function withMigrationBounds<T>(
   runner: QueryRunner,
@@ -125,16 +114,6 @@ export function revertLastMigration(dataSource: DataSource, bounds: MigrationLoc
   });
 }
 
-/** Applies the pending migrations at the service's start on a data source of their own, without its query bound. */
-export async function runMigrationsAt(url: string, bounds: MigrationLockTimeout): Promise<Migration[]> {
-  const dataSource = await new DataSource(commandDataSourceOptions(url)).initialize();
-  try {
-    return await runMigrations(dataSource, bounds);
-  } finally {
-    await dataSource.destroy();
-  }
-}
-
 /** The INVALID indexes of this database (a failed or interrupted build), but those another session is building. */
 async function invalidIndexes(runner: QueryRunner): Promise<string[]> {
   const rows = (await runner.query(
@@ -153,15 +132,14 @@ async function dropInvalidIndexesLeft(runner: QueryRunner, before: string[], bou
   const said: string[] = [];
   for (const name of (await invalidIndexes(runner).catch(() => [])).filter((name) => !before.includes(name))) {
     const drop = `DROP INDEX CONCURRENTLY IF EXISTS ${name}`;
-    const dropped = await withMigrationBounds(runner, false, bounds, () => runner.query(drop)).then(
-      () => true,
-      () => false,
-    );
-    said.push(
-      dropped
-        ? `the INVALID index ${name} it left was dropped`
-        : `it left the INVALID index ${name}, which could not be dropped: run \`${drop}\` before running the migrations again`,
-    );
+    try {
+      await withMigrationBounds(runner, false, bounds, () => runner.query(drop));
+      said.push(`the INVALID index ${name} it left was dropped`);
+    } catch {
+      said.push(
+        `it left the INVALID index ${name}, which could not be dropped: run \`${drop}\` before running the migrations again`,
+      );
+    }
   }
   return said.join('; ');
 }

@@ -9,15 +9,8 @@ import { IdempotencyKeysRepository, IdempotencyScope, StoredResponse } from './i
 /** How long a request waits for a concurrent request holding the same key; past it, 409. */
 const LOCK_WAIT_MS = 2_000;
 
-const keyInUse = () =>
-  new ApiError(
-    409,
-    ErrorCode.IdempotencyKeyInUse,
-    'A request with this Idempotency-Key is still in progress; retry later.',
-    {
-      'Retry-After': '1',
-    },
-  );
+const IN_PROGRESS = 'A request with this Idempotency-Key is still in progress; retry later.';
+const keyInUse = () => new ApiError(409, ErrorCode.IdempotencyKeyInUse, IN_PROGRESS, { 'Retry-After': '1' });
 
 export interface IdempotentOutcome<T> {
   status: number;
