@@ -18,7 +18,6 @@ export function dataSourceOptions(url: string, pool: DatabasePoolConfig = DATABA
     migrationsTableName: 'migrations',
     synchronize: false,
     migrationsRun: false,
-    // node-postgres's pool options.
     extra: {
       max: pool.max,
       idleTimeoutMillis: pool.idleTimeoutMs,

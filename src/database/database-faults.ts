@@ -6,12 +6,11 @@ import { EventEmitter, once } from 'node:events';
  * class. Anything that matches no row is a bug: 500, logged with its stack.
  * SQLSTATEs: https://www.postgresql.org/docs/current/errcodes-appendix.html
  */
-export type FaultAnswer =
-  | 'unavailable'
-  /** PostgreSQL rolled the transaction back and asks for it to be run again: once (withRetries), then 503. */
-  | 'retry-once'
-  /** No connection slot left on the server: run again after a pause (withRetries) until RETRY_DEADLINE_MS. */
-  | 'retry-until-deadline';
+/**
+ * `retry-once`: PostgreSQL rolled the transaction back and asks for it to be run again, once (withRetries);
+ * `retry-until-deadline`: no connection slot left on the server, asked again after a pause until RETRY_DEADLINE_MS.
+ */
+export type FaultAnswer = 'unavailable' | 'retry-once' | 'retry-until-deadline';
 
 /** A SQLSTATE, or its first characters (a class: `53`; a subclass: `57P`); the first row that matches wins. */
 export const DATABASE_FAULTS: readonly { sqlstate: string; kind: string; answer: FaultAnswer }[] = [
@@ -61,19 +60,11 @@ export interface DatabaseFault {
   answer: FaultAnswer;
 }
 
-/** Each error is classified once, however many places ask about it. */
-const classified = new WeakMap<object, DatabaseFault | null>();
-
 /** The row of DATABASE_FAULTS that `error` (a pg error, or TypeORM's QueryFailedError around one) matches, or null. */
 export function databaseFault(error: unknown): DatabaseFault | null {
   if (!error || typeof error !== 'object') return null;
-  let fault = classified.get(error);
-  if (fault === undefined) classified.set(error, (fault = classify(error)));
-  return fault;
-}
-
-function classify(err: { code?: unknown; message?: unknown; driverError?: unknown }): DatabaseFault | null {
-  const inner = err.driverError ? databaseFault(err.driverError) : null;
+  const err = error as { code?: unknown; message?: unknown; driverError?: unknown };
+  const inner = databaseFault(err.driverError);
   if (inner) return inner;
   const message = (typeof err.message === 'string' ? err.message : '').split('\n')[0];
   const code = typeof err.code === 'string' ? err.code : '';

@@ -1,4 +1,4 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { DatabasePoolConfig } from '../config/app-config.js';
@@ -6,17 +6,12 @@ import { DatabaseFaultLog } from './database-fault-log.js';
 import { commandDataSourceOptions, dataSourceOptions } from './data-source-options.js';
 import { connectionReleased } from './database-faults.js';
 import { pgPool } from './pg-pool.js';
-import { runMigrations } from './run-migrations.js';
+import { MigrationLockTimeout, runMigrations } from './run-migrations.js';
 import { applySessionTimeouts } from './session-timeouts.js';
 
 @Module({})
 export class DatabaseModule {
-  static forRoot(options: {
-    url: string;
-    migrationsRun: boolean;
-    migrationLockTimeoutMs: number;
-    pool: DatabasePoolConfig;
-  }): DynamicModule {
+  static forRoot(options: MigrationLockTimeout & { url: string; migrationsRun: boolean; pool: DatabasePoolConfig }) {
     return {
       module: DatabaseModule,
       imports: [

@@ -3,9 +3,7 @@ import { DataSource, Migration, MigrationExecutor, QueryRunner } from 'typeorm';
 import { databaseFault } from './database-faults.js';
 
 /** How long a migration waits for each lock (MIGRATION_LOCK_TIMEOUT_MS). */
-export interface MigrationLockTimeout {
-  migrationLockTimeoutMs: number;
-}
+export type MigrationLockTimeout = { migrationLockTimeoutMs: number };
 
 /** A migration failed: one line for the operator, naming what was applied before it, what failed and what to do. */
 export class MigrationFailedError extends Error {}

@@ -2,19 +2,11 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 
 /**
- * Whose key it is: keys of different API keys never meet, except an API key and its replacements (a rotation's
- * lineage, ApiKeyIdentity.lineage), so that a retry sent with the new key finds the first response.
+ * Whose key it is: keys of different API keys never meet, except an API key and its replacements (`lineage`, stored
+ * in `api_key_id`: the id of the lineage's first key), so that a retry sent with the new key finds the first response.
  */
-export interface IdempotencyScope {
-  /** Stored in `api_key_id`: the id of the lineage's first key, which is the key's own id until it is rotated. */
-  lineage: string;
-  key: string;
-}
-
-export interface StoredResponse {
-  status: number;
-  body: unknown;
-}
+export type IdempotencyScope = { lineage: string; key: string };
+export type StoredResponse = { status: number; body: unknown };
 
 /** Keys are kept at least this long; the purge deletes older ones. */
 export const IDEMPOTENCY_RETENTION_HOURS = 24;

@@ -12,12 +12,8 @@ const LOCK_WAIT_MS = 2_000;
 const IN_PROGRESS = 'A request with this Idempotency-Key is still in progress; retry later.';
 const keyInUse = () => new ApiError(409, ErrorCode.IdempotencyKeyInUse, IN_PROGRESS, { 'Retry-After': '1' });
 
-export interface IdempotentOutcome<T> {
-  status: number;
-  body: T;
-  /** True when the body is the stored response of an earlier request. */
-  replayed: boolean;
-}
+/** `replayed`: the body is the stored response of an earlier request. */
+export type IdempotentOutcome<T> = { status: number; body: T; replayed: boolean };
 
 /**
  * Runs a create at most once per (API key lineage, Idempotency-Key), as draft-ietf-httpapi-idempotency-key-header
