@@ -7,8 +7,6 @@ import { MIGRATIONS } from '../../migrations/index.js';
 import { RETRY_DEADLINE_MS } from './database-faults.js';
 import { SESSION_TIMEOUTS } from './session-timeouts.js';
 
-const logger = new Logger('Database');
-
 /** The one set of DataSource options, shared by the service and the commands; each module registers its entities. */
 export function dataSourceOptions(url: string, pool: DatabasePoolConfig = DATABASE_POOL_DEFAULTS): DataSourceOptions {
   return {
@@ -30,7 +28,7 @@ export function dataSourceOptions(url: string, pool: DatabasePoolConfig = DATABA
       // A connection between owners (just released, still closing) may emit `error` when the server ends its
       // session; with no listener then, the process would crash. The pool and TypeORM drop broken connections.
       onConnect: (client: ClientBase) => {
-        client.on('error', (error) => logger.warn(`Database connection lost: ${error.message}`));
+        client.on('error', (error) => new Logger('Database').warn(`Database connection lost: ${error.message}`));
       },
     },
   };

@@ -14,17 +14,15 @@ export abstract class DatabaseFaultCounter {
 type Series = { last: DatabaseFault; failed: number };
 
 /**
- * One warn line when a kind of fault first fails a request, then at most one per interval while it goes on, with
- * PostgreSQL's message and the requests it failed since; no stack. A quiet interval ends the series. Every failed
- * request is counted in the metric.
+ * One warn line when a kind of fault first fails a request, then at most one per interval while it goes on, with its
+ * message and the requests it failed since (no stack); a quiet interval ends the series. Each failure is counted.
  */
 @Injectable()
 export class DatabaseFaultLog implements OnApplicationShutdown {
   private readonly logger = new Logger('DatabaseFaults');
   private readonly series = new IntervalThrottle<string, Series>({
     intervalMs: DATABASE_FAULT_LOG_INTERVAL_MS,
-    // SQLSTATEs number a few hundred.
-    maxKeys: 1_000,
+    maxKeys: 1_000, // SQLSTATEs number a few hundred.
     onIntervalEnd: (_code, { last, failed }) => {
       if (failed === 0) return undefined;
       this.write(last, failed);

@@ -37,10 +37,7 @@ const UNREACHABLE_MESSAGES: readonly [RegExp, string][] = [
   [/the database system is (starting up|shutting down)/i, 'server starting or stopping'],
 ];
 
-/**
- * Not a SQLSTATE class: the service's own pool had no connection to lend within the connect timeout. The server may
- * be fine, so it is counted apart from class 08.
- */
+/** Not a SQLSTATE class: the service's own pool had no connection free (the server may be fine, unlike 08). */
 export const POOL_FULL_CLASS = 'pool';
 const POOL_FULL_MESSAGE = /timeout exceeded when trying to connect/i;
 
@@ -50,12 +47,11 @@ export const FAULT_CLASSES: readonly string[] = [
   POOL_FULL_CLASS,
 ];
 
+/** `code`: the SQLSTATE, or what stands for it (`ECONNREFUSED`); `message`: for the log, never for a client. */
 export interface DatabaseFault {
-  /** The SQLSTATE (`53100`), or what stands for it when the driver failed without one (`ECONNREFUSED`). */
   code: string;
   sqlClass: string;
   kind: string;
-  /** PostgreSQL's (or the driver's) own message: for the log, never for a client. */
   message: string;
   answer: FaultAnswer;
 }
