@@ -1,15 +1,13 @@
+import { Logger } from '@nestjs/common';
+import type { ClientBase } from 'pg';
 import type { DataSourceOptions } from 'typeorm';
 import type { DatabasePoolConfig } from '../config/app-config.js';
 import { DATABASE_POOL_DEFAULTS } from '../config/environment.js';
-import { DatabaseClient } from './database-client.js';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { RETRY_DEADLINE_MS } from './database-faults.js';
 import { SESSION_TIMEOUTS } from './session-timeouts.js';
 
-/**
- * The one set of DataSource options, shared by the service and the commands. Entities are not listed
- * here: each feature module registers its own (`TypeOrmModule.forFeature`), and the CLIs list theirs.
- */
+/** The one set of DataSource options, shared by the service and the commands; each module registers its entities. */
 export function dataSourceOptions(url: string, pool: DatabasePoolConfig = DATABASE_POOL_DEFAULTS): DataSourceOptions {
   return {
     type: 'postgres',
@@ -21,16 +19,17 @@ export function dataSourceOptions(url: string, pool: DatabasePoolConfig = DATABA
     extra: {
       max: pool.max,
       idleTimeoutMillis: pool.idleTimeoutMs,
-      // A dead or unreachable database must fail a request quickly (503), never hang it; a request also waits
-      // this long at most for a pooled connection.
+      // A dead or unreachable database fails a request quickly (503), and a request waits no longer for a connection.
       connectionTimeoutMillis: RETRY_DEADLINE_MS,
-      // The server cancels a slow statement (SESSION_TIMEOUTS, role settings: no startup parameters, which
-      // PgBouncer refuses); this bounds a query whose server or network went silent. The pool then drops
-      // the connection.
+      // The server cancels a slow statement (SESSION_TIMEOUTS); this bounds one whose server or network went silent.
       query_timeout: SESSION_TIMEOUTS.statement_timeout + 1_000,
       // A startup parameter PgBouncer accepts and tracks per client.
       application_name: 'animal-store',
-      Client: DatabaseClient,
+      // A connection between owners (just released, still closing) may emit `error` when the server ends its
+      // session; with no listener then, the process would crash. The pool and TypeORM drop broken connections.
+      onConnect: (client: ClientBase) => {
+        client.on('error', (error) => new Logger('Database').warn(`Database connection lost: ${error.message}`));
+      },
     },
   };
 }

@@ -1,29 +1,23 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { DatabasePoolConfig } from '../config/app-config.js';
 import { DatabaseFaultLog } from './database-fault-log.js';
-import { dataSourceOptions } from './data-source-options.js';
+import { commandDataSourceOptions, dataSourceOptions } from './data-source-options.js';
 import { connectionReleased } from './database-faults.js';
 import { pgPool } from './pg-pool.js';
-import { runMigrationsAt } from './run-migrations.js';
+import { MigrationLockTimeout, runMigrations } from './run-migrations.js';
 import { applySessionTimeouts } from './session-timeouts.js';
 
 @Module({})
 export class DatabaseModule {
-  static forRoot(options: {
-    url: string;
-    migrationsRun: boolean;
-    migrationLockTimeoutMs: number;
-    pool: DatabasePoolConfig;
-  }): DynamicModule {
+  static forRoot(options: MigrationLockTimeout & { url: string; migrationsRun: boolean; pool: DatabasePoolConfig }) {
     return {
       module: DatabaseModule,
       imports: [
         TypeOrmModule.forRootAsync({
           useFactory: () => ({
             ...dataSourceOptions(options.url, options.pool),
-            // Each feature module registers the entities it owns with TypeOrmModule.forFeature.
             autoLoadEntities: true,
             retryAttempts: 3,
             retryDelay: 1_000,
@@ -33,8 +27,12 @@ export class DatabaseModule {
             pgPool(dataSource).on('release', connectionReleased);
             try {
               await applySessionTimeouts(dataSource);
-              // Under the advisory lock and the migrations' own bounds, unlike TypeORM's own `migrationsRun`.
-              if (options.migrationsRun) await runMigrationsAt(options.url, options);
+              if (options.migrationsRun) {
+                // Under the runners' lock and the migrations' bounds (not TypeORM's `migrationsRun`), on a data
+                // source without the requests' query bound.
+                const migrator = await new DataSource(commandDataSourceOptions(options.url)).initialize();
+                await runMigrations(migrator, options).finally(() => migrator.destroy());
+              }
             } catch (error) {
               await dataSource.destroy();
               throw error;

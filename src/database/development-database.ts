@@ -16,10 +16,7 @@ export interface ScratchDatabase {
   close(): Promise<void>;
 }
 
-/**
- * What the development tools in `dev/` offer the service and its commands when no DATABASE_URL is set. They are
- * built beside the service in a checkout (`npm run build`) and left out of the image.
- */
+/** What the development tools in `dev/` (left out of the image) offer when no DATABASE_URL is set. */
 export interface DevelopmentDatabases {
   /** The embedded cluster under `dataDir` for the service; `stop()` stops it. */
   startEmbeddedPostgres: (options: EmbeddedDatabaseOptions) => Promise<{ url: string; stop(): Promise<void> }>;
@@ -29,16 +26,12 @@ export interface DevelopmentDatabases {
   openScratchDatabase: (databaseUrl: string | undefined) => Promise<ScratchDatabase>;
 }
 
-/**
- * The development tools as built (dist/src/database → dist/dev), named in a variable so that the service's own
- * build never compiles them: `start:prod` with DATABASE_URL loads none of it.
- */
+/** dist/src/database → dist/dev, in a variable so that the service's own build never compiles the tools. */
 const DEVELOPMENT_TOOLS = '../../dev/load-embedded-postgres.js';
 
 /**
- * Loads the development tools, or says in one line that this install has none (the image, or `npm ci --omit=dev`).
- * `ownSignals`: the caller handles SIGTERM/SIGINT itself (the service drains, then stops the cluster), so the
- * handlers embedded-postgres registers to stop every cluster at once are taken off again.
+ * Loads the development tools, or says that this install has none (the image, `npm ci --omit=dev`). `ownSignals`:
+ * the caller handles SIGTERM/SIGINT itself, so embedded-postgres's own handlers are taken off again.
  */
 export async function loadDevelopmentDatabases(ownSignals = false): Promise<DevelopmentDatabases> {
   try {

@@ -1,96 +1,47 @@
+import { setTimeout } from 'node:timers/promises';
 import { DataSource, Migration, MigrationExecutor, QueryRunner } from 'typeorm';
 import { databaseFault } from './database-faults.js';
-import { commandDataSourceOptions } from './data-source-options.js';
 
-/** Key of the advisory lock migration runners take turns on (session-timeouts.ts has its own). */
-export const MIGRATIONS_ADVISORY_LOCK = 0x616e_0002;
-
-/** How often a runner asks again for the lock another runner holds. */
-const RUN_LOCK_RETRY_MS = 500;
-
-/** How long a migration waits for each lock, and the variable that sets it. */
-export interface MigrationLockTimeout {
-  migrationLockTimeoutMs: number;
-}
+/** How long a migration waits for each lock (MIGRATION_LOCK_TIMEOUT_MS). */
+export type MigrationLockTimeout = { migrationLockTimeoutMs: number };
 
 /** A migration failed: one line for the operator, naming what was applied before it, what failed and what to do. */
 export class MigrationFailedError extends Error {}
-
-/** A migration stopped waiting for a lock: one line for the operator, naming the table and what to do. */
 export class MigrationLockTimeoutError extends MigrationFailedError {}
 
 /**
- * Holds the migrations' advisory lock for a whole run, in a transaction of its own on a connection of its own, so
- * that runners started together (several instances, a migrate Job beside an instance) take turns and the later ones
- * find nothing pending. A transaction-level lock, so it is safe through PgBouncer in transaction mode (the
- * transaction keeps its server connection), and a runner that dies releases it with its connection. The
- * transaction is idle while the migrations run on the other connection: `SET LOCAL` lifts the role's
- * idle-in-transaction bound, and it holds no snapshot then, so a `CREATE INDEX CONCURRENTLY` never waits for it.
- *
- * A runner asks with `pg_try_advisory_xact_lock` and asks again after a pause rather than queueing in
- * `pg_advisory_xact_lock`: a statement blocked there holds a snapshot, which a `CREATE INDEX CONCURRENTLY` of the
- * runner holding the lock waits for, a deadlock PostgreSQL ends by failing the index build. The wait is bounded by
- * nothing: another runner's migrations take as long as they take.
+ * Runs `work` on a connection of its own while another holds the runners' advisory lock, so that runners started
+ * together take turns. The lock is transaction-level (safe through PgBouncer; a dead runner releases it), in an idle
+ * transaction with no snapshot, which a `CREATE INDEX CONCURRENTLY` would wait for. It is polled, not queued for in
+ * `pg_advisory_xact_lock`, whose blocked statement holds a snapshot: that would deadlock the holder's index build.
  */
-async function takeRunLock(dataSource: DataSource): Promise<QueryRunner> {
-  const lock = dataSource.createQueryRunner();
-  try {
-    for (;;) {
-      await lock.startTransaction();
-      await lock.query('SET LOCAL idle_in_transaction_session_timeout = 0; SET LOCAL statement_timeout = 0');
-      const [{ locked }] = (await lock.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [
-        MIGRATIONS_ADVISORY_LOCK,
-      ])) as { locked: boolean }[];
-      if (locked) return lock;
-      await lock.rollbackTransaction();
-      await new Promise((resolve) => setTimeout(resolve, RUN_LOCK_RETRY_MS));
-    }
-  } catch (error) {
-    if (lock.isTransactionActive) await lock.rollbackTransaction().catch(() => undefined);
-    await lock.release();
-    throw error;
-  }
-}
-
-async function releaseRunLock(lock: QueryRunner): Promise<void> {
-  try {
-    if (lock.isTransactionActive) await lock.rollbackTransaction();
-  } finally {
-    await lock.release();
-  }
-}
-
-/** Runs `work` with a migration executor on a connection of its own, under the runners' advisory lock. */
 async function underRunLock<T>(
   dataSource: DataSource,
   work: (executor: MigrationExecutor, runner: QueryRunner, lock: QueryRunner) => Promise<T>,
 ): Promise<T> {
-  const lock = await takeRunLock(dataSource);
+  const lock = dataSource.createQueryRunner();
   const runner = dataSource.createQueryRunner();
   try {
-    return await work(new MigrationExecutor(dataSource, runner), runner, lock);
+    for (;;) {
+      await lock.startTransaction();
+      await lock.query('SET LOCAL idle_in_transaction_session_timeout = 0; SET LOCAL statement_timeout = 0');
+      const [{ locked }] = (await lock.query(`SELECT pg_try_advisory_xact_lock(x'616e0002'::int) AS locked`)) as {
+        locked: boolean;
+      }[];
+      if (locked) return await work(new MigrationExecutor(dataSource, runner), runner, lock);
+      await lock.rollbackTransaction();
+      await setTimeout(500);
+    }
   } finally {
-    await Promise.allSettled([runner.release(), releaseRunLock(lock)]);
+    const unlock = lock.isTransactionActive ? lock.rollbackTransaction() : Promise.resolve();
+    await Promise.allSettled([runner.release(), unlock.finally(() => lock.release())]);
   }
 }
 
-/** A migration that runs outside a transaction (`transaction = false`), such as `CREATE INDEX CONCURRENTLY`. */
-const outsideTransaction = (migration: { instance?: { transaction?: boolean } }) =>
-  migration.instance?.transaction === false;
-
 /**
- * Runs `step` (one migration, up or down, and its record) with the migrations' bounds, which override the role's
- * defaults written for the requests:
- * - no statement timeout (the service writes the requests' bound there, and an older build may have written
- *   another): an index build or a backfill takes as long as it takes;
- * - no idle-in-transaction timeout: a migration may pause between its statements;
- * - each lock waited for at most `migrationLockTimeoutMs`: requests on a table queue behind a DDL statement waiting
- *   for its lock.
- *
- * A migration runs in a transaction of its own, with `SET LOCAL` settings, which end with it and hold through
- * PgBouncer in transaction mode; it commits before the next starts, so the locks it took are held no longer than it
- * runs. One with `transaction = false` runs statement by statement under session settings, reset after it: those
- * need the same server session for all its statements, a direct connection, not PgBouncer in transaction mode.
+ * Runs `step` (one migration, up or down, and its record) with no statement or idle timeout and each lock waited for
+ * at most `migrationLockTimeoutMs` (requests queue behind a DDL statement waiting for its lock): in a transaction of
+ * its own with `SET LOCAL`, or, with `transaction = false`, under session settings reset after it.
  */
 async function withMigrationBounds<T>(
   runner: QueryRunner,
@@ -98,20 +49,16 @@ async function withMigrationBounds<T>(
   { migrationLockTimeoutMs }: MigrationLockTimeout,
   step: () => Promise<T>,
 ): Promise<T> {
-  const settings = [
-    'statement_timeout = 0',
-    'idle_in_transaction_session_timeout = 0',
-    `lock_timeout = ${Math.trunc(migrationLockTimeoutMs)}`,
-  ];
+  const settings = ['statement_timeout = 0', 'idle_in_transaction_session_timeout = 0'];
+  settings.push(`lock_timeout = ${Math.trunc(migrationLockTimeoutMs)}`);
   if (!inTransaction) {
     await runner.query(settings.map((setting) => `SET ${setting}`).join('; '));
     try {
       return await step();
     } finally {
       // Back to the role's defaults before the connection serves anything else; a lost connection is not reused.
-      await runner
-        .query('RESET statement_timeout; RESET idle_in_transaction_session_timeout; RESET lock_timeout')
-        .catch(() => undefined);
+      const reset = settings.map((setting) => `RESET ${setting.split(' ')[0]}`).join('; ');
+      await runner.query(reset).catch(() => undefined);
     }
   }
   await runner.startTransaction();
@@ -127,9 +74,8 @@ async function withMigrationBounds<T>(
 }
 
 /**
- * Applies the pending migrations, each in its own transaction (withMigrationBounds), under the runners' lock
- * (takeRunLock); returns the ones this runner applied. A failure leaves the migrations before it applied and
- * recorded, itself not, and says so (MigrationFailedError).
+ * Applies the pending migrations, each in its own transaction, under the runners' lock; returns the ones this runner
+ * applied. A failure leaves those before it applied and recorded, itself not, and says so (MigrationFailedError).
  */
 export function runMigrations(dataSource: DataSource, bounds: MigrationLockTimeout): Promise<Migration[]> {
   return underRunLock(dataSource, async (executor, runner, lock) => {
@@ -139,7 +85,7 @@ export function runMigrations(dataSource: DataSource, bounds: MigrationLockTimeo
       await lock.query('SELECT 1');
       const [next] = await executor.getPendingMigrations();
       if (!next) return applied;
-      const alone = outsideTransaction(next);
+      const alone = next.instance?.transaction === false;
       const invalidBefore = alone ? await invalidIndexes(runner) : [];
       try {
         await withMigrationBounds(runner, !alone, bounds, () => executor.executeMigration(next));
@@ -160,25 +106,10 @@ export function revertLastMigration(dataSource: DataSource, bounds: MigrationLoc
     const alone = known?.transaction === false;
     // In a transaction we start (or none), the executor only runs down() and deletes the record.
     executor.transaction = 'none';
-    try {
-      await withMigrationBounds(runner, !alone, bounds, () => executor.undoLastMigration());
-    } catch (error) {
+    await withMigrationBounds(runner, !alone, bounds, () => executor.undoLastMigration()).catch((error: unknown) => {
       throw lockTimeoutExplained(error, bounds.migrationLockTimeoutMs, 'nothing was reverted');
-    }
+    });
   });
-}
-
-/**
- * Applies the pending migrations at the service's start (MIGRATIONS_RUN) on a data source of their own: the
- * service's pool bounds each query on the client side, which a long migration must not meet.
- */
-export async function runMigrationsAt(url: string, bounds: MigrationLockTimeout): Promise<Migration[]> {
-  const dataSource = await new DataSource(commandDataSourceOptions(url)).initialize();
-  try {
-    return await runMigrations(dataSource, bounds);
-  } finally {
-    await dataSource.destroy();
-  }
 }
 
 /** The INVALID indexes of this database (a failed or interrupted build), but those another session is building. */
@@ -192,34 +123,23 @@ async function invalidIndexes(runner: QueryRunner): Promise<string[]> {
 }
 
 /**
- * A `CREATE INDEX CONCURRENTLY` that fails leaves its index behind, INVALID: never used by queries, yet updated by
- * every write, and in the way of running the migration again. Drops those the failed migration left (concurrently,
- * so writes go on), and says so; one that could not be dropped is named with the command that drops it.
+ * A failed `CREATE INDEX CONCURRENTLY` leaves its index INVALID: unused by queries, updated by every write, and in
+ * the way of the next run. Drops those the failed migration left (concurrently) and says so, or names the command.
  */
-async function dropInvalidIndexesLeft(
-  runner: QueryRunner,
-  before: readonly string[],
-  bounds: MigrationLockTimeout,
-): Promise<string> {
-  const left = (await invalidIndexes(runner).catch(() => [])).filter((name) => !before.includes(name));
+async function dropInvalidIndexesLeft(runner: QueryRunner, before: string[], bounds: MigrationLockTimeout) {
   const said: string[] = [];
-  for (const name of left) {
+  for (const name of (await invalidIndexes(runner).catch(() => [])).filter((name) => !before.includes(name))) {
     const drop = `DROP INDEX CONCURRENTLY IF EXISTS ${name}`;
-    const dropped = await withMigrationBounds(runner, false, bounds, () => runner.query(drop)).then(
-      () => true,
-      () => false,
-    );
-    said.push(
-      dropped
-        ? `the INVALID index ${name} it left was dropped`
-        : `it left the INVALID index ${name}, which could not be dropped: run \`${drop}\` before running the migrations again`,
-    );
+    try {
+      await withMigrationBounds(runner, false, bounds, () => runner.query(drop));
+      said.push(`the INVALID index ${name} it left was dropped`);
+    } catch {
+      said.push(
+        `it left the INVALID index ${name}, which could not be dropped: run \`${drop}\` before running the migrations again`,
+      );
+    }
   }
   return said.join('; ');
-}
-
-function list(names: readonly string[]): string {
-  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
 }
 
 /** The failure of migration `name` as one line: what was applied before it, what it left, and what to do. */
@@ -231,26 +151,20 @@ function failure(
   { migrationLockTimeoutMs }: MigrationLockTimeout,
   left: string,
 ): MigrationFailedError {
-  const names = applied.map((migration) => migration.name);
-  const were = names.length === 1 ? 'was' : 'were';
+  const names = new Intl.ListFormat('en-GB').format(applied.map((migration) => migration.name));
+  const were = applied.length === 1 ? 'was' : 'were';
   const leftover = left ? ` ${left[0].toUpperCase()}${left.slice(1)}.` : '';
   const partly = alone
     ? ` It ran outside a transaction (transaction = false): any statement of it before the failing one stays applied, so make each safe to run again.`
     : '';
-  const outcome =
-    names.length === 0 ? 'nothing was applied' : `${list(names)} ${were} applied and recorded, ${name} was not`;
-  const explained = lockTimeoutExplained(error, migrationLockTimeoutMs, outcome);
-  if (explained instanceof MigrationLockTimeoutError) {
-    return new MigrationLockTimeoutError(
-      `${explained.message} The migration that stopped: ${name}.${leftover}${partly}`,
-      { cause: error },
-    );
-  }
+  const outcome = names ? `${names} ${were} applied and recorded, ${name} was not` : 'nothing was applied';
+  const stopped = ` The migration that stopped: ${name}.${leftover}${partly}`;
+  const explained = lockTimeoutExplained(error, migrationLockTimeoutMs, outcome, stopped);
+  if (explained instanceof MigrationLockTimeoutError) return explained;
   const cause = (error instanceof Error ? error.message : String(error)).split('\n')[0];
-  const before =
-    names.length === 0
-      ? 'nothing before it was applied in this run'
-      : `${list(names)} before it ${were} applied and recorded`;
+  const before = names
+    ? `${names} before it ${were} applied and recorded`
+    : 'nothing before it was applied in this run';
   return new MigrationFailedError(
     `${name} failed: ${cause}; it is not recorded as applied, and ${before}.${leftover}${partly} ` +
       `Fix ${name}, then run the migrations again: they resume with it.`,
@@ -262,19 +176,18 @@ const RELATION =
   /\b(?:TABLE|ON|INTO|UPDATE|FROM|REFERENCES)\s+(?:ONLY\s+|IF\s+(?:NOT\s+)?EXISTS\s+)?((?:"[^"]+"|\w+)(?:\.(?:"[^"]+"|\w+))?)/i;
 
 /** A lock wait that ran out (SQLSTATE 55P03) as what it means for the operator; any other error as it is. */
-function lockTimeoutExplained(error: unknown, timeoutMs: number, outcome: string): unknown {
-  if (databaseFault(error)?.answer !== 'lock-wait') return error;
+function lockTimeoutExplained(error: unknown, timeoutMs: number, outcome: string, more = ''): unknown {
+  if (databaseFault(error)?.code !== '55P03') return error;
   const query = (error as { query?: unknown }).query;
   const statement = (typeof query === 'string' ? query : '').trim().replace(/\s+/g, ' ');
   const relation = RELATION.exec(statement)?.[1];
-  const what = relation ? `a lock on ${relation}` : 'a lock';
   const holders = relation
     ? ` (find them: SELECT pid, state, xact_start, query FROM pg_stat_activity WHERE pid IN (SELECT pid FROM pg_locks WHERE relation = '${relation.replaceAll("'", "''")}'::regclass AND granted))`
     : '';
   return new MigrationLockTimeoutError(
-    `waited ${timeoutMs} ms (MIGRATION_LOCK_TIMEOUT_MS) for ${what}, held by another session, at \`${statement.slice(0, 200)}\`; ` +
+    `waited ${timeoutMs} ms (MIGRATION_LOCK_TIMEOUT_MS) for ${relation ? `a lock on ${relation}` : 'a lock'}, held by another session, at \`${statement.slice(0, 200)}\`; ` +
       `${outcome}. Let the sessions holding it finish or end them${holders}, then run the migrations again; ` +
-      'raise MIGRATION_LOCK_TIMEOUT_MS only if requests on that table may wait that long behind the migration.',
+      `raise MIGRATION_LOCK_TIMEOUT_MS only if requests on that table may wait that long behind the migration.${more}`,
     { cause: error },
   );
 }

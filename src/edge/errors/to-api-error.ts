@@ -28,21 +28,7 @@ const fastifyErrors: Record<string, () => ApiError> = {
     new ApiError(400, ErrorCode.ValidationFailed, 'A path parameter is longer than allowed.'),
 };
 
-/** A concurrent request holds the same Idempotency-Key (the one lock wait a request bounds). */
-export const idempotencyKeyInUse = () =>
-  new ApiError(
-    409,
-    ErrorCode.IdempotencyKeyInUse,
-    'A request with this Idempotency-Key is still in progress; retry later.',
-    {
-      'Retry-After': '1',
-    },
-  );
-
-/**
- * Maps anything thrown while serving a request to the Error it is answered with. `fault` is the exception's row of
- * the database's fault table, for a caller that has classified it already.
- */
+/** Maps anything thrown while serving a request to its answer; `fault`: its row of the database's fault table. */
 export function toApiError(exception: unknown, fault: DatabaseFault | null = databaseFault(exception)): ApiError {
   if (exception instanceof ApiError) return exception;
 
@@ -60,7 +46,5 @@ export function toApiError(exception: unknown, fault: DatabaseFault | null = dat
   }
 
   // A row of the database's fault table is a fault we did not cause; the client never sees its message.
-  if (fault?.answer === 'lock-wait') return idempotencyKeyInUse();
-  if (fault) return serviceUnavailable();
-  return internalError();
+  return fault ? serviceUnavailable() : internalError();
 }

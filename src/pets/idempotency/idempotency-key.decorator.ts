@@ -7,14 +7,13 @@ export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 
 /**
- * Printable ASCII, neither starting nor ending with a space: HTTP strips a field value's surrounding whitespace
- * (RFC 9110 §5.5), so such a key never arrives as sent. Runs of spaces and of visible characters are disjoint,
- * so the pattern never backtracks. Published in the OpenAPI document.
+ * Printable ASCII, with no space at either end, which HTTP strips (RFC 9110 §5.5). Runs of spaces and of visible
+ * characters are disjoint, so the pattern never backtracks. Published in the OpenAPI document.
  */
 export const IDEMPOTENCY_KEY_PATTERN = String.raw`^[\x21-\x7e]+(?: +[\x21-\x7e]+)*$`;
 const PRINTABLE_KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 
-/** Absent, or 1 to 255 printable ASCII characters, no space at either end; anything else is a 400. */
+/** Absent, or a key as above; anything else is a 400. */
 export function parseIdempotencyKey(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.length > IDEMPOTENCY_KEY_MAX_LENGTH || !PRINTABLE_KEY.test(value)) {

@@ -1,9 +1,6 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
 
-/**
- * A row of `idempotency_keys`: the first response to a keyed request, per API key lineage (`api_key_id` holds the id
- * of the lineage's first key: an API key's own id until it is rotated, then also its replacements').
- */
+/** The first response to a keyed request, per API key lineage (`api_key_id`: the id of the lineage's first key). */
 @Entity('idempotency_keys')
 @Index('idempotency_keys_created_at_idx', ['createdAt'])
 export class IdempotencyKeyEntity {

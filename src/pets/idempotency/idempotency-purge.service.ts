@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { IdempotencyKeysRepository, IDEMPOTENCY_RETENTION_HOURS } from './idempotency-keys.repository.js';
-
-const PURGE_EVERY_MS = 60 * 60 * 1000;
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { IDEMPOTENCY_RETENTION_HOURS } from './idempotency-keys.repository.js';
 
 /** Deletes keys past their retention once an hour; a failed run is retried at the next one. */
 @Injectable()
@@ -9,10 +9,10 @@ export class IdempotencyPurgeService implements OnApplicationBootstrap, OnApplic
   private readonly logger = new Logger('IdempotencyPurge');
   private timer?: NodeJS.Timeout;
 
-  constructor(private readonly keys: IdempotencyKeysRepository) {}
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => void this.purge(), PURGE_EVERY_MS).unref();
+    this.timer = setInterval(() => void this.purge(), 60 * 60 * 1000).unref();
   }
 
   onApplicationShutdown(): void {
@@ -21,7 +21,10 @@ export class IdempotencyPurgeService implements OnApplicationBootstrap, OnApplic
 
   async purge(): Promise<void> {
     try {
-      const deleted = await this.keys.purgeExpired();
+      const [, deleted]: [unknown, number] = await this.dataSource.query(
+        `DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => $1)`,
+        [IDEMPOTENCY_RETENTION_HOURS],
+      );
       if (deleted > 0)
         this.logger.log(`Deleted ${deleted} idempotency keys older than ${IDEMPOTENCY_RETENTION_HOURS} h`);
     } catch (error) {

@@ -1,30 +1,23 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { withRetries } from '../../database/database-faults.js';
+import { databaseFault, withRetries } from '../../database/database-faults.js';
 import { ApiError } from '../../edge/errors/api-error.js';
 import { ErrorCode } from '../../edge/errors/error-code.js';
-import { idempotencyKeyInUse } from '../../edge/errors/to-api-error.js';
 import { IdempotencyKeysRepository, IdempotencyScope, StoredResponse } from './idempotency-keys.repository.js';
 
-/**
- * How long a request waits for a concurrent request holding the same key; past it, PostgreSQL's lock timeout
- * (a row of the fault table) is answered 409.
- */
+/** How long a request waits for a concurrent request holding the same key; past it, 409. */
 const LOCK_WAIT_MS = 2_000;
 
-export interface IdempotentOutcome<T> {
-  status: number;
-  body: T;
-  /** True when the body is the stored response of an earlier request. */
-  replayed: boolean;
-}
+const IN_PROGRESS = 'A request with this Idempotency-Key is still in progress; retry later.';
+const keyInUse = () => new ApiError(409, ErrorCode.IdempotencyKeyInUse, IN_PROGRESS, { 'Retry-After': '1' });
+
+/** `replayed`: the body is the stored response of an earlier request. */
+export type IdempotentOutcome<T> = { status: number; body: T; replayed: boolean };
 
 /**
- * Runs a create at most once per (API key lineage, Idempotency-Key), as
- * draft-ietf-httpapi-idempotency-key-header describes: the key is claimed,
- * the work done and its response stored in one transaction, so either all of
- * them happen or none does.
+ * Runs a create at most once per (API key lineage, Idempotency-Key), as draft-ietf-httpapi-idempotency-key-header
+ * describes: the key is claimed, the work done and its response stored in one transaction, all or nothing.
  */
 @Injectable()
 export class IdempotencyService {
@@ -49,7 +42,7 @@ export class IdempotencyService {
         }
         const record = await this.keys.find(manager, scope);
         // Purged between the two statements: the client may simply retry.
-        if (!record?.response) throw idempotencyKeyInUse();
+        if (!record?.response) throw keyInUse();
         if (record.fingerprint !== fingerprint) {
           throw new ApiError(
             422,
@@ -59,6 +52,9 @@ export class IdempotencyService {
         }
         return { status: record.response.status, body: record.response.body as T, replayed: true };
       }),
-    );
+    ).catch((error: unknown) => {
+      // The lock timeout set above ran out: a concurrent request still holds the key.
+      throw databaseFault(error)?.code === '55P03' ? keyInUse() : error;
+    });
   }
 }
