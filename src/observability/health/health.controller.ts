@@ -9,11 +9,7 @@ import { DatabaseOutage } from './database-outage.js';
 import { notReadyReason, ReadinessLog } from './readiness-log.js';
 import { ReadinessRound } from './readiness-round.js';
 
-/**
- * Probes for orchestrators and load balancers, outside `/v1` and the OpenAPI
- * document. A failing check answers 503 with the Error body; the reason is
- * logged once per change of readiness (ReadinessLog), not on every probe.
- */
+/** Probes for orchestrators and load balancers, outside `/v1` and the OpenAPI document. */
 @ApiExcludeController()
 @Public()
 @Controller()
@@ -27,17 +23,13 @@ export class HealthController {
     private readonly outage: DatabaseOutage,
   ) {}
 
-  /** The process is up and serving HTTP. */
   @Get(OPERATIONS_ROUTES.live)
   @HealthCheck()
   live() {
     return this.health.check([]);
   }
 
-  /**
-   * Worth sending traffic to: not shutting down (checked on every probe), database reachable (or unreachable for
-   * less than the instance's outage grace, when its checks are `degraded`), schema up to date.
-   */
+  /** Not shutting down, database reachable (or `degraded`: unreachable for less than the grace), schema current. */
   @Get(OPERATIONS_ROUTES.ready)
   @HealthCheck()
   async ready(): Promise<HealthCheckResult> {

@@ -9,7 +9,7 @@ import { ReadinessLog } from './readiness-log.js';
 import { ReadinessRound } from './readiness-round.js';
 
 @Module({
-  // Terminus would log a stack on every failing probe; ReadinessLog logs each change of readiness once.
+  // ReadinessLog, not terminus's stack on every failing probe.
   imports: [TerminusModule.forRoot({ logger: false })],
   controllers: [HealthController],
   providers: [

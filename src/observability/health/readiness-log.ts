@@ -8,10 +8,7 @@ export function notReadyReason(failed: Record<string, { status: string; message?
   return reasons.join('; ') || 'a check failed';
 }
 
-/**
- * Logs readiness when it changes, one line each time, instead of a stack on every probe (an orchestrator probes
- * every few seconds, so an outage would otherwise bury everything else in the log).
- */
+/** Logs readiness when it changes, one line each time, instead of a stack on every probe. */
 @Injectable()
 export class ReadinessLog {
   private readonly logger = new Logger('Readiness');
