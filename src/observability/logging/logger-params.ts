@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { context, trace } from '@opentelemetry/api';
+import { trace } from '@opentelemetry/api';
 import type { Params } from 'nestjs-pino';
 import { destination, stdSerializers } from 'pino';
 import type { Options } from 'pino-http';
@@ -18,10 +18,8 @@ export const LOG_FLUSH_INTERVAL_MS = 1000;
 
 /** A pino `mixin`: the trace and span ids of the span active when a line is written (inside a request). */
 function traceIds(): { trace_id?: string; span_id?: string } {
-  const span = trace.getSpan(context.active());
-  if (span === undefined) return {};
-  const { traceId, spanId } = span.spanContext();
-  return { trace_id: traceId, span_id: spanId };
+  const { traceId, spanId } = trace.getActiveSpan()?.spanContext() ?? {};
+  return traceId === undefined ? {} : { trace_id: traceId, span_id: spanId };
 }
 
 /**

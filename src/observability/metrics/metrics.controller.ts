@@ -14,11 +14,7 @@ import { ErrorCode } from '../../edge/errors/error-code.js';
 import { bearerChallenge } from '../../edge/http.constants.js';
 import { OPERATIONS_ROUTES } from '../operations-routes.js';
 
-/**
- * `/metrics` answers only to `Authorization: Bearer <METRICS_TOKEN>` when that token is configured. A wrong token
- * counts against the address's failed-authentication budget, as a wrong API key does; past it, wrong tokens get
- * 429 without a storage round trip, and the right one is still served. A request without a token is not counted.
- */
+/** `Authorization: Bearer <METRICS_TOKEN>` when one is configured (docs/operating.md, "Metrics"). */
 @Injectable()
 export class MetricsTokenGuard implements CanActivate {
   private readonly digest: Buffer | null;

@@ -10,13 +10,6 @@ import type { RateLimitStorageGauge, RateLimitStorageKind } from '../../auth/rat
 import { FAULT_CLASSES } from '../../database/database-faults.js';
 import { pgPool } from '../../database/pg-pool.js';
 
-const LATENCY_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
-
-interface RouteSeries {
-  requests: Counter.Internal;
-  duration: Histogram.Internal<string>;
-}
-
 /** The application's own Prometheus registry (several apps in one test process never clash). */
 @Injectable()
 export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateLimitStorageGauge {
@@ -33,7 +26,7 @@ export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateL
     name: 'http_request_duration_seconds',
     help: 'Time from receiving a request to finishing its response, by method, route and status.',
     labelNames: ['method', 'route', 'status'],
-    buckets: LATENCY_BUCKETS_SECONDS,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [this.registry],
   });
 
@@ -59,7 +52,7 @@ export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateL
   });
 
   // Per route and status, a Map lookup instead of prom-client hashing the labels (docs/performance.md).
-  private readonly series = new Map<string, RouteSeries>();
+  private readonly series = new Map<string, { requests: Counter.Internal; duration: Histogram.Internal<string> }>();
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,

@@ -4,12 +4,6 @@ import { textScrubber } from '../secret-scrubber.js';
 let stop: (() => Promise<void>) | undefined;
 let scrub = textScrubber([]);
 
-/** True when the operator asked for traces: an OTLP endpoint is set and the SDK is not disabled. */
-export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
-  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
-  return Boolean(endpoint) && env.OTEL_SDK_DISABLED?.trim().toLowerCase() !== 'true';
-}
-
 export const tracingStarted = () => stop !== undefined;
 export const markTracingStarted = (shutdown: () => Promise<void>) => void (stop = shutdown);
 /** Exports the spans still queued and stops the SDK; nothing when tracing is off. */
