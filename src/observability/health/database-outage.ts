@@ -7,13 +7,12 @@ export const OUTAGE_GRACE_JITTER = 0.2;
  * flapping path is one outage, not a new one at each passing round.
  */
 export class DatabaseOutage {
-  /** The setting, and up to OUTAGE_GRACE_JITTER more, by `jitter` (0 to 1). */
+  /** READINESS_OUTAGE_GRACE_MS (`recoveryMs`), and up to OUTAGE_GRACE_JITTER more, by `jitter` (0 to 1). */
   private readonly graceMs: number;
   private since: number | null = null;
   private answeringSince: number | null = null;
 
   constructor(
-    /** READINESS_OUTAGE_GRACE_MS. */
     private readonly recoveryMs: number,
     private readonly now: () => number = Date.now,
     jitter = Math.random(),

@@ -30,10 +30,6 @@ import { RedactingSpanExporter } from './redacting-span-exporter.js';
 import { markTracingStarted, scrubForExport } from './tracing-state.js';
 import { ThrottledReport } from './throttled-report.js';
 
-const REPORT_INTERVAL_MS = 60_000;
-/** A collector that is down must not hold the shutdown up. */
-const FLUSH_AT_SHUTDOWN_MS = 2_000;
-
 /** Probes and scrapes, one every few seconds per instance, would drown the traces. */
 const UNTRACED_PATHS = new Set(Object.values(OPERATIONS_ROUTES).map((route) => `/${route}`));
 /** Without the query string, which may carry a credential (`?access_token=…`, RFC 6750 §2.3). */
@@ -69,7 +65,7 @@ function reportProblems(): void {
       void import('@nestjs/common').then(({ Logger }) =>
         new Logger('Tracing').warn(`${message}; requests are served as usual, their spans are dropped`),
       ),
-    REPORT_INTERVAL_MS,
+    60_000,
   );
   setGlobalErrorHandler((error) =>
     problems.report(
@@ -140,8 +136,9 @@ export async function startTracing(): Promise<void> {
   subscribe('fastify.initialization', (message) =>
     (message as { fastify: FastifyInstance }).fastify.addHook('onSend', recordFaultCode),
   );
+  // A collector that is down must not hold the shutdown up.
   markTracingStarted(() =>
-    Promise.race([sdk.shutdown(), new Promise<void>((resolve) => setTimeout(resolve, FLUSH_AT_SHUTDOWN_MS).unref())]),
+    Promise.race([sdk.shutdown(), new Promise<void>((resolve) => setTimeout(resolve, 2_000).unref())]),
   );
   await waitForAllMessagesAcknowledged();
 }
