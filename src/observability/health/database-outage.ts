@@ -2,22 +2,17 @@
 export const OUTAGE_GRACE_JITTER = 0.2;
 
 /**
- * How long the database has been unreachable, as the readiness rounds see it. Every instance loses the database
- * together in a failover; turning them all unready would empty the load balancer, whose own error carries no
- * Retry-After, and bring them back only after their probes pass again. So an instance stays ready for a bounded
- * time (docs/operating.md, "Readiness during database faults"), and one cut off alone is still taken out after it.
- *
- * The outage ends only once the database has answered every round for the whole configured grace: a path that
- * flaps (a round passes now and then among failing ones) is one outage, not a new one at each passing round.
+ * How long the database has been unreachable, as the readiness rounds see it (docs/operating.md, "Readiness during
+ * database faults"). The outage ends only once the database has answered every round for the whole setting: a
+ * flapping path is one outage, not a new one at each passing round.
  */
 export class DatabaseOutage {
-  /** This instance's own grace: the setting, and up to OUTAGE_GRACE_JITTER more, by `jitter` (0 to 1). */
+  /** READINESS_OUTAGE_GRACE_MS (`recoveryMs`), and up to OUTAGE_GRACE_JITTER more, by `jitter` (0 to 1). */
   private readonly graceMs: number;
   private since: number | null = null;
   private answeringSince: number | null = null;
 
   constructor(
-    /** The setting (READINESS_OUTAGE_GRACE_MS): also how long the database must answer for an outage to end. */
     private readonly recoveryMs: number,
     private readonly now: () => number = Date.now,
     jitter = Math.random(),

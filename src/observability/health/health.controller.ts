@@ -1,43 +1,41 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckResult, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import type { HealthIndicatorResult } from '@nestjs/terminus';
 import { Public } from '../../auth/public.decorator.js';
+import type { AppConfig } from '../../config/app-config.js';
+import { APP_CONFIG } from '../../config/config.module.js';
 import { ShutdownState } from '../../edge/shutdown-state.js';
 import { OPERATIONS_ROUTES } from '../operations-routes.js';
 import { DatabaseOutage } from './database-outage.js';
 import { notReadyReason, ReadinessLog } from './readiness-log.js';
 import { ReadinessRound } from './readiness-round.js';
 
-/**
- * Probes for orchestrators and load balancers, outside `/v1` and the OpenAPI
- * document. A failing check answers 503 with the Error body; the reason is
- * logged once per change of readiness (ReadinessLog), not on every probe.
- */
+/** Probes for orchestrators and load balancers, outside `/v1` and the OpenAPI document. */
 @ApiExcludeController()
 @Public()
 @Controller()
 export class HealthController {
+  private readonly readiness = new ReadinessLog();
+  private readonly outage: DatabaseOutage;
+
   constructor(
     private readonly health: HealthCheckService,
     private readonly indicators: HealthIndicatorService,
     private readonly round: ReadinessRound,
     private readonly shutdown: ShutdownState,
-    private readonly readiness: ReadinessLog,
-    private readonly outage: DatabaseOutage,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.outage = new DatabaseOutage(config.readinessOutageGraceMs);
+  }
 
-  /** The process is up and serving HTTP. */
   @Get(OPERATIONS_ROUTES.live)
   @HealthCheck()
   live() {
     return this.health.check([]);
   }
 
-  /**
-   * Worth sending traffic to: not shutting down (checked on every probe), database reachable (or unreachable for
-   * less than the instance's outage grace, when its checks are `degraded`), schema up to date.
-   */
+  /** Not shutting down, database reachable (or `degraded`: unreachable for less than the grace), schema current. */
   @Get(OPERATIONS_ROUTES.ready)
   @HealthCheck()
   async ready(): Promise<HealthCheckResult> {
@@ -46,11 +44,8 @@ export class HealthController {
     const database = riddenOut ? this.degraded(checks) : checks;
     const session = this.indicators.check('shutdown');
     const shutdown = this.shutdown.isShuttingDown ? session.down('shutting down') : session.up();
-    const failed = Object.entries<{ status: string; message?: unknown }>({ ...shutdown, ...database }).filter(
-      ([, check]) => check.status === 'down',
-    );
-    if (failed.length === 0) this.readiness.record(true);
-    else this.readiness.record(false, notReadyReason(Object.fromEntries(failed)));
+    const reason = notReadyReason({ ...shutdown, ...database });
+    this.readiness.record(reason === '', reason);
     // terminus answers 503 when a check is down, which the error filter turns into the Error body.
     return this.health.check([() => shutdown, () => database]);
   }

@@ -1,24 +1,18 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 
-/** Why each failing check failed, in one line: `database: timeout of 1000ms exceeded; migrations: 1 pending migration(s)`. */
-export function notReadyReason(failed: Record<string, { status: string; message?: unknown }>): string {
-  const reasons = Object.entries(failed).map(([check, { message }]) => {
-    return `${check}: ${typeof message === 'string' && message ? message : 'down'}`;
-  });
-  return reasons.join('; ') || 'a check failed';
+/** Why each failing check failed, in one line (`database: timeout of 1000ms exceeded; migrations: …`); none: ''. */
+export function notReadyReason(checks: Record<string, { status: string; message?: unknown }>): string {
+  const failed = Object.entries(checks).filter(([, { status }]) => status === 'down');
+  return failed
+    .map(([check, { message }]) => `${check}: ${typeof message === 'string' && message ? message : 'down'}`)
+    .join('; ');
 }
 
-/**
- * Logs readiness when it changes, one line each time, instead of a stack on every probe (an orchestrator probes
- * every few seconds, so an outage would otherwise bury everything else in the log).
- */
-@Injectable()
+/** Logs readiness when it changes, one line each time, instead of a stack on every probe. */
 export class ReadinessLog {
   private readonly logger = new Logger('Readiness');
   private last: { ready: boolean; reason: string } | undefined;
 
-  record(ready: true): void;
-  record(ready: false, reason: string): void;
   record(ready: boolean, reason = ''): void {
     if (this.last?.ready === ready && this.last.reason === reason) return;
     if (ready) this.logger.log(this.last ? 'Ready again' : 'Ready');

@@ -5,30 +5,14 @@ import { DataSource, MigrationExecutor } from 'typeorm';
 import { databaseFault } from '../../database/database-faults.js';
 
 const CHECK_TIMEOUT_MS = 1_000;
-
-/**
- * How long one round of database checks answers every probe: a flood of `/health/ready` (which needs no key) then
- * costs one round of queries a second, and concurrent probes share the round in progress.
- */
+/** One round answers every probe for this long, and concurrent probes share the round in progress. */
 export const READINESS_CACHE_MS = 1_000;
 
-/**
- * What a round found: `ready`; `outage`, the database could not be reached (or not in time), which the instance
- * rides out for its grace (DatabaseOutage); `not-ready`, the schema is behind this build or a read failed for
- * another reason.
- */
+/** `outage`: the database did not answer (in time), which the instance rides out (DatabaseOutage). */
 export type Verdict = 'ready' | 'outage' | 'not-ready';
+export type Round = { verdict: Verdict; checks: HealthIndicatorResult };
 
-export type Round = {
-  verdict: Verdict;
-  /** terminus's result of each check, `database` and `migrations`. */
-  checks: HealthIndicatorResult;
-};
-
-/**
- * One round of the database checks (`SELECT 1`, and the migrations table read), run together, cached together and
- * classified once, so that no two checks' answers can come from either side of a change.
- */
+/** The database checks (`SELECT 1`, the migrations table read), run, cached and classified together. */
 @Injectable()
 export class ReadinessRound {
   constructor(
@@ -74,7 +58,6 @@ export class ReadinessRound {
     return { verdict, checks: { ...database, ...migrations } };
   }
 
-  /** Every migration this build knows has been applied to the database. */
   private async applied(): Promise<Record<string, unknown>> {
     // A build that lost its migrations would otherwise see "0 applied, 0 pending" and call itself ready.
     if (this.dataSource.migrations.length === 0) throw new Error('this build carries no migrations');
@@ -84,12 +67,7 @@ export class ReadinessRound {
   }
 }
 
-/**
- * A database check passes when the server refused it only for lack of a connection slot (its row in the fault
- * table). Every replica shares that fault: taking them all out of the load balancer would turn a slow service into
- * none, so the instance stays ready and its requests wait for slots (docs/operating.md, "Readiness during database
- * faults"). A read-only or full database passes the checks (they only read).
- */
+/** A check refused only for lack of a connection slot passes (docs/operating.md, "Resilience"). */
 async function unlessCrowded(check: Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
   try {
     return await check;

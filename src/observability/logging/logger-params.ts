@@ -1,35 +1,30 @@
 import { createRequire } from 'node:module';
+import { trace } from '@opentelemetry/api';
 import type { Params } from 'nestjs-pino';
 import { destination, stdSerializers } from 'pino';
 import type { Options } from 'pino-http';
 import type { AppConfig } from '../../config/app-config.js';
-import { traceIds } from '../tracing/log-correlation.js';
 import { tracingStarted } from '../tracing/tracing-state.js';
 import { configuredSecrets, secretScrubber } from '../secret-scrubber.js';
 
-// pino-pretty is required only outside production, so production does not load it (and keep it in memory).
+// pino-pretty is required only outside production, so production does not load it.
 const require = createRequire(import.meta.url);
 
-/**
- * Lines waiting to be written are held up to this size, then new ones are dropped. Under overload the event
- * loop turns slowly and pino's asynchronous stdout writes one 16 KiB chunk per turn, less than the per-request
- * lines it is given: unbounded, that queue grew for as long as the overload lasted (docs/operating.md, "Resilience").
- */
+/** Lines waiting to be written are held up to this size, then dropped (docs/operating.md, "Resilience"). */
 export const LOG_BUFFER_MAX_BYTES = 4 * 1024 * 1024;
-
-/**
- * Lines are written to stdout in batches of at least this size (about a dozen request lines), so that a busy
- * instance makes one write per batch instead of one per request; a quiet one is flushed every
- * LOG_FLUSH_INTERVAL_MS, and pino flushes what is left when the process exits.
- */
+/** Lines reach stdout in batches of at least this size, or every LOG_FLUSH_INTERVAL_MS (docs/operating.md, "Logs"). */
 export const LOG_WRITE_MIN_BYTES = 4096;
 export const LOG_FLUSH_INTERVAL_MS = 1000;
 
+/** A pino `mixin`: the trace and span ids of the span active when a line is written (inside a request). */
+function traceIds(): { trace_id?: string; span_id?: string } {
+  const { traceId, spanId } = trace.getActiveSpan()?.spanContext() ?? {};
+  return traceId === undefined ? {} : { trace_id: traceId, span_id: spanId };
+}
+
 /**
- * nestjs-pino's settings: JSON lines in production, pretty lines otherwise,
- * at LOG_LEVEL. The one line per request is written by RequestLogHook, which
- * knows the route and the caller; the other lines written while serving a
- * request (ApiErrorFilter, DeprecationInterceptor) name its `reqId` themselves.
+ * nestjs-pino's settings: JSON lines in production, pretty lines otherwise, at LOG_LEVEL. The one line per request
+ * is RequestLogHook's; the other lines written while serving a request name its `reqId` themselves.
  */
 export function loggerParams(config: Pick<AppConfig, 'logLevel' | 'production' | 'apiKeys' | 'metricsToken'>): Params {
   const options: Options = {
@@ -40,11 +35,9 @@ export function loggerParams(config: Pick<AppConfig, 'logLevel' | 'production' |
     wrapSerializers: false,
     serializers: { req: () => undefined, res: () => undefined, err: stdSerializers.err },
     hooks: { streamWrite: secretScrubber(configuredSecrets(config)) },
-    // With tracing on, every line written inside a request names its trace and span (docs/operating.md, "Tracing").
     ...(tracingStarted() && { mixin: traceIds }),
   };
-  // No per-request middleware: nestjs-pino's would give every request a pino-http child logger inside an
-  // AsyncLocalStorage context, whose promise hooks then tax every promise of the request (docs/performance.md).
+  // No per-request middleware, whose AsyncLocalStorage taxes every promise (docs/performance.md).
   const forRoutes: Params['forRoutes'] = [];
   if (config.logLevel === 'silent') return { pinoHttp: options, forRoutes };
   if (config.production) {

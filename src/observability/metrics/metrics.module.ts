@@ -6,8 +6,7 @@ import type { AppConfig } from '../../config/app-config.js';
 import { DatabaseFaultCounter } from '../../database/database-fault-log.js';
 import { DeprecatedCallCounter } from '../../deprecation/deprecation.interceptor.js';
 import { OPERATIONS_ROUTES } from '../operations-routes.js';
-import { MetricsController } from './metrics.controller.js';
-import { MetricsTokenGuard } from './metrics-token.guard.js';
+import { MetricsController, MetricsTokenGuard } from './metrics.controller.js';
 import { MetricsService } from './metrics.service.js';
 
 /** Says once, at start, why `/metrics` is not served and how to serve it. */
@@ -22,9 +21,8 @@ class MetricsClosedWarning implements OnApplicationBootstrap {
 }
 
 /**
- * Global so that any feature (the deprecation interceptor, for one) can record into the one registry. The scrape
- * route is served in development, and in production only behind METRICS_TOKEN: without it, production answers
- * `/metrics` as any unknown path (404), since key ids and process details are nobody else's business.
+ * Global, so that any feature can record into the one registry. Production serves `/metrics` only behind
+ * METRICS_TOKEN, else answers it as any unknown path (404): key ids and process details are nobody else's business.
  */
 @Global()
 @Module({})
@@ -33,7 +31,7 @@ export class MetricsModule {
     const served = !config.production || config.metricsToken !== undefined;
     return {
       module: MetricsModule,
-      // The metrics token's failures count against the same per-address budget as API keys'.
+      // The metrics token's failures count against API keys' per-address budget.
       imports: [RateLimitModule],
       controllers: served ? [MetricsController] : [],
       providers: [

@@ -10,18 +10,7 @@ import type { RateLimitStorageGauge, RateLimitStorageKind } from '../../auth/rat
 import { FAULT_CLASSES } from '../../database/database-faults.js';
 import { pgPool } from '../../database/pg-pool.js';
 
-const LATENCY_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
-
-interface RouteSeries {
-  requests: Counter.Internal;
-  duration: Histogram.Internal<string>;
-}
-
-/**
- * The service's Prometheus registry (one per application, so several apps in
- * one test process never clash): HTTP traffic by route and status, deprecated
- * calls by key, the database pool, and the default process metrics.
- */
+/** The application's own Prometheus registry (several apps in one test process never clash). */
 @Injectable()
 export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateLimitStorageGauge {
   readonly registry = new Registry();
@@ -37,7 +26,7 @@ export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateL
     name: 'http_request_duration_seconds',
     help: 'Time from receiving a request to finishing its response, by method, route and status.',
     labelNames: ['method', 'route', 'status'],
-    buckets: LATENCY_BUCKETS_SECONDS,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [this.registry],
   });
 
@@ -54,14 +43,6 @@ export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateL
     labelNames: ['sqlstate_class'],
     registers: [this.registry],
   });
-  /** Every class's series, present from the start at 0: a burst of faults right after a start shows in rate(). */
-  private readonly faultsByClass = new Map(
-    FAULT_CLASSES.map((sqlClass) => {
-      const series = this.databaseFaults.labels({ sqlstate_class: sqlClass });
-      series.inc(0);
-      return [sqlClass, series];
-    }),
-  );
 
   private readonly rateLimitStorage = new Gauge({
     name: 'animal_store_rate_limit_storage',
@@ -70,16 +51,16 @@ export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateL
     registers: [this.registry],
   });
 
-  // Label lookups are cached per route and status (and per deprecated operation and key), so a request
-  // costs a Map lookup per series instead of prom-client hashing its labels.
-  private readonly series = new Map<string, RouteSeries>();
-  private readonly deprecatedCallers = new Map<string, Counter.Internal>();
+  // Per route and status, a Map lookup instead of prom-client hashing the labels (docs/performance.md).
+  private readonly series = new Map<string, { requests: Counter.Internal; duration: Histogram.Internal<string> }>();
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     @InjectDataSource() dataSource: DataSource,
   ) {
     collectDefaultMetrics({ register: this.registry });
+    // Every class from the start, at 0: a burst of faults right after a start shows in rate().
+    for (const sqlClass of FAULT_CLASSES) this.databaseFaults.inc({ sqlstate_class: sqlClass }, 0);
     new Gauge({
       name: 'animal_store_db_pool_connections',
       help: 'Database pool: connections open (total), idle, and requests waiting for one (waiting).',
@@ -111,7 +92,7 @@ export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateL
   }
 
   recordDatabaseFault(sqlClass: string): void {
-    (this.faultsByClass.get(sqlClass) ?? this.databaseFaults.labels({ sqlstate_class: sqlClass })).inc();
+    this.databaseFaults.inc({ sqlstate_class: sqlClass });
   }
 
   storageInUse(storage: RateLimitStorageKind): void {
@@ -120,12 +101,6 @@ export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateL
   }
 
   recordDeprecatedCall(operation: string, keyId: string): void {
-    const key = `${operation} ${keyId}`;
-    let counter = this.deprecatedCallers.get(key);
-    if (!counter) {
-      counter = this.deprecatedCalls.labels({ operation, key_id: keyId });
-      this.deprecatedCallers.set(key, counter);
-    }
-    counter.inc();
+    this.deprecatedCalls.inc({ operation, key_id: keyId });
   }
 }

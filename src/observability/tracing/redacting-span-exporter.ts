@@ -4,52 +4,19 @@ import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 
 type Scrub = (text: string) => string;
 
-function scrubValue(value: AttributeValue | undefined, scrub: Scrub): AttributeValue | undefined {
-  if (typeof value === 'string') return scrub(value);
-  if (Array.isArray(value)) {
-    return value.map((item: unknown) => (typeof item === 'string' ? scrub(item) : item)) as AttributeValue;
-  }
-  return value;
-}
-
 function scrubAttributes(attributes: Attributes, scrub: Scrub): Attributes {
-  return Object.fromEntries(Object.entries(attributes).map(([key, value]) => [key, scrubValue(value, scrub)]));
-}
-
-/** A copy of the span whose name, status message, attribute values, events and links went through `scrub`. */
-export function scrubbedSpan(span: ReadableSpan, scrub: Scrub): ReadableSpan {
-  return {
-    name: scrub(span.name),
-    kind: span.kind,
-    spanContext: () => span.spanContext(),
-    parentSpanContext: span.parentSpanContext,
-    startTime: span.startTime,
-    endTime: span.endTime,
-    status: span.status.message === undefined ? span.status : { ...span.status, message: scrub(span.status.message) },
-    attributes: scrubAttributes(span.attributes, scrub),
-    links: span.links.map((link) => ({
-      ...link,
-      ...(link.attributes && { attributes: scrubAttributes(link.attributes, scrub) }),
-    })),
-    events: span.events.map((event) => ({
-      ...event,
-      name: scrub(event.name),
-      ...(event.attributes && { attributes: scrubAttributes(event.attributes, scrub) }),
-    })),
-    duration: span.duration,
-    ended: span.ended,
-    resource: span.resource,
-    instrumentationScope: span.instrumentationScope,
-    droppedAttributesCount: span.droppedAttributesCount,
-    droppedEventsCount: span.droppedEventsCount,
-    droppedLinksCount: span.droppedLinksCount,
-  };
+  const scrubValue = (value: unknown) => (typeof value === 'string' ? scrub(value) : value);
+  return Object.fromEntries(
+    Object.entries(attributes).map(([key, value]) => [
+      key,
+      (Array.isArray(value) ? value.map(scrubValue) : scrubValue(value)) as AttributeValue | undefined,
+    ]),
+  );
 }
 
 /**
- * Hands the exporter a scrubbed copy of every span: the last line of defence before the collector, as the log
- * lines' scrubber is before stdout. Whatever an instrumentation records (a path, a user agent, an error message),
- * nothing shaped like a key or a bearer credential, and no configured secret, leaves the process.
+ * Hands the exporter a scrubbed view of every span (name, status message, attribute values, events and links), the
+ * span the SDK holds left as it was: as the log lines' scrubber, the last line of defence before the collector.
  */
 export class RedactingSpanExporter implements SpanExporter {
   constructor(
@@ -58,17 +25,28 @@ export class RedactingSpanExporter implements SpanExporter {
   ) {}
 
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
-    this.exporter.export(
-      spans.map((span) => scrubbedSpan(span, this.scrub)),
-      resultCallback,
+    const scrub = this.scrub;
+    const scrubbed = spans.map((span): ReadableSpan =>
+      // Every other field and method is read through to the original.
+      Object.assign(Object.create(span) as ReadableSpan, {
+        name: scrub(span.name),
+        status:
+          span.status.message === undefined ? span.status : { ...span.status, message: scrub(span.status.message) },
+        attributes: scrubAttributes(span.attributes, scrub),
+        links: span.links.map((link) => ({
+          ...link,
+          attributes: link.attributes && scrubAttributes(link.attributes, scrub),
+        })),
+        events: span.events.map((event) => ({
+          ...event,
+          name: scrub(event.name),
+          attributes: event.attributes && scrubAttributes(event.attributes, scrub),
+        })),
+      }),
     );
+    this.exporter.export(scrubbed, resultCallback);
   }
 
-  shutdown(): Promise<void> {
-    return this.exporter.shutdown();
-  }
-
-  forceFlush(): Promise<void> {
-    return this.exporter.forceFlush?.() ?? Promise.resolve();
-  }
+  shutdown = () => this.exporter.shutdown();
+  forceFlush = () => this.exporter.forceFlush?.() ?? Promise.resolve();
 }

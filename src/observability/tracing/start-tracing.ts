@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { createAddHookMessageChannel } from 'import-in-the-middle';
 import { FastifyOtelInstrumentation } from '@fastify/otel';
-import { diag, DiagLogLevel, SpanStatusCode, type DiagLogger } from '@opentelemetry/api';
+import { diag, DiagLogLevel, SpanStatusCode, type Span } from '@opentelemetry/api';
 import { setGlobalErrorHandler } from '@opentelemetry/core';
 import { OTLPTraceExporter as GrpcTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -30,20 +30,13 @@ import { RedactingSpanExporter } from './redacting-span-exporter.js';
 import { markTracingStarted, scrubForExport } from './tracing-state.js';
 import { ThrottledReport } from './throttled-report.js';
 
-/** An exporter or queue problem is logged at most this often, with how many times it recurred meanwhile. */
-const REPORT_INTERVAL_MS = 60_000;
-/** At shutdown the queued spans get this long to reach the collector: a collector that is down must not hold it up. */
-const FLUSH_AT_SHUTDOWN_MS = 2_000;
-
-const SERVICE_NAME = 'animal-store';
-
-/** Probes and scrapes (the operations routes): one every few seconds per instance would drown the traces. */
+/** Probes and scrapes, one every few seconds per instance, would drown the traces. */
 const UNTRACED_PATHS = new Set(Object.values(OPERATIONS_ROUTES).map((route) => `/${route}`));
-/** A request URL without its query string, which may carry a credential (`?access_token=…`, RFC 6750 §2.3). */
+/** Without the query string, which may carry a credential (`?access_token=…`, RFC 6750 §2.3). */
 const pathOf = (url: string | undefined) => url?.split('?', 1)[0] ?? '';
 const untraced = (url: string | undefined) => UNTRACED_PATHS.has(pathOf(url));
 
-/** The Error body's `code` of each 5xx response, read when it is sent, for its SERVER span's status. */
+/** The Error body's `code` of each 5xx response, for its SERVER span's status. */
 const faultCodes = new WeakMap<ServerResponse, string>();
 
 function recordFaultCode(_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: () => void): void {
@@ -52,42 +45,44 @@ function recordFaultCode(_request: FastifyRequest, reply: FastifyReply, payload:
       const code = (JSON.parse(payload) as { code?: unknown }).code;
       if (typeof code === 'string') faultCodes.set(reply.raw, code);
     } catch {
-      // Not an Error body: the span keeps the bare error status the HTTP instrumentation gives a 5xx.
+      // Not an Error body: the span keeps the HTTP instrumentation's bare error status.
     }
   }
   done();
 }
 
-function markFault(span: import('@opentelemetry/api').Span, _request: unknown, response: unknown): void {
+function markFault(span: Span, _request: unknown, response: unknown): void {
   const code = faultCodes.get(response as ServerResponse);
   if (code === undefined) return;
   span.setStatus({ code: SpanStatusCode.ERROR, message: code });
   span.setAttribute(ATTR_ERROR_TYPE, code);
 }
 
-/** The SDK's own warnings and errors (export failures, spans dropped from a full queue) through the service's log. */
+/** The SDK's own warnings and errors (export failures, a full queue) through the service's log. */
 function reportProblems(): void {
   const problems = new ThrottledReport(
     (message) =>
       void import('@nestjs/common').then(({ Logger }) =>
         new Logger('Tracing').warn(`${message}; requests are served as usual, their spans are dropped`),
       ),
-    REPORT_INTERVAL_MS,
+    60_000,
   );
   setGlobalErrorHandler((error) =>
     problems.report(
       `Trace export failed: ${typeof error === 'string' ? error : (error.message ?? error.name ?? 'unknown error')}`,
     ),
   );
-  // OTEL_LOG_LEVEL, when set, gives the SDK's own console logger instead (for debugging the exporter).
+  // OTEL_LOG_LEVEL, when set, keeps the SDK's own console logger (for debugging the exporter).
   if (process.env.OTEL_LOG_LEVEL) return;
   const warn = (message: string) => problems.report(`OpenTelemetry: ${message}`);
   const quiet = () => undefined;
-  const logger: DiagLogger = { error: warn, warn, info: quiet, debug: quiet, verbose: quiet };
-  diag.setLogger(logger, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
+  diag.setLogger(
+    { error: warn, warn, info: quiet, debug: quiet, verbose: quiet },
+    { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
+  );
 }
 
-/** The OTLP exporter OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (or OTEL_EXPORTER_OTLP_PROTOCOL) names, as the SDK picks it. */
+/** The OTLP exporter the protocol variables name, as the SDK picks it (it has no seam to wrap its own choice). */
 function otlpExporter(): SpanExporter {
   const protocol =
     process.env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() ||
@@ -99,13 +94,9 @@ function otlpExporter(): SpanExporter {
   return new ProtobufTraceExporter();
 }
 
-/**
- * Starts the OpenTelemetry SDK, configured by the standard OTEL_* variables (exporter endpoint and protocol,
- * sampler, batch queue, resource): a SERVER span per request with the route template (instrumentation-http, named
- * by @fastify/otel), the handler's span, one span per PostgreSQL statement and per Redis command.
- */
+/** The OpenTelemetry SDK, configured by the standard OTEL_* variables (docs/operating.md, "Tracing"). */
 export async function startTracing(): Promise<void> {
-  // import-in-the-middle's loader hook, limited to the modules the instrumentations below ask for.
+  // import-in-the-middle's loader hook, limited to the modules the instrumentations ask for.
   const { registerOptions, waitForAllMessagesAcknowledged } = createAddHookMessageChannel();
   register('import-in-the-middle/hook.mjs', import.meta.url, registerOptions);
 
@@ -114,17 +105,16 @@ export async function startTracing(): Promise<void> {
   const sdk = new NodeSDK({
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) override these.
     resource: defaultResource().merge(
-      resourceFromAttributes({ [ATTR_SERVICE_NAME]: SERVICE_NAME, [ATTR_SERVICE_VERSION]: version }),
+      resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'animal-store', [ATTR_SERVICE_VERSION]: version }),
     ),
-    // Traces only: the service's metrics are Prometheus' (/metrics), its logs go to stdout.
+    // Traces only: metrics are Prometheus' (/metrics), logs go to stdout.
     metricReaders: [],
     logRecordProcessors: [],
-    // Batched as the OTEL_BSP_* variables say; each span scrubbed on its way out (docs/operating.md, "Tracing").
     traceExporter: new RedactingSpanExporter(otlpExporter(), scrubForExport),
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (request: IncomingMessage) => untraced(request.url),
-        // The path (url.path) and the route, never the query string: its hook's attributes replace the computed ones.
+        // Never the query string: this hook's attributes replace the computed ones.
         startIncomingSpanHook: () => ({ [ATTR_URL_QUERY]: undefined }),
         applyCustomAttributesOnSpan: markFault,
       }),
@@ -133,7 +123,7 @@ export async function startTracing(): Promise<void> {
         ignorePaths: ({ url }) => untraced(url),
         // Its url.path is the request's URL, query string included.
         requestHook: (span, request) => span.setAttribute(ATTR_URL_PATH, pathOf(request.url)),
-        // The request and its handler; Fastify's hooks (ours and plugins') would add a span each.
+        // Fastify's hooks (ours and plugins') would add a span each.
         instrumentHooks: false,
       }),
       // Statement text only, with its $1 placeholders: parameter values are never recorded.
@@ -146,8 +136,9 @@ export async function startTracing(): Promise<void> {
   subscribe('fastify.initialization', (message) =>
     (message as { fastify: FastifyInstance }).fastify.addHook('onSend', recordFaultCode),
   );
+  // A collector that is down must not hold the shutdown up.
   markTracingStarted(() =>
-    Promise.race([sdk.shutdown(), new Promise<void>((resolve) => setTimeout(resolve, FLUSH_AT_SHUTDOWN_MS).unref())]),
+    Promise.race([sdk.shutdown(), new Promise<void>((resolve) => setTimeout(resolve, 2_000).unref())]),
   );
   await waitForAllMessagesAcknowledged();
 }

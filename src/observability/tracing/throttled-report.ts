@@ -1,9 +1,6 @@
 import { IntervalThrottle } from '../../common/interval-throttle.js';
 
-/**
- * A problem that may repeat for every batch (the collector down, the queue full) is reported once, then at most
- * once per interval with how many times it happened since, so that the log never gets a line per batch.
- */
+/** A problem repeated every batch is reported once, then at most once per interval with how often it recurred. */
 export class ThrottledReport {
   private readonly reported: IntervalThrottle<'report'>;
   private heldBack = 0;
