@@ -12,8 +12,11 @@ import {
 import type { FastifyReply } from 'fastify';
 import type { ApiKeyIdentity } from '../auth/api-key-identity.js';
 import { CurrentApiKey } from '../auth/current-api-key.decorator.js';
-import { ApiErrorResponses, rateLimitHeaderDocs } from '../openapi/api-error-responses.decorator.js';
-import { deprecationHeaderDocs } from '../openapi/deprecation-headers.js';
+import {
+  ApiErrorResponses,
+  deprecationHeaderDocs,
+  rateLimitHeaderDocs,
+} from '../openapi/api-error-responses.decorator.js';
 import { RequiresScope } from '../openapi/requires-scope.decorator.js';
 import { Deprecated } from '../deprecation/deprecated.decorator.js';
 import { API_PREFIX, BODY_LIMIT_BYTES } from '../edge/http.constants.js';
