@@ -68,20 +68,21 @@ export function rateLimitHeaderDocs({ required }: { required: boolean }): Header
   };
 }
 
+const DEPRECATION_HEADERS = {
+  Deprecation: 'When the operation became deprecated (RFC 9745): `@` and seconds since the epoch.',
+  Sunset: 'When the operation is announced to be removed (RFC 8594), as an HTTP-date.',
+  Link: 'The operation to use instead, with `rel="successor-version"`.',
+};
+
 /** The `Deprecation`, `Sunset` and `Link` headers a deprecated operation sends, with the policy's values. */
 export function deprecationHeaderDocs(policy: DeprecationPolicy, { required }: { required: boolean }): HeadersObject {
   const values = deprecationHeaders(policy);
-  return {
-    Deprecation: enumHeader(
-      'When the operation became deprecated (RFC 9745): `@` and seconds since the epoch.',
-      required,
-      [values.Deprecation],
-    ),
-    Sunset: enumHeader('When the operation is announced to be removed (RFC 8594), as an HTTP-date.', required, [
-      values.Sunset,
+  return Object.fromEntries(
+    Object.entries(DEPRECATION_HEADERS).map(([name, description]) => [
+      name,
+      enumHeader(description, required, [values[name]]),
     ]),
-    Link: enumHeader('The operation to use instead, with `rel="successor-version"`.', required, [values.Link]),
-  };
+  );
 }
 
 // 401 by the guard itself; 408, 413 and 415 while the request is read, before any guard runs.

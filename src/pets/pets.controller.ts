@@ -18,15 +18,17 @@ import { IDEMPOTENCY_RETENTION_HOURS } from './idempotency/idempotency-keys.repo
 import { NewPet } from './dto/create-pet.dto.js';
 import { LIMIT_MAX, ListPetsQuery } from './dto/list-pets.query.js';
 import { Pet } from './dto/pet.dto.js';
-import { nextPageLink } from './next-page-link.js';
 import { CURSOR_LENGTH } from './page-cursor.codec.js';
-import { PET_STATUSES } from './pet-status.enum.js';
+import { PET_STATUSES, PetStatus } from './pet-status.enum.js';
 import { ID_SCHEMA, MAX_ID, MIN_ID, PetIdPipe } from './pet-id.js';
 import { PetsService } from './pets.service.js';
 
 const PETS_PATH = 'pets';
 /** listPets' URL as a client sees it, under the global prefix. */
 const LIST_PETS_URL = `/${API_PREFIX}/${PETS_PATH}`;
+/** RFC 8288 `Link` to the next page, path-absolute so it never repeats a client-supplied Host. */
+const nextPageLink = (path: string, limit: number, status: PetStatus | undefined, cursor: string) =>
+  `<${path}?limit=${limit}${status === undefined ? '' : `&status=${status}`}&cursor=${cursor}>; rel="next"`;
 const longestStatus = PET_STATUSES.reduce((a, b) => (b.length > a.length ? b : a));
 
 export const GET_PET_DEPRECATION = {

@@ -4,13 +4,19 @@ import { EntityManager, Repository } from 'typeorm';
 import { withRetries } from '../database/database-faults.js';
 import { Pet } from './dto/pet.dto.js';
 import { PetEntity } from './pet.entity.js';
-import { PetRow, toPet } from './pet.mapper.js';
 import { PetStatus } from './pet-status.enum.js';
 
 /** `after` is the last id of the previous page; 0 for the first page. */
 export type PetPageQuery = { status?: PetStatus; limit: number; after: number };
 export type PetPage = { pets: Pet[]; more: boolean };
 export type NewPetRow = Omit<Pet, 'id'>;
+/** The columns the API exposes, as node-postgres reads them (int8 as strings). */
+type PetRow = Pick<PetEntity, keyof Pet & keyof PetEntity>;
+
+/** The only place a row becomes a response: whitelisted fields, int8 strings to JSON numbers. */
+function toPet(row: PetRow): Pet {
+  return { id: Number(row.id), name: row.name, categoryId: Number(row.categoryId), status: row.status };
+}
 
 const SELECT_PET = 'SELECT id, name, category_id AS "categoryId", status FROM pets';
 
