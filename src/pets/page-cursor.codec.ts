@@ -23,7 +23,6 @@ const CURSOR_REGEX = new RegExp(`^[A-Za-z0-9_-]{${CURSOR_LENGTH}}$`);
 // Explicit codes (the index; 0 is "no status filter"), so reordering the enum never changes an issued cursor.
 const STATUS_BY_CODE = [undefined, PetStatus.Available, PetStatus.Pending, PetStatus.Sold] as const;
 
-const UINT32 = 2 ** 32;
 /** Cursors remembered per status filter; past this many, the least recently used is forgotten. */
 const ISSUED_PER_FILTER = 1_024;
 
@@ -34,21 +33,17 @@ const ISSUED_PER_FILTER = 1_024;
 export class PageCursorCodec {
   private readonly key: KeyObject;
   /** Issued cursors by status code, then by last id: the same pages are listed over and over (docs/performance.md). */
-  private readonly issued = STATUS_BY_CODE.map(() => new LRUCache<number, string>({ max: ISSUED_PER_FILTER }));
+  private readonly issued = STATUS_BY_CODE.map(
+    (_status, code) =>
+      new LRUCache<number, string>({ max: ISSUED_PER_FILTER, memoMethod: (after) => this.sign(code, after) }),
+  );
 
   constructor(secret: string | Buffer) {
     this.key = createSecretKey(typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret);
   }
 
   encode({ after, status }: PageCursor): string {
-    const statusCode = STATUS_BY_CODE.indexOf(status);
-    const issued = this.issued[statusCode];
-    let cursor = issued.get(after);
-    if (cursor === undefined) {
-      cursor = this.sign(statusCode, after);
-      issued.set(after, cursor);
-    }
-    return cursor;
+    return this.issued[STATUS_BY_CODE.indexOf(status)].memo(after);
   }
 
   decode(cursor: string): PageCursor | undefined {
@@ -57,7 +52,7 @@ export class PageCursorCodec {
     const bytes = Buffer.from(cursor, 'base64url');
     if (!timingSafeEqual(this.tag(bytes).subarray(0, TAG_BYTES), bytes.subarray(PAYLOAD_BYTES))) return undefined;
     if (bytes[0] !== VERSION || bytes[1] >= STATUS_BY_CODE.length) return undefined;
-    const after = bytes.readUInt32BE(2) * UINT32 + bytes.readUInt32BE(6);
+    const after = Number(bytes.readBigUInt64BE(2));
     if (after < MIN_ID || after > MAX_ID) return undefined;
     const status = STATUS_BY_CODE[bytes[1]];
     return status === undefined ? { after } : { after, status };
@@ -67,8 +62,7 @@ export class PageCursorCodec {
     const bytes = Buffer.allocUnsafe(CURSOR_BYTES);
     bytes[0] = VERSION;
     bytes[1] = statusCode;
-    bytes.writeUInt32BE(Math.floor(after / UINT32), 2);
-    bytes.writeUInt32BE(after % UINT32, 6);
+    bytes.writeBigUInt64BE(BigInt(after), 2);
     this.tag(bytes).copy(bytes, PAYLOAD_BYTES, 0, TAG_BYTES);
     return bytes.toString('base64url');
   }
