@@ -11,11 +11,7 @@ import { REQUIRED_SCOPES_EXTENSION } from './requires-scope.decorator.js';
 
 export const BEARER_SCHEME = 'bearer';
 
-/**
- * The instance serving the document, as a URL relative to the page or document it is read from: `/docs` and
- * `/docs-json` sit beside `/v1`, so `v1` resolves to this instance's API, also when a proxy mounts the service
- * under a path prefix (`/api/docs` finds `/api/v1`). No header from the proxy needs to be trusted.
- */
+/** The instance serving the document: `v1` beside `/docs` resolves to it, also under a proxy's path prefix. */
 export const THIS_SERVER = API_PREFIX;
 
 const DESCRIPTION = [

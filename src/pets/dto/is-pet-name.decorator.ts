@@ -23,12 +23,12 @@ export const NAME_UNICODE_RULE = {
   test: (value: string) => value.isWellFormed() && /\S/.test(value),
 };
 
-// A string has at most as many code points as UTF-16 units, so only a longer one needs its code points counted.
-const withinMaxLength = (value: string) => value.length <= NAME_MAX_LENGTH || [...value].length <= NAME_MAX_LENGTH;
-
 /** 1 to 255 characters (code points) matching NAME_PATTERN and NAME_UNICODE_RULE. */
 export function isPetName(value: unknown): value is string {
-  return typeof value === 'string' && withinMaxLength(value) && NAME.test(value) && NAME_UNICODE_RULE.test(value);
+  if (typeof value !== 'string') return false;
+  // A string has at most as many code points as UTF-16 units: only a longer one needs its code points counted.
+  if (value.length > NAME_MAX_LENGTH && [...value].length > NAME_MAX_LENGTH) return false;
+  return NAME.test(value) && NAME_UNICODE_RULE.test(value);
 }
 
 export const IsPetName = (options?: ValidationOptions): PropertyDecorator =>
