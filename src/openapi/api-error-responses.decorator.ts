@@ -1,29 +1,38 @@
+// The response headers and error responses operations share, declared with @nestjs/swagger's ApiResponse.
 import { applyDecorators } from '@nestjs/common';
-import { ApiResponse, type HeadersObject } from '@nestjs/swagger';
-import type { ApiKeyScope } from '../auth/api-key-scope.js';
-import { insufficientScope } from '../auth/key-refused.error.js';
+import { ApiResponse, type HeadersObject, type SchemaObject } from '@nestjs/swagger';
+import { RATE_LIMIT_HEADERS } from '../auth/rate-limit/rate-limited.error.js';
+import { MAX_LIMIT_PER_MINUTE, RATE_LIMIT_WINDOW_MS } from '../config/app-config.js';
+import { DeprecationPolicy, deprecationHeaders } from '../deprecation/deprecation.interceptor.js';
 import { ErrorBodyDto } from '../edge/errors/error-body.dto.js';
 import { CODE_BY_STATUS } from '../edge/errors/error-code.js';
-import { bearerChallenge } from '../edge/http.constants.js';
 import { RETRY_AFTER_SECONDS } from '../edge/errors/to-api-error.js';
-import { MAX_LIMIT_PER_MINUTE, RATE_LIMIT_WINDOW_MS } from '../config/app-config.js';
-import { RATE_LIMIT_HEADERS } from '../auth/rate-limit/rate-limited.error.js';
+import { bearerChallenge } from '../edge/http.constants.js';
+
+export type OperationErrorStatus = 400 | 404 | 409 | 413 | 415 | 422;
 
 const WINDOW_SECONDS = RATE_LIMIT_WINDOW_MS / 1000;
 
-export type OperationErrorStatus = 400 | 404 | 409 | 413 | 415 | 422;
+const int32 = (minimum: number, maximum: number, example: number): SchemaObject => ({
+  type: 'integer',
+  format: 'int32',
+  minimum,
+  maximum,
+  example,
+});
+
+/** A string header documented with the exact values it takes. */
+export const enumHeader = (description: string, required: boolean, values: string[]) => ({
+  description,
+  required,
+  schema: { type: 'string' as const, enum: values },
+});
 
 const RETRY_AFTER: HeadersObject = {
   'Retry-After': {
     description: 'Seconds to wait before retrying.',
     required: true,
-    schema: {
-      type: 'integer',
-      format: 'int32',
-      minimum: 0,
-      maximum: WINDOW_SECONDS,
-      example: Number(RETRY_AFTER_SECONDS),
-    },
+    schema: int32(0, WINDOW_SECONDS, Number(RETRY_AFTER_SECONDS)),
   },
 };
 
@@ -31,72 +40,66 @@ const RETRY_AFTER: HeadersObject = {
 const STATUS_HEADERS: Partial<Record<string, HeadersObject>> = {
   409: RETRY_AFTER,
   415: {
-    'Accept-Encoding': {
-      description:
-        'Sent when the body was refused for its `Content-Encoding`: only `identity` (no compression) is accepted.',
-      required: false,
-      schema: { type: 'string', enum: ['identity'] },
-    },
+    'Accept-Encoding': enumHeader(
+      'Sent when the body was refused for its `Content-Encoding`: only `identity` (no compression) is accepted.',
+      false,
+      ['identity'],
+    ),
   },
 };
 
 /**
- * The per-key budget's headers. They are on every response to a request whose API key was accepted while
- * RATE_LIMIT_PER_MINUTE is above 0, so `required` only where they always are (429); never on responses
- * refused before the key is known (see REFUSED_BEFORE_THE_KEY).
+ * The per-key budget's headers: on every response once the API key is accepted while RATE_LIMIT_PER_MINUTE is
+ * above 0, so `required` only on a 429, and never on the statuses of REFUSED_BEFORE_THE_KEY.
  */
 export function rateLimitHeaderDocs({ required }: { required: boolean }): HeadersObject {
   const when = required ? '' : ' Sent once the API key is accepted, while the per-key rate limit is on.';
+  const header = (description: string, schema: SchemaObject) => ({ description: description + when, required, schema });
   return {
-    [RATE_LIMIT_HEADERS.limit]: {
-      description: `Requests allowed per minute for this API key (on a 429: the budget that was exceeded).${when}`,
-      required,
-      schema: { type: 'integer', format: 'int32', minimum: 1, maximum: MAX_LIMIT_PER_MINUTE, example: 600 },
-    },
-    [RATE_LIMIT_HEADERS.remaining]: {
-      description: `Requests left in the current minute.${when}`,
-      required,
-      schema: { type: 'integer', format: 'int32', minimum: 0, maximum: MAX_LIMIT_PER_MINUTE, example: 599 },
-    },
-    [RATE_LIMIT_HEADERS.reset]: {
-      description: `Seconds until the current minute's budget starts again.${when}`,
-      required,
-      schema: { type: 'integer', format: 'int32', minimum: 0, maximum: WINDOW_SECONDS, example: 60 },
-    },
+    [RATE_LIMIT_HEADERS.limit]: header(
+      'Requests allowed per minute for this API key (on a 429: the budget that was exceeded).',
+      int32(1, MAX_LIMIT_PER_MINUTE, 600),
+    ),
+    [RATE_LIMIT_HEADERS.remaining]: header('Requests left in the current minute.', int32(0, MAX_LIMIT_PER_MINUTE, 599)),
+    [RATE_LIMIT_HEADERS.reset]: header(
+      "Seconds until the current minute's budget starts again.",
+      int32(0, WINDOW_SECONDS, 60),
+    ),
   };
 }
 
-/**
- * Statuses answered before the API key is checked, so without the rate-limit headers: 401 by the guard itself,
- * 408, 413 and 415 while the request or its body is read, which happens before any guard runs.
- */
-const REFUSED_BEFORE_THE_KEY = new Set(['401', '408', '413', '415']);
+const DEPRECATION_HEADERS = {
+  Deprecation: 'When the operation became deprecated (RFC 9745): `@` and seconds since the epoch.',
+  Sunset: 'When the operation is announced to be removed (RFC 8594), as an HTTP-date.',
+  Link: 'The operation to use instead, with `rel="successor-version"`.',
+};
 
-/** Answered before any interceptor runs, so without the operation's own headers. */
+/** The `Deprecation`, `Sunset` and `Link` headers a deprecated operation sends, with the policy's values. */
+export function deprecationHeaderDocs(policy: DeprecationPolicy, { required }: { required: boolean }): HeadersObject {
+  const values = deprecationHeaders(policy);
+  return Object.fromEntries(
+    Object.entries(DEPRECATION_HEADERS).map(([name, description]) => [
+      name,
+      enumHeader(description, required, [values[name]]),
+    ]),
+  );
+}
+
+// 401 by the guard itself; 408, 413 and 415 while the request is read, before any guard runs.
+const REFUSED_BEFORE_THE_KEY = new Set(['401', '408', '413', '415']);
 const ANSWERED_BEFORE_INTERCEPTORS = new Set(['401', '408', '429']);
 
-/**
- * Errors every operation can answer with, whatever it does: the global guard
- * (401), the rate limits (429) and failures of the service or its database.
- */
-const COMMON_ERRORS = {
+/** Errors every operation can answer: the global guard (401), the rate limits (429), the service and its database. */
+const COMMON_ERRORS: Record<string, { description: string; headers?: HeadersObject }> = {
   401: {
     description: 'Missing or invalid API key (unknown, revoked or expired: an expired key is named so in the message).',
     headers: {
-      'WWW-Authenticate': {
-        description:
-          'The bearer challenge (RFC 6750): no key; an unknown, revoked or expired key (`invalid_token`); or a malformed Authorization header.',
-        required: true,
-        schema: {
-          type: 'string',
-          enum: [
-            bearerChallenge(),
-            bearerChallenge({ error: 'invalid_token' }),
-            bearerChallenge({ error: 'invalid_request' }),
-          ],
-        },
-      },
-    } satisfies HeadersObject,
+      'WWW-Authenticate': enumHeader(
+        'The bearer challenge (RFC 6750): no key; an unknown, revoked or expired key (`invalid_token`); or a malformed Authorization header.',
+        true,
+        [bearerChallenge(), bearerChallenge({ error: 'invalid_token' }), bearerChallenge({ error: 'invalid_request' })],
+      ),
+    },
   },
   408: {
     description:
@@ -105,11 +108,8 @@ const COMMON_ERRORS = {
   },
   429: { description: 'Too many requests.', headers: { ...RETRY_AFTER, ...rateLimitHeaderDocs({ required: true }) } },
   500: { description: 'Unexpected failure of the service.' },
-  503: {
-    description: 'The service or its database is temporarily unavailable.',
-    headers: RETRY_AFTER,
-  },
-} as const;
+  503: { description: 'The service or its database is temporarily unavailable.', headers: RETRY_AFTER },
+};
 
 function errorResponse(status: string, description: string, headers: HeadersObject) {
   const budget = REFUSED_BEFORE_THE_KEY.has(status) || status === '429' ? {} : rateLimitHeaderDocs({ required: false });
@@ -124,34 +124,8 @@ function errorResponse(status: string, description: string, headers: HeadersObje
 }
 
 /**
- * The 403 of an operation that needs `scope`: answered by the API key guard, so before the rate limits and any
- * interceptor (no budget headers, no operation headers), with the RFC 6750 §3.1 challenge naming the scope.
- */
-export function ApiInsufficientScopeResponse(scope: ApiKeyScope) {
-  const description = `The API key is valid but limited to scopes without \`${scope}\`, which this operation needs.`;
-  return ApiResponse({
-    status: 403,
-    description,
-    type: ErrorBodyDto,
-    example: insufficientScope(scope).toBody(),
-    headers: {
-      'WWW-Authenticate': {
-        description: 'The bearer challenge (RFC 6750 §3.1), naming the scope the operation needs.',
-        required: true,
-        schema: {
-          type: 'string',
-          enum: [bearerChallenge({ error: 'insufficient_scope', scope })],
-        },
-      },
-    },
-  });
-}
-
-/**
- * Documents the operation's own error statuses plus the common ones, each with
- * the `Error` schema by $ref. `headers` are those an interceptor sets on the
- * operation's responses: they are documented on every error except 401, 408 and
- * 429, which are answered before any interceptor runs.
+ * The operation's own error statuses plus the common ones, each with the `Error` schema. `headers` are those an
+ * interceptor sets on the operation's responses: not on 401, 408 and 429, answered before any interceptor runs.
  */
 export function ApiErrorResponses(
   own: Partial<Record<OperationErrorStatus, string>>,
@@ -162,8 +136,7 @@ export function ApiErrorResponses(
   );
   const commonResponses = Object.entries(COMMON_ERRORS).map(([status, response]) => {
     const interceptorHeaders = ANSWERED_BEFORE_INTERCEPTORS.has(status) ? {} : headers;
-    const ownHeaders = 'headers' in response ? response.headers : {};
-    return errorResponse(status, response.description, { ...interceptorHeaders, ...ownHeaders });
+    return errorResponse(status, response.description, { ...interceptorHeaders, ...response.headers });
   });
   return applyDecorators(...ownResponses, ...commonResponses);
 }

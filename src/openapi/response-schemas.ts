@@ -1,5 +1,5 @@
 // Hand-written glue: @nestjs/swagger exports no per-class schema builder, so the schemas are taken from its document.
-import type { OpenAPIObject } from '@nestjs/swagger';
+import type { OpenAPIObject, ResponseObject } from '@nestjs/swagger';
 import type { FastifyInstance } from 'fastify';
 
 type Schema = Record<string, unknown>;
@@ -19,18 +19,12 @@ function inlineRefs(schema: unknown, document: OpenAPIObject): unknown {
 /** `/pets/{petId}` under the `/v1` server as Fastify writes it: `/v1/pets/:petId`. */
 const fastifyUrl = (prefix: string, path: string) => `/${prefix}${path.replace(/\{([^}]+)\}/g, ':$1')}`;
 
-/**
- * Each operation's successful JSON response schemas, by method and Fastify URL, taken from the OpenAPI
- * document @nestjs/swagger builds from the DTO classes: the one description of a response.
- */
+/** Each operation's successful JSON response schemas, by method and Fastify URL. */
 export function successResponseSchemas(document: OpenAPIObject, prefix: string): Map<string, Record<string, Schema>> {
   const schemas = new Map<string, Record<string, Schema>>();
   for (const [path, item] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(item)) {
-      const responses = (
-        operation as { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }
-      ).responses;
-      if (!responses) continue;
+      const { responses = {} } = operation as { responses?: Record<string, ResponseObject> };
       const byStatus: Record<string, Schema> = {};
       for (const [status, response] of Object.entries(responses)) {
         const schema = response.content?.['application/json']?.schema;
@@ -44,9 +38,8 @@ export function successResponseSchemas(document: OpenAPIObject, prefix: string):
 }
 
 /**
- * Gives each route registered from now on its successful responses' schemas from the OpenAPI document, so
- * Fastify serialises them with a compiled serializer (fast-json-stringify) instead of `JSON.stringify`. Error
- * bodies keep the default serializer: they leave through the error filter, whatever their shape.
+ * Routes registered from now on serialise their successful responses with fast-json-stringify, compiled from the
+ * document's schemas. Error bodies leave through the error filter, with the default serializer.
  */
 export function serializeResponsesWithDocumentSchemas(
   fastify: FastifyInstance,

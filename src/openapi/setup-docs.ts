@@ -7,10 +7,7 @@ import { ApiError } from '../edge/errors/api-error.js';
 import { ErrorCode } from '../edge/errors/error-code.js';
 import { THIS_SERVER } from './openapi-document.js';
 
-/**
- * The files of swagger-ui-dist the page at /docs loads (its init script is generated, not a file). The rest of
- * the folder (package.json, index.js, source maps...) says which version runs and serves no one: 404.
- */
+// The files of swagger-ui-dist the page at /docs loads; the rest of the folder serves no one: 404.
 const UI_ASSETS = new Set([
   'swagger-ui.css',
   'swagger-ui-bundle.js',
@@ -26,59 +23,45 @@ const onlyUiAssets: onRequestHookHandler = (request, _reply, done) => {
 };
 
 /**
- * Swagger UI at /docs, the document at /docs-json and /docs-yaml, outside the
- * /v1 prefix. They are plain Fastify routes, so the global API key guard
- * (which protects Nest routes) does not apply: they are public. The UI's
- * assets come from swagger-ui-dist through @fastify/static, never a CDN, and
- * only those the page loads.
+ * Swagger UI at /docs, the document at /docs-json and /docs-yaml, outside the /v1 prefix: plain Fastify routes,
+ * which the global API key guard does not protect. The UI's assets come from swagger-ui-dist, never a CDN.
  */
 export function setupDocs(app: NestFastifyApplication, document: OpenAPIObject): void {
-  // @fastify/static serves its whole root under `/docs/*`; that one route gets the allow-list, no other pays for it.
-  app
-    .getHttpAdapter()
-    .getInstance()
-    .addHook('onRoute', (route) => {
-      if (route.url !== `/${DOCS_PATH}/*`) return;
-      const own = route.onRequest === undefined ? [] : [route.onRequest].flat();
-      route.onRequest = [onlyUiAssets, ...own];
-    });
-  // Swagger UI resolves the relative server against the page's address, and /docs/ would send Try it out to
-  // /docs/v1: the page has one address. The redirect is relative, so it stays under a proxy's path prefix.
-  // Registered first: SwaggerModule skips its own /docs/ route when the path is taken.
-  app
-    .getHttpAdapter()
-    .getInstance()
-    .get(`/${DOCS_PATH}/`, (request, reply) => {
-      const query = request.url.indexOf('?');
-      return reply.redirect(`../${DOCS_PATH}${query < 0 ? '' : request.url.slice(query)}`, 301);
-    });
+  const fastify = app.getHttpAdapter().getInstance();
+  // @fastify/static serves its whole root under `/docs/*`; only that route gets the allow-list.
+  fastify.addHook('onRoute', (route) => {
+    if (route.url !== `/${DOCS_PATH}/*`) return;
+    const own = route.onRequest === undefined ? [] : [route.onRequest].flat();
+    route.onRequest = [onlyUiAssets, ...own];
+  });
+  // Swagger UI resolves the relative server against the page's address, so /docs/ would send Try it out to
+  // /docs/v1. The redirect is relative, so it stays under a proxy's path prefix. Registered first: SwaggerModule
+  // skips its own /docs/ route when the path is taken.
+  fastify.get(`/${DOCS_PATH}/`, (request, reply) => {
+    const query = request.url.indexOf('?');
+    return reply.redirect(`../${DOCS_PATH}${query < 0 ? '' : request.url.slice(query)}`, 301);
+  });
   // The document as committed in openapi.json: production first, the base URL generated clients default to.
   SwaggerModule.setup(DOCS_PATH, app, document, { useGlobalPrefix: false, ui: false });
-  SwaggerModule.setup(DOCS_PATH, app, forTryingOut(document), {
-    useGlobalPrefix: false,
-    raw: false,
-    customSiteTitle: 'Animal store API',
-    swaggerOptions: {
-      // No validator badge: it would send the document to validator.swagger.io.
-      validatorUrl: null,
-      displayOperationId: true,
-      // The key stays in the browser's local storage for this origin, across reloads, until Logout.
-      persistAuthorization: true,
+  // The UI's copy lists this instance first, which Swagger UI selects: Try it out reaches the instance whose docs
+  // are open, and production and staging stay a pick away.
+  const isThis = (server: { url: string }) => Number(server.url === THIS_SERVER);
+  const servers = document.servers?.toSorted((a, b) => isThis(b) - isThis(a));
+  SwaggerModule.setup(
+    DOCS_PATH,
+    app,
+    { ...document, servers },
+    {
+      useGlobalPrefix: false,
+      raw: false,
+      customSiteTitle: 'Animal store API',
+      swaggerOptions: {
+        // No validator badge: it would send the document to validator.swagger.io.
+        validatorUrl: null,
+        displayOperationId: true,
+        // The key stays in the browser's local storage for this origin, across reloads, until Logout.
+        persistAuthorization: true,
+      },
     },
-  });
-}
-
-/**
- * The UI's copy lists the instance serving it first, which Swagger UI selects by default: Try it out reaches the
- * instance whose docs are open (local, staging or production), and production and staging stay a pick away.
- */
-function forTryingOut(document: OpenAPIObject): OpenAPIObject {
-  const servers = document.servers ?? [];
-  return {
-    ...document,
-    servers: [
-      ...servers.filter((server) => server.url === THIS_SERVER),
-      ...servers.filter((s) => s.url !== THIS_SERVER),
-    ],
-  };
+  );
 }

@@ -20,48 +20,30 @@ const CURSOR_BYTES = PAYLOAD_BYTES + TAG_BYTES;
 export const CURSOR_LENGTH = (CURSOR_BYTES / 3) * 4;
 const CURSOR_REGEX = new RegExp(`^[A-Za-z0-9_-]{${CURSOR_LENGTH}}$`);
 
-// Explicit codes, so reordering the enum never changes what an issued cursor means.
-const STATUS_CODES: Record<PetStatus, number> = {
-  [PetStatus.Available]: 1,
-  [PetStatus.Pending]: 2,
-  [PetStatus.Sold]: 3,
-};
-/** Code 0 is "no status filter". */
-const STATUS_BY_CODE: readonly (PetStatus | undefined)[] = Object.entries(STATUS_CODES).reduce<
-  (PetStatus | undefined)[]
->((byCode, [status, code]) => Object.assign(byCode, { [code]: status as PetStatus }), [undefined]);
+// Explicit codes (the index; 0 is "no status filter"), so reordering the enum never changes an issued cursor.
+const STATUS_BY_CODE = [undefined, PetStatus.Available, PetStatus.Pending, PetStatus.Sold] as const;
 
-const UINT32 = 2 ** 32;
 /** Cursors remembered per status filter; past this many, the least recently used is forgotten. */
 const ISSUED_PER_FILTER = 1_024;
 
 /**
- * Turns a page position into the opaque, url-safe `cursor` clients send back,
- * and back again. Cursors are signed, so a client can neither forge nor edit
- * one: anything not issued with this secret decodes to `undefined`.
+ * Turns a page position into the opaque, url-safe `cursor` clients send back, and back again. Cursors are signed:
+ * anything not issued with this secret decodes to `undefined`.
  */
 export class PageCursorCodec {
   private readonly key: KeyObject;
-  /**
-   * Issued cursors by status code, then by last id. Encoding is a pure function of the two, and the same
-   * pages (the first of each filter above all) are listed over and over, so each is signed once
-   * (docs/performance.md).
-   */
-  private readonly issued = STATUS_BY_CODE.map(() => new LRUCache<number, string>({ max: ISSUED_PER_FILTER }));
+  /** Issued cursors by status code, then by last id: the same pages are listed over and over (docs/performance.md). */
+  private readonly issued = STATUS_BY_CODE.map(
+    (_status, code) =>
+      new LRUCache<number, string>({ max: ISSUED_PER_FILTER, memoMethod: (after) => this.sign(code, after) }),
+  );
 
   constructor(secret: string | Buffer) {
     this.key = createSecretKey(typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret);
   }
 
   encode({ after, status }: PageCursor): string {
-    const statusCode = status === undefined ? 0 : STATUS_CODES[status];
-    const issued = this.issued[statusCode];
-    let cursor = issued.get(after);
-    if (cursor === undefined) {
-      cursor = this.sign(statusCode, after);
-      issued.set(after, cursor);
-    }
-    return cursor;
+    return this.issued[STATUS_BY_CODE.indexOf(status)].memo(after);
   }
 
   decode(cursor: string): PageCursor | undefined {
@@ -70,7 +52,7 @@ export class PageCursorCodec {
     const bytes = Buffer.from(cursor, 'base64url');
     if (!timingSafeEqual(this.tag(bytes).subarray(0, TAG_BYTES), bytes.subarray(PAYLOAD_BYTES))) return undefined;
     if (bytes[0] !== VERSION || bytes[1] >= STATUS_BY_CODE.length) return undefined;
-    const after = bytes.readUInt32BE(2) * UINT32 + bytes.readUInt32BE(6);
+    const after = Number(bytes.readBigUInt64BE(2));
     if (after < MIN_ID || after > MAX_ID) return undefined;
     const status = STATUS_BY_CODE[bytes[1]];
     return status === undefined ? { after } : { after, status };
@@ -80,8 +62,7 @@ export class PageCursorCodec {
     const bytes = Buffer.allocUnsafe(CURSOR_BYTES);
     bytes[0] = VERSION;
     bytes[1] = statusCode;
-    bytes.writeUInt32BE(Math.floor(after / UINT32), 2);
-    bytes.writeUInt32BE(after % UINT32, 6);
+    bytes.writeBigUInt64BE(BigInt(after), 2);
     this.tag(bytes).copy(bytes, PAYLOAD_BYTES, 0, TAG_BYTES);
     return bytes.toString('base64url');
   }

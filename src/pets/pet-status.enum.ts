@@ -1,3 +1,6 @@
+import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
+import { IsEnum } from 'class-validator';
+
 export enum PetStatus {
   Available = 'available',
   Pending = 'pending',
@@ -6,5 +9,7 @@ export enum PetStatus {
 
 export const PET_STATUSES: readonly PetStatus[] = Object.values(PetStatus);
 
-/** How validation messages name the accepted values: `available, pending, sold`. */
-export const PET_STATUS_LIST = PET_STATUSES.join(', ');
+/** A `status` property: the one `PetStatus` schema of the document, and a message naming the accepted values. */
+export const ApiPetStatus = (options: ApiPropertyOptions) =>
+  ApiProperty({ enum: PetStatus, enumName: 'PetStatus', ...options });
+export const IsPetStatus = () => IsEnum(PetStatus, { message: `status must be one of ${PET_STATUSES.join(', ')}` });

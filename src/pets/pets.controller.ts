@@ -1,22 +1,13 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import {
-  ApiCreatedResponse,
-  ApiExtraModels,
-  ApiHeader,
-  ApiOkResponse,
-  ApiOperation,
-  ApiParam,
-  ApiTags,
-  getSchemaPath,
-} from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiParam } from '@nestjs/swagger';
+import { ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { ApiKeyIdentity } from '../auth/api-key-identity.js';
 import { CurrentApiKey } from '../auth/current-api-key.decorator.js';
-import { ApiErrorResponses, rateLimitHeaderDocs } from '../openapi/api-error-responses.decorator.js';
-import { deprecationHeaderDocs } from '../openapi/deprecation-headers.js';
-import { RequiresScope } from '../openapi/requires-scope.decorator.js';
 import { Deprecated } from '../deprecation/deprecated.decorator.js';
 import { API_PREFIX, BODY_LIMIT_BYTES } from '../edge/http.constants.js';
+import * as docs from '../openapi/api-error-responses.decorator.js';
+import { RequiresScope } from '../openapi/requires-scope.decorator.js';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENCY_KEY_MAX_LENGTH,
@@ -27,16 +18,17 @@ import { IDEMPOTENCY_RETENTION_HOURS } from './idempotency/idempotency-keys.repo
 import { NewPet } from './dto/create-pet.dto.js';
 import { LIMIT_MAX, ListPetsQuery } from './dto/list-pets.query.js';
 import { Pet } from './dto/pet.dto.js';
-import { nextPageLink } from './next-page-link.js';
 import { CURSOR_LENGTH } from './page-cursor.codec.js';
-import { PET_STATUSES } from './pet-status.enum.js';
-import { MAX_ID, MIN_ID } from './pet-id.js';
-import { PetIdPipe } from './pet-id.pipe.js';
+import { PET_STATUSES, PetStatus } from './pet-status.enum.js';
+import { ID_SCHEMA, MAX_ID, MIN_ID, PetIdPipe } from './pet-id.js';
 import { PetsService } from './pets.service.js';
 
 const PETS_PATH = 'pets';
 /** listPets' URL as a client sees it, under the global prefix. */
 const LIST_PETS_URL = `/${API_PREFIX}/${PETS_PATH}`;
+/** RFC 8288 `Link` to the next page, path-absolute so it never repeats a client-supplied Host. */
+const nextPageLink = (path: string, limit: number, status: PetStatus | undefined, cursor: string) =>
+  `<${path}?limit=${limit}${status === undefined ? '' : `&status=${status}`}&cursor=${cursor}>; rel="next"`;
 const longestStatus = PET_STATUSES.reduce((a, b) => (b.length > a.length ? b : a));
 
 export const GET_PET_DEPRECATION = {
@@ -66,7 +58,7 @@ export class PetsController {
     description: 'The page of animals, ordered by id ascending.',
     schema: { type: 'array', maxItems: LIMIT_MAX, items: { $ref: getSchemaPath(Pet) } },
     headers: {
-      ...rateLimitHeaderDocs({ required: false }),
+      ...docs.rateLimitHeaderDocs({ required: false }),
       Link: {
         description:
           `Present only when more animals match: \`<…${LIST_PETS_URL}?limit=N&status=S&cursor=C>; rel="next"\` (RFC 8288), ` +
@@ -81,7 +73,9 @@ export class PetsController {
       },
     },
   })
-  @ApiErrorResponses({ 400: 'A query parameter is invalid (`limit` out of range, unknown `status`, bad `cursor`).' })
+  @docs.ApiErrorResponses({
+    400: 'A query parameter is invalid (`limit` out of range, unknown `status`, bad `cursor`).',
+  })
   async list(@Query() query: ListPetsQuery, @Res({ passthrough: true }) reply: FastifyReply): Promise<Pet[]> {
     const page = await this.pets.list(query);
     if (page.nextCursor !== undefined) {
@@ -104,7 +98,12 @@ export class PetsController {
   @ApiHeader({
     name: IDEMPOTENCY_KEY_HEADER,
     required: false,
-    schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH, pattern: IDEMPOTENCY_KEY_PATTERN },
+    schema: {
+      type: 'string',
+      minLength: 1,
+      maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
+      pattern: IDEMPOTENCY_KEY_PATTERN,
+    },
     description:
       `Makes the request safe to retry: a repeat with the same key and body within ${IDEMPOTENCY_RETENTION_HOURS} hours returns the first ` +
       'response (with `Idempotent-Replayed: true`) and creates nothing. Keys are scoped to the API key. Printable ' +
@@ -115,15 +114,15 @@ export class PetsController {
     description:
       'The animal was added, with its assigned `id`; or, with a repeated Idempotency-Key, the first response.',
     headers: {
-      ...rateLimitHeaderDocs({ required: false }),
-      'Idempotent-Replayed': {
-        description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.',
-        required: false,
-        schema: { type: 'string', enum: ['true'] },
-      },
+      ...docs.rateLimitHeaderDocs({ required: false }),
+      'Idempotent-Replayed': docs.enumHeader(
+        '`true` when this is the stored response of an earlier request with the same Idempotency-Key.',
+        false,
+        ['true'],
+      ),
     },
   })
-  @ApiErrorResponses({
+  @docs.ApiErrorResponses({
     400: 'The body is missing required fields, contains invalid values or unknown fields, or is not valid JSON; or the Idempotency-Key header is invalid.',
     409: 'A request with the same Idempotency-Key is still in progress (`idempotency_key_in_use`).',
     413: `The body is larger than ${BODY_LIMIT_BYTES / 1024} KiB.`,
@@ -155,19 +154,19 @@ export class PetsController {
   @ApiParam({
     name: 'petId',
     description: 'Id of the animal to retrieve.',
-    schema: { type: 'integer', format: 'int64', minimum: MIN_ID, maximum: MAX_ID, example: 1 },
+    schema: { ...ID_SCHEMA, example: 1 },
   })
   @ApiOkResponse({
     type: Pet,
     description: 'The requested animal.',
     headers: {
-      ...deprecationHeaderDocs(GET_PET_DEPRECATION, { required: true }),
-      ...rateLimitHeaderDocs({ required: false }),
+      ...docs.deprecationHeaderDocs(GET_PET_DEPRECATION, { required: true }),
+      ...docs.rateLimitHeaderDocs({ required: false }),
     },
   })
-  @ApiErrorResponses(
+  @docs.ApiErrorResponses(
     { 400: `\`petId\` is not an integer from ${ID_RANGE}.`, 404: 'No animal has this id.' },
-    { headers: deprecationHeaderDocs(GET_PET_DEPRECATION, { required: false }) },
+    { headers: docs.deprecationHeaderDocs(GET_PET_DEPRECATION, { required: false }) },
   )
   get(@Param('petId', PetIdPipe) petId: number): Promise<Pet> {
     return this.pets.get(petId);

@@ -10,14 +10,15 @@ import { PetsController } from './pets.controller.js';
 import { PetsRepository } from './pets.repository.js';
 import { PetsService } from './pets.service.js';
 
-// loadConfig refuses to start production without CURSOR_SECRET, so the fallback only ever serves development.
-function pageCursorCodec(config: AppConfig): PageCursorCodec {
-  if (config.cursorSecret !== undefined) return new PageCursorCodec(config.cursorSecret);
-  new Logger('Pagination').warn(
-    'CURSOR_SECRET is not set: pagination cursors are signed with a random secret ' +
-      'and stop working when this process restarts.',
-  );
-  return new PageCursorCodec(randomBytes(32));
+// loadConfig refuses to start production without CURSOR_SECRET, so the random fallback only serves development.
+function pageCursorCodec({ cursorSecret }: AppConfig): PageCursorCodec {
+  if (cursorSecret === undefined) {
+    new Logger('Pagination').warn(
+      'CURSOR_SECRET is not set: pagination cursors are signed with a random secret ' +
+        'and stop working when this process restarts.',
+    );
+  }
+  return new PageCursorCodec(cursorSecret ?? randomBytes(32));
 }
 
 @Module({

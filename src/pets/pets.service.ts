@@ -11,13 +11,6 @@ import { PageCursorCodec } from './page-cursor.codec.js';
 import { PetStatus } from './pet-status.enum.js';
 import { NewPetRow, PetsRepository } from './pets.repository.js';
 
-/** What listPets answers: one page of animals, and the cursor of the next page. */
-export interface PetListing {
-  pets: Pet[];
-  /** Present when more animals match: the `cursor` of the next page. */
-  nextCursor?: string;
-}
-
 @Injectable()
 export class PetsService {
   constructor(
@@ -26,7 +19,8 @@ export class PetsService {
     private readonly idempotency: IdempotencyService,
   ) {}
 
-  async list({ status, limit, cursor }: ListPetsQuery): Promise<PetListing> {
+  /** One page of animals, and the cursor of the next page when more match. */
+  async list({ status, limit, cursor }: ListPetsQuery): Promise<{ pets: Pet[]; nextCursor?: string }> {
     const after = cursor === undefined ? 0 : this.pageStart(cursor, status);
     const { pets, more } = await this.pets.findPage({ status, limit, after });
     if (!more) return { pets };
@@ -37,10 +31,7 @@ export class PetsService {
     return this.pets.insert(this.row(newPet));
   }
 
-  /**
-   * `create` at most once per Idempotency-Key, in the transaction that claims the key and stores the response;
-   * a repeat gets the first response back.
-   */
+  /** `create` at most once per Idempotency-Key, in the transaction that claims the key and stores the response. */
   createIdempotently(newPet: NewPet, scope: IdempotencyScope): Promise<IdempotentOutcome<Pet>> {
     const row = this.row(newPet);
     return this.idempotency.run(scope, requestFingerprint(newPet), async (manager) => ({
@@ -63,11 +54,8 @@ export class PetsService {
   private pageStart(cursor: string, status: PetStatus | undefined): number {
     const position = this.cursors.decode(cursor);
     if (position === undefined) {
-      throw new ApiError(
-        400,
-        ErrorCode.InvalidCursor,
-        'The cursor is malformed or was not issued by this service; start again from the first page.',
-      );
+      const message = 'The cursor is malformed or was not issued by this service; start again from the first page.';
+      throw new ApiError(400, ErrorCode.InvalidCursor, message);
     }
     if (position.status !== status) {
       const filter = position.status === undefined ? 'without status' : `with status=${position.status}`;

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsEnum, IsInt, Max, Min, ValidateIf } from 'class-validator';
-import { PET_STATUS_LIST, PetStatus } from '../pet-status.enum.js';
-import { MAX_ID, MIN_ID } from '../pet-id.js';
+import { IsInt, Max, Min, ValidateIf } from 'class-validator';
+import { ApiPetStatus, IsPetStatus, PetStatus } from '../pet-status.enum.js';
+import { ID_SCHEMA, MAX_ID, MIN_ID } from '../pet-id.js';
 import { IsPetName, NAME_MAX_LENGTH, NAME_PATTERN, NAME_UNICODE_RULE } from './is-pet-name.decorator.js';
 
 const ID_RANGE = { message: `categoryId must be an integer from ${MIN_ID} to ${MAX_ID}` };
@@ -21,15 +21,15 @@ export class NewPet {
   @IsPetName()
   name: string;
 
-  @ApiProperty({ type: 'integer', format: 'int64', minimum: MIN_ID, maximum: MAX_ID, example: 3 })
+  @ApiProperty({ ...ID_SCHEMA, example: 3 })
   @IsInt(ID_RANGE)
   @Min(MIN_ID, ID_RANGE)
   @Max(MAX_ID, ID_RANGE)
   categoryId: number;
 
-  @ApiProperty({ enum: PetStatus, enumName: 'PetStatus', required: false, default: PetStatus.Available })
+  @ApiPetStatus({ required: false, default: PetStatus.Available })
   // Only an absent status defaults to available; @IsOptional would let null through as well.
   @ValidateIf((_newPet, status) => status !== undefined)
-  @IsEnum(PetStatus, { message: `status must be one of ${PET_STATUS_LIST}` })
+  @IsPetStatus()
   status?: PetStatus;
 }

@@ -1,23 +1,20 @@
-import { ValidationOptions, registerDecorator } from 'class-validator';
+import { ValidateBy, ValidationOptions } from 'class-validator';
 
 export const NAME_MAX_LENGTH = 255;
 
-// C0 controls, DEL and C1 controls (PostgreSQL rejects NUL in text outright), written as \xHH escapes, which
-// every common engine (ECMA-262 with or without the `u` flag, PCRE, Python, Java, Go, .NET) reads alike.
+// C0 controls, DEL and C1 controls (PostgreSQL rejects NUL in text), as \xHH escapes every regex engine reads alike.
 const CONTROLS = String.raw`\x00-\x1f\x7f-\x9f`;
 
 /**
- * The part of the rule every regex engine reads alike, published as the document's `pattern`: no control
- * character, and at least one character that is neither a control nor a space. Leading spaces and the first
- * other character are disjoint classes, so the pattern never backtracks.
+ * The document's `pattern`: no control character, and one character that is neither a control nor a space.
+ * Leading spaces and the first other character are disjoint classes, so the pattern never backtracks.
  */
 export const NAME_PATTERN = `^ *[^${CONTROLS} ][^${CONTROLS}]*$`;
 const NAME = new RegExp(NAME_PATTERN);
 
 /**
- * The part no pattern states portably (Unicode whitespace is `\s` only in some engines; a lone surrogate exists
- * only in UTF-16 and means different things with and without the `u` flag), so the document states it in
- * words. A lone surrogate cannot be stored as sent: PostgreSQL would receive U+FFFD instead.
+ * The part no pattern states portably (Unicode whitespace, lone surrogates), so the document states it in words.
+ * A lone surrogate cannot be stored as sent: PostgreSQL would receive U+FFFD instead.
  */
 export const NAME_UNICODE_RULE = {
   description:
@@ -26,24 +23,23 @@ export const NAME_UNICODE_RULE = {
   test: (value: string) => value.isWellFormed() && /\S/.test(value),
 };
 
-// A string has at most as many code points as UTF-16 units, so only a longer one needs its code points counted.
-const withinMaxLength = (value: string) => value.length <= NAME_MAX_LENGTH || [...value].length <= NAME_MAX_LENGTH;
-
 /** 1 to 255 characters (code points) matching NAME_PATTERN and NAME_UNICODE_RULE. */
 export function isPetName(value: unknown): value is string {
-  return typeof value === 'string' && withinMaxLength(value) && NAME.test(value) && NAME_UNICODE_RULE.test(value);
+  if (typeof value !== 'string') return false;
+  // A string has at most as many code points as UTF-16 units: only a longer one needs its code points counted.
+  if (value.length > NAME_MAX_LENGTH && [...value].length > NAME_MAX_LENGTH) return false;
+  return NAME.test(value) && NAME_UNICODE_RULE.test(value);
 }
 
-export function IsPetName(options?: ValidationOptions): PropertyDecorator {
-  return (target, propertyName) =>
-    registerDecorator({
+export const IsPetName = (options?: ValidationOptions): PropertyDecorator =>
+  ValidateBy(
+    {
       name: 'isPetName',
-      target: target.constructor,
-      propertyName: propertyName as string,
-      options: {
-        message: `$property must be a string of 1 to ${NAME_MAX_LENGTH} characters, not only whitespace, without control characters`,
-        ...options,
+      validator: {
+        validate: isPetName,
+        defaultMessage: () =>
+          `$property must be a string of 1 to ${NAME_MAX_LENGTH} characters, not only whitespace, without control characters`,
       },
-      validator: { validate: isPetName },
-    });
-}
+    },
+    options,
+  );

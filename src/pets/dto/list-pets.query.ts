@@ -1,19 +1,17 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsEnum, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { CURSOR_LENGTH } from '../page-cursor.codec.js';
-import { PET_STATUS_LIST, PetStatus } from '../pet-status.enum.js';
+import { ApiPetStatus, IsPetStatus, PetStatus } from '../pet-status.enum.js';
 
 export const LIMIT_DEFAULT = 20;
 export const LIMIT_MAX = 100;
 
 const LIMIT_RANGE = { message: `limit must be an integer from 1 to ${LIMIT_MAX}` };
 
-const DECIMAL_LIMIT = /^[0-9]{1,3}$/;
-
 // Only a plain decimal becomes a number: `1e2`, ` 5`, `5.0`, '' and repeated values stay as sent and fail @IsInt.
 const toDecimalInteger = ({ value }: { value: unknown }) =>
-  typeof value === 'string' && DECIMAL_LIMIT.test(value) ? Number(value) : value;
+  typeof value === 'string' && /^[0-9]{1,3}$/.test(value) ? Number(value) : value;
 
 /** Query of `listPets`; unknown parameters are ignored. */
 export class ListPetsQuery {
@@ -32,9 +30,9 @@ export class ListPetsQuery {
   @Max(LIMIT_MAX, LIMIT_RANGE)
   limit: number = LIMIT_DEFAULT;
 
-  @ApiProperty({ enum: PetStatus, enumName: 'PetStatus', required: false })
+  @ApiPetStatus({ required: false })
   @IsOptional()
-  @IsEnum(PetStatus, { message: `status must be one of ${PET_STATUS_LIST}` })
+  @IsPetStatus()
   status?: PetStatus;
 
   @ApiProperty({
