@@ -1,6 +1,6 @@
 import type { DataSourceOptions } from 'typeorm';
 import type { DatabasePoolConfig } from '../config/app-config.js';
-import { DATABASE_POOL_DEFAULTS } from '../config/environment.js';
+import { DATABASE_POOL_DEFAULTS } from '../config/app-config.js';
 import { DatabaseClient } from './database-client.js';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { RETRY_DEADLINE_MS } from './database-faults.js';
