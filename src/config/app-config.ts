@@ -1,4 +1,4 @@
-// The environment the service and its commands read, as one zod schema; each variable is described in docs/operating.md.
+// The environment the service and its commands read, as one zod schema; docs/operating.md describes each variable.
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -9,9 +9,6 @@ import { PUBLISHED_EXAMPLE_SECRETS, SECRET_VARIABLES } from './published-secrets
 
 export { ConfigError, Problem } from './problem.js';
 
-export const LOG_LEVELS = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-export const CURSOR_SECRET_MIN_LENGTH = 32;
 /** The window both rate-limit budgets count in; no Retry-After is longer. */
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 /** The largest RATE_LIMIT_PER_MINUTE and AUTH_FAILURE_LIMIT_PER_MINUTE (the OpenAPI document's bound too). */
@@ -32,12 +29,6 @@ const fraction = z
   .string()
   .regex(/^(0(\.\d+)?|1(\.0+)?)$/, { error: mustBe('a number from 0 to 1') })
   .transform(Number);
-const trueOrFalse = z.stringbool({
-  truthy: ['true'],
-  falsy: ['false'],
-  case: 'sensitive',
-  error: mustBe('"true" or "false"'),
-});
 
 /** Never echoed: a URL may hold a password. */
 const urlWithScheme = (protocol: RegExp, schemes: string, example: string) =>
@@ -100,7 +91,9 @@ const DATABASE_VARIABLES = {
   ).optional(),
   DATABASE_POOL_MAX: integer(1, 10_000).default(DATABASE_POOL_DEFAULTS.max),
   DATABASE_POOL_IDLE_TIMEOUT_MS: integer(0, 3_600_000).default(DATABASE_POOL_DEFAULTS.idleTimeoutMs),
-  MIGRATIONS_RUN: trueOrFalse.optional(),
+  MIGRATIONS_RUN: z
+    .stringbool({ truthy: ['true'], falsy: ['false'], case: 'sensitive', error: mustBe('"true" or "false"') })
+    .optional(),
   MIGRATION_LOCK_TIMEOUT_MS: integer(1, 600_000).default(3_000),
   DATA_DIR: z
     .string()
@@ -110,16 +103,14 @@ const DATABASE_VARIABLES = {
   NODE_ENV: z.string().optional(),
 };
 
+const LOG_LEVELS = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 const SERVICE_VARIABLES = {
   HOST: z.string().default('127.0.0.1'),
   PORT: integer(0, 65535).default(3000),
   ...DATABASE_VARIABLES,
   API_KEYS: list(token, (_key, index) => `entry ${index + 1} must be ${TOKEN_RULE}`),
   LOG_LEVEL: z.enum(LOG_LEVELS, { error: mustBe(`one of ${LOG_LEVELS.join(', ')}`) }).default('info'),
-  CURSOR_SECRET: z
-    .string()
-    .min(CURSOR_SECRET_MIN_LENGTH, `must be at least ${CURSOR_SECRET_MIN_LENGTH} characters`)
-    .optional(),
+  CURSOR_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   PUBLIC_BASE_URL: baseUrlEndingInV1('https://api.example.com/v1'),
   STAGING_BASE_URL: baseUrlEndingInV1('https://staging-api.example.com/v1'),
   SHUTDOWN_DRAIN_DELAY_MS: integer(0, 600_000).optional(),
