@@ -59,28 +59,19 @@ export const commaList = (raw: string): string[] =>
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '');
 
-/** A comma-separated list whose entries `entry` accepts; `refusal` names the first it refuses. */
-const list = (entry: z.ZodType, refusal: (invalid: string, index: number) => string) =>
-  z
-    .string()
-    .transform((raw, context) => {
-      const entries = commaList(raw);
-      const index = entries.findIndex((value) => !entry.safeParse(value).success);
-      if (index === -1) return entries;
-      context.addIssue({ code: 'custom', message: refusal(entries[index], index) });
-      return z.NEVER;
-    })
-    .default([]);
+/** A comma-separated variable: its entries checked in order, a refusal naming the first bad one. */
+const list = (entry: z.ZodType<string, string>) => z.string().transform(commaList).pipe(z.array(entry)).default([]);
 
+const TOKEN = /^[\x21-\x7e]{16,512}$/;
 const TOKEN_RULE = '16 to 512 printable characters without spaces';
-const token = z.string().regex(/^[\x21-\x7e]{16,512}$/, `must be ${TOKEN_RULE}`);
-
 // As proxy-addr (Fastify's trustProxy) reads them; `true` or a hop count would trust forged headers.
 const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'] as const;
 /** An origin exactly as a browser sends it in `Origin`. */
-const origin = z.url({ protocol: /^https?$/, abort: true }).refine((entry) => new URL(entry).origin === entry);
-/** The only hosts a production CORS_ORIGINS may reach over plain http. */
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+const notAnOrigin = ({ input }: { input?: unknown }) =>
+  `entry "${String(input)}" is not an origin: write scheme://host[:port] in lower case, with no path and no trailing slash (e.g. https://shop.example), or *`;
+const origin = z
+  .url({ protocol: /^https?$/, abort: true })
+  .refine((url) => new URL(url).origin === url, { error: notAnOrigin });
 
 /** What the migration and key commands validate alone, so that they run with DATABASE_URL only. */
 const DATABASE_VARIABLES = {
@@ -108,7 +99,9 @@ const SERVICE_VARIABLES = {
   HOST: z.string().default('127.0.0.1'),
   PORT: integer(0, 65535).default(3000),
   ...DATABASE_VARIABLES,
-  API_KEYS: list(token, (_key, index) => `entry ${index + 1} must be ${TOKEN_RULE}`),
+  API_KEYS: list(
+    z.string().regex(TOKEN, { error: ({ path = [] }) => `entry ${Number(path[1]) + 1} must be ${TOKEN_RULE}` }),
+  ),
   LOG_LEVEL: z.enum(LOG_LEVELS, { error: mustBe(`one of ${LOG_LEVELS.join(', ')}`) }).default('info'),
   CURSOR_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   PUBLIC_BASE_URL: baseUrlEndingInV1('https://api.example.com/v1'),
@@ -117,16 +110,13 @@ const SERVICE_VARIABLES = {
   SHUTDOWN_GRACE_MS: integer(0, 600_000).default(10_000),
   READINESS_OUTAGE_GRACE_MS: integer(0, 600_000).default(30_000),
   TRUST_PROXY: list(
-    z.union([z.enum(PROXY_NAMES), z.ipv4(), z.ipv6(), z.cidrv4(), z.cidrv6()]),
-    (invalid) =>
-      `must list proxy addresses or CIDR ranges (or ${PROXY_NAMES.join(', ')}), comma-separated; "${invalid}" is none of these`,
+    z.union([z.enum(PROXY_NAMES), z.ipv4(), z.ipv6(), z.cidrv4(), z.cidrv6()], {
+      error: ({ input }) =>
+        `must list proxy addresses or CIDR ranges (or ${PROXY_NAMES.join(', ')}), comma-separated; "${String(input)}" is none of these`,
+    }),
   ),
-  CORS_ORIGINS: list(
-    z.union([z.literal('*'), origin]),
-    (invalid) =>
-      `entry "${invalid}" is not an origin: write scheme://host[:port] in lower case, with no path and no trailing slash (e.g. https://shop.example), or *`,
-  ),
-  METRICS_TOKEN: token.optional(),
+  CORS_ORIGINS: list(z.union([z.literal('*'), origin], { error: notAnOrigin })),
+  METRICS_TOKEN: z.string().regex(TOKEN, `must be ${TOKEN_RULE}`).optional(),
   LOAD_SHEDDING_MAX_IN_FLIGHT: integer(0, 100_000).default(256),
   LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS: integer(0, 60_000).default(1000),
   LOAD_SHEDDING_MAX_EVENT_LOOP_UTILIZATION: fraction.default(0),
@@ -162,8 +152,10 @@ const SCHEMAS = {
         refuse('REQUEST_TIMEOUT_MS', `must be at least HEADERS_TIMEOUT_MS, got "${env.REQUEST_TIMEOUT_MS}"`);
       } else if (env.NODE_ENV === 'production') {
         // A page on a remote plain-http origin holds its key where anyone on the way can read and change it.
+        // Only hosts that never leave the machine may be reached over plain http.
         const plainHttp = env.CORS_ORIGINS.find(
-          (entry) => entry.startsWith('http://') && !LOOPBACK_HOSTS.has(new URL(entry).hostname),
+          (entry) =>
+            entry.startsWith('http://') && !['localhost', '127.0.0.1', '[::1]'].includes(new URL(entry).hostname),
         );
         if (plainHttp !== undefined) {
           refuse(
@@ -210,8 +202,6 @@ const SCHEMAS = {
       };
     }),
 };
-type Part = keyof typeof SCHEMAS;
-type Env = Record<string, string | undefined>;
 
 export type DatabaseConfig = z.output<typeof SCHEMAS.database>;
 export type AppConfig = z.output<typeof SCHEMAS.service>;
@@ -223,7 +213,7 @@ export type EdgeLimitsConfig = AppConfig['edgeLimits'];
  * The variables of `raw` that `part` reads (unset and empty alike), validated and typed, or a ConfigError naming the
  * first bad one. Whatever the part, production first refuses a secret this repository publishes as an example.
  */
-function parse<P extends Part>(part: P, raw: Env): z.output<(typeof SCHEMAS)[P]> {
+function parse<P extends keyof typeof SCHEMAS>(part: P, raw: NodeJS.ProcessEnv): z.output<(typeof SCHEMAS)[P]> {
   const set = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== undefined && value !== ''));
   for (const [name, instead] of Object.entries(set.NODE_ENV === 'production' ? SECRET_VARIABLES : {})) {
     const value = set[name] ?? '';
@@ -242,15 +232,15 @@ function parse<P extends Part>(part: P, raw: Env): z.output<(typeof SCHEMAS)[P]>
   throw new ConfigError(`${String(issue.path[0])} ${issue.message}`);
 }
 
-export const loadDatabaseConfig = (env: Env = process.env): DatabaseConfig => parse('database', env);
-export const loadConfig = (env: Env = process.env): AppConfig => parse('service', env);
+export const loadDatabaseConfig = (env: NodeJS.ProcessEnv = process.env): DatabaseConfig => parse('database', env);
+export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => parse('service', env);
 
 /**
  * The part an entry point reads (the service: `service`; the commands: `database`) of `envFilePath` under the real
  * environment, which wins. Only once it is valid does Node put what the file adds into process.env, where the
  * commands' tools read it.
  */
-export async function readConfig<P extends Part>(part: P, envFilePath = resolve('.env')) {
+export async function readConfig<P extends keyof typeof SCHEMAS>(part: P, envFilePath = resolve('.env')) {
   const fromFile = existsSync(envFilePath) ? parseEnv(await readFile(envFilePath, 'utf8')) : undefined;
   const config = parse(part, { ...fromFile, ...process.env });
   if (fromFile) process.loadEnvFile(envFilePath);
