@@ -27,8 +27,7 @@ import { withoutControllerHeadings } from './observability/logging/route-lines.j
 export function createFastifyAdapter({ trustProxy, edgeLimits, corsOrigins }: AppConfig): FastifyAdapter {
   const setSecurityHeaders = securityHeaders({ crossOriginApi: corsOrigins.length > 0 });
   const adapter = new FastifyAdapter({
-    // Only these peers' X-Forwarded-For is believed: the per-address failed-authentication budget then counts
-    // the client behind the load balancer, while a client that forges the header still counts as itself.
+    // Only these peers' X-Forwarded-For is believed: a client forging it still counts as itself in its budgets.
     ...(trustProxy.length > 0 && { trustProxy }),
     ...serverOptions(edgeLimits),
     bodyLimit: BODY_LIMIT_BYTES,

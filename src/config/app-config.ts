@@ -30,12 +30,14 @@ const fraction = z
   .regex(/^(0(\.\d+)?|1(\.0+)?)$/, { error: mustBe('a number from 0 to 1') })
   .transform(Number);
 
-/** Never echoed: a URL may hold a password. */
-const urlWithScheme = (protocol: RegExp, schemes: string, example: string) =>
+/** A URL of one of `schemes`, never echoed: it may hold a password. */
+const urlWithScheme = (schemes: string[], example: string) =>
   z.url({
-    protocol,
+    protocol: new RegExp(`^(${schemes.join('|')})$`),
     error: ({ input }) =>
-      URL.canParse(String(input)) ? `must start with ${schemes}` : `must be a URL such as ${example}`,
+      URL.canParse(String(input))
+        ? `must start with ${schemes.map((scheme) => `${scheme}://`).join(' or ')}`
+        : `must be a URL such as ${example}`,
   });
 
 /** A `servers` base URL of the OpenAPI document, kept without its trailing slash. */
@@ -75,11 +77,7 @@ const origin = z
 
 /** What the migration and key commands validate alone, so that they run with DATABASE_URL only. */
 const DATABASE_VARIABLES = {
-  DATABASE_URL: urlWithScheme(
-    /^postgres(ql)?$/,
-    'postgres:// or postgresql://',
-    'postgres://user:password@host:5432/db',
-  ).optional(),
+  DATABASE_URL: urlWithScheme(['postgres', 'postgresql'], 'postgres://user:password@host:5432/db').optional(),
   DATABASE_POOL_MAX: integer(1, 10_000).default(DATABASE_POOL_DEFAULTS.max),
   DATABASE_POOL_IDLE_TIMEOUT_MS: integer(0, 3_600_000).default(DATABASE_POOL_DEFAULTS.idleTimeoutMs),
   MIGRATIONS_RUN: z
@@ -122,7 +120,7 @@ const SERVICE_VARIABLES = {
   LOAD_SHEDDING_MAX_EVENT_LOOP_UTILIZATION: fraction.default(0),
   RATE_LIMIT_PER_MINUTE: integer(0, MAX_LIMIT_PER_MINUTE).default(600),
   AUTH_FAILURE_LIMIT_PER_MINUTE: integer(1, MAX_LIMIT_PER_MINUTE).default(30),
-  REDIS_URL: urlWithScheme(/^rediss?$/, 'redis:// or rediss://', 'redis://127.0.0.1:6379').optional(),
+  REDIS_URL: urlWithScheme(['redis', 'rediss'], 'redis://127.0.0.1:6379').optional(),
   HEADERS_TIMEOUT_MS: integer(1000, 600_000).default(10_000),
   REQUEST_TIMEOUT_MS: integer(1000, 600_000).default(30_000),
   KEEP_ALIVE_TIMEOUT_MS: integer(1000, 3_600_000).default(72_000),
@@ -209,10 +207,7 @@ export type DatabasePoolConfig = AppConfig['databasePool'];
 export type LoadSheddingConfig = AppConfig['loadShedding'];
 export type EdgeLimitsConfig = AppConfig['edgeLimits'];
 
-/**
- * The variables of `raw` that `part` reads (unset and empty alike), validated and typed, or a ConfigError naming the
- * first bad one. Whatever the part, production first refuses a secret this repository publishes as an example.
- */
+/** What `part` reads of `raw` (empty is unset), typed; or a ConfigError: a published secret, or the first bad one. */
 function parse<P extends keyof typeof SCHEMAS>(part: P, raw: NodeJS.ProcessEnv): z.output<(typeof SCHEMAS)[P]> {
   const set = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== undefined && value !== ''));
   for (const [name, instead] of Object.entries(set.NODE_ENV === 'production' ? SECRET_VARIABLES : {})) {
@@ -235,11 +230,7 @@ function parse<P extends keyof typeof SCHEMAS>(part: P, raw: NodeJS.ProcessEnv):
 export const loadDatabaseConfig = (env: NodeJS.ProcessEnv = process.env): DatabaseConfig => parse('database', env);
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => parse('service', env);
 
-/**
- * The part an entry point reads (the service: `service`; the commands: `database`) of `envFilePath` under the real
- * environment, which wins. Only once it is valid does Node put what the file adds into process.env, where the
- * commands' tools read it.
- */
+/** `part` of `envFilePath` under the real environment, which wins; once valid, Node adds the file to process.env. */
 export async function readConfig<P extends keyof typeof SCHEMAS>(part: P, envFilePath = resolve('.env')) {
   const fromFile = existsSync(envFilePath) ? parseEnv(await readFile(envFilePath, 'utf8')) : undefined;
   const config = parse(part, { ...fromFile, ...process.env });
