@@ -68,9 +68,9 @@ const TOKEN = /^[\x21-\x7e]{16,512}$/;
 const TOKEN_RULE = '16 to 512 printable characters without spaces';
 // As proxy-addr (Fastify's trustProxy) reads them; `true` or a hop count would trust forged headers.
 const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'] as const;
-/** An origin exactly as a browser sends it in `Origin`. */
 const notAnOrigin = ({ input }: { input?: unknown }) =>
   `entry "${String(input)}" is not an origin: write scheme://host[:port] in lower case, with no path and no trailing slash (e.g. https://shop.example), or *`;
+/** An origin exactly as a browser sends it in `Origin`. */
 const origin = z
   .url({ protocol: /^https?$/, abort: true })
   .refine((url) => new URL(url).origin === url, { error: notAnOrigin });
