@@ -90,11 +90,8 @@ export async function createApp(
       'Location',
     ],
   });
-  registerLoadShedding(
-    fastify,
-    config.loadShedding,
-    operationsRoutes.map((route) => `/${route}`),
-  );
+  const operationsPaths = operationsRoutes.map((route) => `/${route}`);
+  registerLoadShedding(fastify, config.loadShedding, operationsPaths);
   closeConnectionsWhileDraining(fastify, app.get(ShutdownState));
   // Built before the routes are registered (app.init), so that their response schemas come from it.
   const document = createOpenApiDocument(app, config);

@@ -10,8 +10,7 @@ import { stopGracefullyOnSignals } from './edge/graceful-shutdown.js';
 import { configuredSecrets } from './observability/secret-scrubber.js';
 import { scrubTracesOf, stopTracing } from './observability/tracing/tracing-state.js';
 
-// Set before the application's code runs: the heap stays near its live size and request objects are not pretenured
-// (docs/performance.md, "Where the time goes").
+// Heap near its live size, request objects not pretenured: set before the app's code runs (docs/performance.md).
 setFlagsFromString('--heap-growing-percent=50');
 setFlagsFromString('--no-allocation-site-pretenuring');
 

@@ -127,7 +127,6 @@ const SERVICE_VARIABLES = {
   MAX_CONNECTIONS: integer(1, 1_000_000).default(4096),
 };
 
-/** Every variable the service reads, in declaration order. */
 export const VARIABLES: readonly string[] = Object.keys(SERVICE_VARIABLES);
 
 const databaseConfig = (env: z.output<z.ZodObject<typeof DATABASE_VARIABLES>>) => ({
