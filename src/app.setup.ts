@@ -3,8 +3,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import type { LoggerService, LogLevel } from '@nestjs/common';
 import { Logger } from 'nestjs-pino';
 import { AppModule, ResolvedConfig } from './app.module.js';
-import { APP_CONFIG } from './config/config.module.js';
-import type { AppConfig, EdgeLimitsConfig } from './config/app-config.js';
+import type { AppConfig } from './config/app-config.js';
 import { createOpenApiDocument } from './openapi/openapi-document.js';
 import { serializeResponsesWithDocumentSchemas } from './openapi/response-schemas.js';
 import { setupDocs } from './openapi/setup-docs.js';
@@ -23,32 +22,18 @@ import { closeConnectionsWhileDraining, ShutdownState } from './edge/shutdown-st
 import { OPERATIONS_ROUTES } from './observability/operations-routes.js';
 import { withoutControllerHeadings } from './observability/logging/route-lines.js';
 
-/**
- * `trustProxy`: the proxies whose `X-Forwarded-For` gives `request.ip` (TRUST_PROXY); none by default.
- * `edgeLimits`: the time limits and the connection cap of the HTTP server (src/edge/connection-limits.ts).
- * `corsOrigins`: set, the API's answers carry a cross-origin resource policy (src/edge/cors.ts).
- */
-export function createFastifyAdapter({
-  trustProxy = [],
-  edgeLimits,
-  corsOrigins = [],
-}: {
-  trustProxy?: string[];
-  edgeLimits: EdgeLimitsConfig;
-  corsOrigins?: readonly string[];
-}): FastifyAdapter {
+/** The Fastify server: proxies trusted (TRUST_PROXY, none by default), time limits and the connection cap. */
+export function createFastifyAdapter({ trustProxy, edgeLimits, corsOrigins }: AppConfig): FastifyAdapter {
   const setSecurityHeaders = securityHeaders({ crossOriginApi: corsOrigins.length > 0 });
   const adapter = new FastifyAdapter({
-    // Only these peers' X-Forwarded-For is believed: the per-address failed-authentication budget then counts
-    // the client behind the load balancer, while a client that forges the header still counts as itself.
+    // Only these peers' X-Forwarded-For is believed: a client forging it still counts as itself in its budgets.
     ...(trustProxy.length > 0 && { trustProxy }),
     ...serverOptions(edgeLimits),
     bodyLimit: BODY_LIMIT_BYTES,
     frameworkErrors: frameworkErrorHandler(setSecurityHeaders),
     clientErrorHandler: handleClientError,
     genReqId: assignRequestId,
-    // While draining at shutdown, requests still arriving on open connections are served (with
-    // `Connection: close`) instead of getting Fastify's own 503 body, which is not our Error shape.
+    // While draining at shutdown, requests on open connections are served (`Connection: close`), not Fastify's 503.
     return503OnClosing: false,
   });
   const fastify = adapter.getInstance();
@@ -65,45 +50,7 @@ export function createFastifyAdapter({
   return adapter;
 }
 
-/** Response headers a page on another origin needs to read: paging, budgets, deprecation, refusals, tracing. */
-const CORS_EXPOSED_HEADERS = [
-  'Link',
-  ...Object.values(RATE_LIMIT_HEADERS),
-  'Retry-After',
-  'Deprecation',
-  'Sunset',
-  REQUEST_ID_HEADER,
-  'WWW-Authenticate',
-  'Location',
-];
-
-/** What cannot be a provider: prefix, body parsing, CORS, load shedding, draining, the API docs and the response serializers. */
-function configureApp(app: NestFastifyApplication): void {
-  const operationsRoutes = Object.values(OPERATIONS_ROUTES);
-  app.setGlobalPrefix(API_PREFIX, { exclude: operationsRoutes });
-  const fastify = app.getHttpAdapter().getInstance();
-  // Only JSON bodies are accepted; Fastify's default text/plain parser would let other bodies through to validation.
-  fastify.removeContentTypeParser('text/plain');
-  registerJsonBodyParser(fastify);
-  const config = app.get<AppConfig>(APP_CONFIG);
-  // Before load shedding: its refusals carry the CORS headers, and preflights are answered before it can shed them.
-  registerCors(fastify, {
-    origins: config.corsOrigins,
-    requestHeaders: ['Authorization', 'Content-Type', IDEMPOTENCY_KEY_HEADER],
-    exposedHeaders: CORS_EXPOSED_HEADERS,
-  });
-  registerLoadShedding(
-    fastify,
-    config.loadShedding,
-    operationsRoutes.map((route) => `/${route}`),
-  );
-  closeConnectionsWhileDraining(fastify, app.get(ShutdownState));
-  // Built before the routes are registered (app.init), so that their response schemas come from it.
-  const document = createOpenApiDocument(app, config);
-  serializeResponsesWithDocumentSchemas(fastify, document, API_PREFIX);
-  setupDocs(app, document);
-}
-
+/** Then what cannot be a provider: prefix, body parsing, CORS, load shedding, draining, docs, response serializers. */
 export async function createApp(
   config: ResolvedConfig,
   logger?: LoggerService | LogLevel[] | false,
@@ -115,14 +62,41 @@ export async function createApp(
       logger,
       bufferLogs: logger === undefined,
       abortOnError: false,
-      // Nest's parsers would add application/x-www-form-urlencoded; Fastify's own JSON parser is the only one we want.
+      // Nest's parsers would add application/x-www-form-urlencoded: Fastify's JSON parser is the only one.
       bodyParser: false,
     },
   );
-  // By default Nest's own logs go through the same pino logger as everything else.
   if (logger === undefined) app.useLogger(withoutControllerHeadings(app.get(Logger)));
-  configureApp(app);
+  const operationsRoutes = Object.values(OPERATIONS_ROUTES);
+  app.setGlobalPrefix(API_PREFIX, { exclude: operationsRoutes });
+  const fastify = app.getHttpAdapter().getInstance();
+  // Only JSON bodies are accepted; Fastify's default text/plain parser would let other bodies through to validation.
+  fastify.removeContentTypeParser('text/plain');
+  registerJsonBodyParser(fastify);
+  // Before load shedding: its refusals carry the CORS headers, and preflights are answered before it can shed them.
+  registerCors(fastify, {
+    origins: config.corsOrigins,
+    requestHeaders: ['Authorization', 'Content-Type', IDEMPOTENCY_KEY_HEADER],
+    // What a page on another origin reads: paging, budgets, deprecation, refusals, tracing.
+    exposedHeaders: [
+      'Link',
+      ...Object.values(RATE_LIMIT_HEADERS),
+      'Retry-After',
+      'Deprecation',
+      'Sunset',
+      REQUEST_ID_HEADER,
+      'WWW-Authenticate',
+      'Location',
+    ],
+  });
+  const operationsPaths = operationsRoutes.map((route) => `/${route}`);
+  registerLoadShedding(fastify, config.loadShedding, operationsPaths);
+  closeConnectionsWhileDraining(fastify, app.get(ShutdownState));
+  // Built before the routes are registered (app.init), so that their response schemas come from it.
+  const document = createOpenApiDocument(app, config);
+  serializeResponsesWithDocumentSchemas(fastify, document, API_PREFIX);
+  setupDocs(app, document);
   await app.init();
-  await app.getHttpAdapter().getInstance().ready();
+  await fastify.ready();
   return app;
 }

@@ -10,16 +10,8 @@ import { stopGracefullyOnSignals } from './edge/graceful-shutdown.js';
 import { configuredSecrets } from './observability/secret-scrubber.js';
 import { scrubTracesOf, stopTracing } from './observability/tracing/tracing-state.js';
 
-// Under load most request data dies young but some is promoted, and V8 lets the old generation grow to several
-// times its live size before a full collection, which is where the peak memory went; capped at half its size more,
-// the heap stays near its live size at no measurable CPU cost. V8 reads this factor whenever it sets the next
-// collection's limit, so setting it here applies wherever main.js runs (docs/performance.md, "Where the time goes").
+// Heap near its live size, request objects not pretenured: set before the app's code runs (docs/performance.md).
 setFlagsFromString('--heap-growing-percent=50');
-// V8 allocates objects straight into the old generation from allocation sites whose objects mostly survived a
-// young collection. A request's objects often do (they live while it waits for the database), so they were
-// pretenured, then died in the old generation: full collections came more often and young ones took longer, as
-// the old objects pointed at young ones (docs/performance.md, "Where the time goes"). Set before the application's
-// code runs, so no site is pretenured.
 setFlagsFromString('--no-allocation-site-pretenuring');
 
 async function bootstrap(): Promise<void> {
@@ -34,15 +26,12 @@ async function bootstrap(): Promise<void> {
   scrubTracesOf(configuredSecrets(config));
 
   // Loaded only without DATABASE_URL: production loads no development tool (the image has none).
-  const embedded = config.databaseUrl
-    ? null
-    : await (
-        await loadDevelopmentDatabases(true)
-      ).startEmbeddedPostgres({
-        dataDir: config.dataDir,
-        port: config.embeddedPostgresPort,
-        notice: (message) => logger.warn(message),
-      });
+  const development = config.databaseUrl ? null : await loadDevelopmentDatabases(true);
+  const embedded = await development?.startEmbeddedPostgres({
+    dataDir: config.dataDir,
+    port: config.embeddedPostgresPort,
+    notice: (message) => logger.warn(message),
+  });
 
   const app = await createApp({ ...config, databaseUrl: config.databaseUrl ?? embedded!.url });
   stopGracefullyOnSignals(app, {
@@ -60,12 +49,8 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
-    process.stderr.write(`Invalid configuration: ${error.message}\n`);
-  } else if (error instanceof EmbeddedPostgresError) {
-    process.stderr.write(`${error.message}\n`);
-  } else {
-    new Logger('Bootstrap').error(error instanceof Error ? (error.stack ?? error.message) : String(error));
-  }
+  if (error instanceof ConfigError) process.stderr.write(`Invalid configuration: ${error.message}\n`);
+  else if (error instanceof EmbeddedPostgresError) process.stderr.write(`${error.message}\n`);
+  else new Logger('Bootstrap').error(error instanceof Error ? (error.stack ?? error.message) : String(error));
   process.exit(1);
 });

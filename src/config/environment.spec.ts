@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseEnv } from 'node:util';
-import { commaList, loadConfig, loadDatabaseConfig, VARIABLES } from './environment.js';
+import { commaList, loadConfig, loadDatabaseConfig, VARIABLES } from './app-config.js';
 
 const read = (file: string) => readFileSync(fileURLToPath(new URL(`../../${file}`, import.meta.url)), 'utf8');
 /** Variables the documents list that the service does not read: compose's, the tests' and the benchmarks'. */

@@ -1,8 +1,5 @@
-/**
- * A problem the person running the service or a command can fix, in one line that says what is wrong and what to
- * do: the entry points print its message alone, never a stack, and exit non-zero.
- */
+/** A problem the person running the service or a command can fix: the entry points print its one line and exit 1. */
 export class Problem extends Error {}
 
-/** A refused environment variable: the entry points print it after `Invalid configuration: ` and exit 1. */
+/** A refused environment variable: printed after `Invalid configuration: `. */
 export class ConfigError extends Problem {}

@@ -1,8 +1,4 @@
-/**
- * Secret values this repository publishes as examples (in .env.example, docker-compose*.yml and k8s/, now or
- * before): anyone can read them, so with NODE_ENV=production no entry point starts with one (src/config/environment.ts).
- * src/config/published-secrets.spec.ts reads those files, so that this list and they cannot drift apart.
- */
+/** Secrets published as examples (.env.example, compose files, k8s/): refused in production; its spec scans them. */
 export const PUBLISHED_EXAMPLE_SECRETS: ReadonlySet<string> = new Set([
   'replace-with-a-long-random-key',
   'replace-with-32-or-more-random-characters',
@@ -10,7 +6,7 @@ export const PUBLISHED_EXAMPLE_SECRETS: ReadonlySet<string> = new Set([
   'example-cursor-secret-change-me-please',
 ]);
 
-/** The variables that hold secrets, and what to do instead of using an example. */
+/** The variables holding secrets, and what to do instead of using an example. */
 export const SECRET_VARIABLES = {
   API_KEYS:
     'issue keys with `npm run apikey -- create <name>` and leave API_KEYS unset, or set keys of your own (e.g. `openssl rand -base64 32`)',

@@ -1,11 +1,10 @@
 import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import pg from 'pg';
 import { freePort } from '../database-server.js';
 import { pollUntil } from '../poll.js';
 import { Daemon, daemon, runOnce, workDirectory } from './debian-services.js';
-import { createPgBackRest, PgBackRest, RestoredServer } from './pgbackrest.js';
+import { createPgBackRest, PgBackRest, pollUntilPrimary, RestoredServer } from './pgbackrest.js';
 
 /**
  * A PostgreSQL cluster with automatic failover from Debian's packages (`.ci/run` installs them): one etcd, two
@@ -303,18 +302,7 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
       },
       { timeoutMs: 20_000, intervalMs: 50, what: `HAProxy to lead to the primary only (${haproxy.output()})` },
     );
-    await pollUntil(
-      async () => {
-        const client = new pg.Client({ connectionString: url(), connectionTimeoutMillis: 2_000 });
-        await client.connect();
-        try {
-          return (await client.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r')).rows[0].r === false;
-        } finally {
-          await client.end();
-        }
-      },
-      { timeoutMs: 20_000, what: `HAProxy to lead to the primary (${haproxy.output()})` },
-    );
+    await pollUntilPrimary(url(), { timeoutMs: 20_000, what: `HAProxy to lead to the primary (${haproxy.output()})` });
 
     const primary = async () => {
       const statuses = await Promise.all(nodes.map((node) => node.rest('/primary')));

@@ -14,6 +14,19 @@ import { Daemon, daemon, runOnce, workDirectory } from './debian-services.js';
 
 export const STANZA = 'animal-store';
 
+/** Polls until a connection to `url` finds a server out of recovery (a primary), or until `stop()`. */
+export const pollUntilPrimary = (url: string, options: { timeoutMs: number; what: string }, stop = () => false) =>
+  pollUntil(async () => {
+    if (stop()) return true;
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+    await client.connect();
+    try {
+      return (await client.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r')).rows[0].r === false;
+    } finally {
+      await client.end();
+    }
+  }, options);
+
 /** A PostgreSQL server's host, as pgBackRest sees it. */
 export interface PgBackRestHost {
   /** Its directory: the configuration file goes there, and it holds the server's Unix socket. */
@@ -142,19 +155,8 @@ export async function createPgBackRest(): Promise<PgBackRest> {
         if (!promoted) throw new Error(`The restored copy exited before its recovery ended: ${server.output()}`);
       });
       await Promise.race([
-        pollUntil(
-          async () => {
-            if (exited) return true; // the race is lost already: stop polling
-            const client = new pg.Client({ connectionString: url(), connectionTimeoutMillis: 2_000 });
-            await client.connect();
-            try {
-              return (await client.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r')).rows[0].r === false;
-            } finally {
-              await client.end();
-            }
-          },
-          { timeoutMs: 120_000, intervalMs: 100, what: 'the restored copy to be promoted' },
-        ),
+        // Stops polling once the race is lost already.
+        pollUntilPrimary(url(), { timeoutMs: 120_000, what: 'the restored copy to be promoted' }, () => exited),
         exitedEarly,
       ]);
       promoted = true;
