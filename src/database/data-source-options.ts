@@ -1,8 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { ClientBase } from 'pg';
 import type { DataSourceOptions } from 'typeorm';
-import type { DatabasePoolConfig } from '../config/app-config.js';
-import { DATABASE_POOL_DEFAULTS } from '../config/app-config.js';
+import { DATABASE_POOL_DEFAULTS, type DatabasePoolConfig } from '../config/app-config.js';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { RETRY_DEADLINE_MS } from './database-faults.js';
 import { SESSION_TIMEOUTS } from './session-timeouts.js';
