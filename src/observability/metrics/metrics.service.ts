@@ -39,7 +39,7 @@ export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateL
 
   private readonly databaseFaults = new Counter({
     name: 'animal_store_database_faults_total',
-    help: 'Requests answered 503 for a fault of the database (src/database/database-faults.ts), by SQLSTATE class: 08 connection, 25 read-only, 40 conflict, 53 resources, 57 shutdown or timeout; pool: the local pool had no free connection.',
+    help: 'Requests answered 503 for a fault of the database (src/database/database-faults.ts), by SQLSTATE class: 08 connection, 25 read-only, 40 conflict, 53 resources, 55 lock wait, 57 shutdown or timeout; pool: the local pool had no free connection.',
     labelNames: ['sqlstate_class'],
     registers: [this.registry],
   });
