@@ -1,4 +1,7 @@
-import { EventEmitter, once } from 'node:events';
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DataSource } from 'typeorm';
+import { pgPool } from './pg-pool.js';
 
 /**
  * The one table of database faults: what a failure of the database means for the request it failed. A row is a fault
@@ -83,16 +86,14 @@ function fromRow(sqlstate: string, code: string, message: string): DatabaseFault
 export const RETRY_DEADLINE_MS = 2_000;
 /** The longest pause between two tries; each is a random part of a growing bound, so waiting requests spread out. */
 const MAX_PAUSE_MS = 100;
-/** One of the pool's own connections is free again (its `release` event): paused requests try at once. */
-const released = new EventEmitter().setMaxListeners(0);
-export const connectionReleased = () => released.emit('release');
 
 /**
  * The service's one retry path, around a whole unit of work (a statement, or a transaction PostgreSQL rolled back
  * entirely): a serialization failure or deadlock is run once more, and a server without a free connection slot is
- * asked again after a pause until RETRY_DEADLINE_MS. The last failure is answered like any fault (503).
+ * asked again after a pause until RETRY_DEADLINE_MS, or as soon as the pool of `dataSource` (the caller's) releases a
+ * connection. The last failure is answered like any fault (503).
  */
-export async function withRetries<T>(work: () => Promise<T>): Promise<T> {
+export async function withRetries<T>(work: () => Promise<T>, dataSource?: DataSource): Promise<T> {
   const deadline = Date.now() + RETRY_DEADLINE_MS;
   let conflicts = 0;
   for (let tries = 1; ; tries++) {
@@ -104,7 +105,8 @@ export async function withRetries<T>(work: () => Promise<T>): Promise<T> {
       if (answer !== 'retry-until-deadline') throw error;
       const wait = Math.ceil(Math.random() * Math.min(MAX_PAUSE_MS, 10 * 2 ** tries));
       if (Date.now() + wait >= deadline) throw error;
-      await once(released, 'release', { signal: AbortSignal.timeout(wait) }).catch(() => undefined);
+      const pause = AbortSignal.timeout(wait);
+      await (dataSource ? once(pgPool(dataSource), 'release', { signal: pause }).catch(() => undefined) : sleep(wait));
     }
   }
 }

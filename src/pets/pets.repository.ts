@@ -37,20 +37,28 @@ export class PetsRepository {
   }
 
   async findPage(query: PetPageQuery): Promise<PetPage> {
-    const rows = await withRetries(() => this.pets.query<PetRow[]>(...this.boundPageQuery(query)));
+    const rows = await withRetries(
+      () => this.pets.query<PetRow[]>(...this.boundPageQuery(query)),
+      this.pets.manager.connection,
+    );
     const more = rows.length > query.limit;
     if (more) rows.pop();
     return { pets: rows.map(toPet), more };
   }
 
   async findById(id: number): Promise<Pet | undefined> {
-    const [row] = await withRetries(() => this.pets.query<(PetRow | undefined)[]>(`${SELECT_PET} WHERE id = $1`, [id]));
+    const [row] = await withRetries(
+      () => this.pets.query<(PetRow | undefined)[]>(`${SELECT_PET} WHERE id = $1`, [id]),
+      this.pets.manager.connection,
+    );
     return row && toPet(row);
   }
 
   /** In `manager`'s transaction when given (its owner retries the whole transaction), else retried here. */
   insert(pet: NewPetRow, manager?: EntityManager): Promise<Pet> {
-    return manager ? this.insertWith(manager, pet) : withRetries(() => this.insertWith(this.pets.manager, pet));
+    return manager
+      ? this.insertWith(manager, pet)
+      : withRetries(() => this.insertWith(this.pets.manager, pet), this.pets.manager.connection);
   }
 
   private async insertWith(manager: EntityManager, pet: NewPetRow): Promise<Pet> {

@@ -59,22 +59,26 @@ export class ApiKeysRepository {
   constructor(@InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>) {}
 
   async findByDigest(digest: string): Promise<ApiKeyRecord | undefined> {
-    const rows = await withRetries(() =>
-      this.keys.query<ApiKeyRecord[]>(
-        `SELECT id::text AS id, name, scopes, expires_at AS "expiresAt", revoked_at AS "revokedAt",
+    const rows = await withRetries(
+      () =>
+        this.keys.query<ApiKeyRecord[]>(
+          `SELECT id::text AS id, name, scopes, expires_at AS "expiresAt", revoked_at AS "revokedAt",
                 ${LINEAGE}::text AS lineage, replaced_by::text AS "replacedBy"
            FROM api_keys WHERE digest = $1`,
-        [digest],
-      ),
+          [digest],
+        ),
+      this.keys.manager.connection,
     ).catch(redactParameters);
     return rows[0];
   }
 
   findKnownKeys(): Promise<KnownKey[]> {
-    return withRetries(() =>
-      this.keys.query<KnownKey[]>(
-        'SELECT digest, revoked_at IS NOT NULL AS revoked, expires_at AS "expiresAt" FROM api_keys',
-      ),
+    return withRetries(
+      () =>
+        this.keys.query<KnownKey[]>(
+          'SELECT digest, revoked_at IS NOT NULL AS revoked, expires_at AS "expiresAt" FROM api_keys',
+        ),
+      this.keys.manager.connection,
     );
   }
 
@@ -160,11 +164,13 @@ export class ApiKeysRepository {
   }
 
   async touch(ids: readonly string[], at: Date): Promise<void> {
-    await withRetries(() =>
-      this.keys.query(
-        'UPDATE api_keys SET last_used_at = $2 WHERE id = ANY($1::bigint[]) AND (last_used_at IS NULL OR last_used_at < $2)',
-        [ids, at],
-      ),
+    await withRetries(
+      () =>
+        this.keys.query(
+          'UPDATE api_keys SET last_used_at = $2 WHERE id = ANY($1::bigint[]) AND (last_used_at IS NULL OR last_used_at < $2)',
+          [ids, at],
+        ),
+      this.keys.manager.connection,
     );
   }
 }

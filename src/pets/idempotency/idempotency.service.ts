@@ -32,26 +32,28 @@ export class IdempotencyService {
     work: (manager: EntityManager) => Promise<StoredResponse & { body: T }>,
   ): Promise<IdempotentOutcome<T>> {
     // A serialization failure or deadlock rolled the whole transaction back: it is safe to run once more.
-    return withRetries(() =>
-      this.dataSource.transaction(async (manager) => {
-        await manager.query(`SET LOCAL lock_timeout = ${LOCK_WAIT_MS}`);
-        if (await this.keys.claim(manager, scope, fingerprint)) {
-          const response = await work(manager);
-          await this.keys.saveResponse(manager, scope, response);
-          return { ...response, replayed: false };
-        }
-        const record = await this.keys.find(manager, scope);
-        // Purged between the two statements: the client may simply retry.
-        if (!record?.response) throw keyInUse();
-        if (record.fingerprint !== fingerprint) {
-          throw new ApiError(
-            422,
-            ErrorCode.IdempotencyKeyReused,
-            'This Idempotency-Key was already used with a different request body.',
-          );
-        }
-        return { status: record.response.status, body: record.response.body as T, replayed: true };
-      }),
+    return withRetries(
+      () =>
+        this.dataSource.transaction(async (manager) => {
+          await manager.query(`SET LOCAL lock_timeout = ${LOCK_WAIT_MS}`);
+          if (await this.keys.claim(manager, scope, fingerprint)) {
+            const response = await work(manager);
+            await this.keys.saveResponse(manager, scope, response);
+            return { ...response, replayed: false };
+          }
+          const record = await this.keys.find(manager, scope);
+          // Purged between the two statements: the client may simply retry.
+          if (!record?.response) throw keyInUse();
+          if (record.fingerprint !== fingerprint) {
+            throw new ApiError(
+              422,
+              ErrorCode.IdempotencyKeyReused,
+              'This Idempotency-Key was already used with a different request body.',
+            );
+          }
+          return { status: record.response.status, body: record.response.body as T, replayed: true };
+        }),
+      this.dataSource,
     ).catch((error: unknown) => {
       // The lock timeout set above ran out: a concurrent request still holds the key.
       throw databaseFault(error)?.code === '55P03' ? keyInUse() : error;
