@@ -4,6 +4,7 @@ import { AuthModule } from './auth/auth.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { ShutdownModule } from './edge/shutdown-state.js';
 import { HealthModule } from './observability/health/health.module.js';
 import { ApiErrorFilter } from './edge/errors/api-error.filter.js';
 import { RequestValidationPipe } from './edge/request-validation.pipe.js';
@@ -28,6 +29,7 @@ export class AppModule {
           migrationLockTimeoutMs: config.migrationLockTimeoutMs,
           pool: config.databasePool,
         }),
+        ShutdownModule,
         AuthModule,
         PetsModule,
         HealthModule,

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Global, Injectable, Module } from '@nestjs/common';
 import type { FastifyInstance } from 'fastify';
 
 /** Whether the process has been asked to stop; readiness reads it, the signal handler sets it. */
@@ -10,6 +10,11 @@ export class ShutdownState {
     this.isShuttingDown = true;
   }
 }
+
+/** The application's one ShutdownState, for every module that reads it. */
+@Global()
+@Module({ providers: [ShutdownState], exports: [ShutdownState] })
+export class ShutdownModule {}
 
 /** While draining, every response closes its connection: none has a request in flight when the listener closes. */
 export function closeConnectionsWhileDraining(fastify: FastifyInstance, shutdown: ShutdownState): void {

@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
-import { ShutdownState } from '../../edge/shutdown-state.js';
 import { HealthController } from './health.controller.js';
 import { ReadinessRound } from './readiness-round.js';
 
@@ -8,7 +7,6 @@ import { ReadinessRound } from './readiness-round.js';
   // ReadinessLog, not terminus's stack on every failing probe.
   imports: [TerminusModule.forRoot({ logger: false })],
   controllers: [HealthController],
-  providers: [ReadinessRound, ShutdownState],
-  exports: [ShutdownState],
+  providers: [ReadinessRound],
 })
 export class HealthModule {}
