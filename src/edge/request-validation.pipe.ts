@@ -57,13 +57,12 @@ export class RequestValidationPipe implements PipeTransform {
     if (typeof metatype !== 'function' || json === undefined || json.length > VALIDATED_QUERY_MAX_LENGTH) {
       return this.query.transform(value, metadata);
     }
-    // Two query classes of one name only validate again.
-    const key = `${metatype.name} ${json}`;
-    const known = this.validatedQueries.peek(key);
+    // Keyed by the parameters alone: the same parameters for another query class are only validated again.
+    const known = this.validatedQueries.peek(json);
     if (known instanceof metatype) return known;
     return this.query.transform(value, metadata).then((query: unknown) => {
       // Only the query classes' instances: a plain object or string passed through is the request's own.
-      if (query instanceof metatype) this.validatedQueries.set(key, Object.freeze(query as object));
+      if (query instanceof metatype) this.validatedQueries.set(json, Object.freeze(query as object));
       return query;
     });
   }

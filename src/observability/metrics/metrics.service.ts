@@ -51,8 +51,10 @@ export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateL
     registers: [this.registry],
   });
 
-  // Per route and status, a Map lookup instead of prom-client hashing the labels (docs/performance.md).
+  // Per route and status (and per deprecated operation and key), a Map lookup instead of prom-client hashing the
+  // labels on every request (docs/performance.md).
   private readonly series = new Map<string, { requests: Counter.Internal; duration: Histogram.Internal<string> }>();
+  private readonly deprecatedCallers = new Map<string, Counter.Internal>();
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
@@ -101,6 +103,12 @@ export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateL
   }
 
   recordDeprecatedCall(operation: string, keyId: string): void {
-    this.deprecatedCalls.inc({ operation, key_id: keyId });
+    const key = `${operation} ${keyId}`;
+    let counter = this.deprecatedCallers.get(key);
+    if (!counter) {
+      counter = this.deprecatedCalls.labels({ operation, key_id: keyId });
+      this.deprecatedCallers.set(key, counter);
+    }
+    counter.inc();
   }
 }
