@@ -2,7 +2,8 @@ import { loadConfig } from '../../config/app-config.js';
 import { AuthFailureLimiter, MAX_BLOCKED_ADDRESSES } from './auth-failure-limiter.js';
 import { MAX_RATE_LIMIT_COUNTERS, MemoryRateLimitStorage } from './memory-rate-limit-storage.js';
 
-const ADDRESSES = 1_000_000;
+// Three times the counters' cap, with ten times the blocked addresses' cap going over budget: both caps are reached.
+const ADDRESSES = 3 * MAX_RATE_LIMIT_COUNTERS;
 
 /** The n-th of `ADDRESSES` distinct client addresses: IPv4 for even n, IPv6 (each in its own /64) for odd n. */
 const address = (n: number) =>
@@ -23,6 +24,7 @@ describe('AuthFailureLimiter under address rotation', () => {
       }
     }
     expect(blocked).toBe(ADDRESSES / 10);
+    expect(blocked).toBeGreaterThan(MAX_BLOCKED_ADDRESSES);
     expect(storage.size).toBeLessThanOrEqual(MAX_RATE_LIMIT_COUNTERS);
     expect(storage.size).toBe(MAX_RATE_LIMIT_COUNTERS);
     expect(limiter.blockedCount).toBeLessThanOrEqual(MAX_BLOCKED_ADDRESSES);

@@ -2,8 +2,8 @@ import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { watch, type FSWatcher } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../test/support/database-server.js';
-import { startEmbeddedPostgres, withPrivateFiles } from './embedded-postgres.js';
+import { freePort } from './support/database-server.js';
+import { startEmbeddedPostgres, withPrivateFiles } from '../dev/embedded-postgres.js';
 
 const root = process.getuid?.() === 0;
 const othersCanRead = (mode: number) => (mode & 0o004) !== 0;
