@@ -1,4 +1,4 @@
-import type { Attributes, AttributeValue } from '@opentelemetry/api';
+import type { Attributes } from '@opentelemetry/api';
 import type { ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 
@@ -9,7 +9,7 @@ function scrubAttributes(attributes: Attributes, scrub: Scrub): Attributes {
   return Object.fromEntries(
     Object.entries(attributes).map(([key, value]) => [
       key,
-      (Array.isArray(value) ? value.map(scrubValue) : scrubValue(value)) as AttributeValue | undefined,
+      Array.isArray(value) ? value.map(scrubValue) : scrubValue(value),
     ]),
   );
 }
