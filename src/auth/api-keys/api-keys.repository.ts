@@ -25,8 +25,6 @@ export type ApiKeyRecord = Pick<ApiKeySummary, 'id' | 'name' | 'scopes' | 'expir
   lineage: string;
 };
 
-export type KnownKey = Pick<ApiKeySummary, 'expiresAt'> & { digest: string; revoked: boolean };
-
 export interface NewApiKeyRow {
   name: string;
   prefix: string;
@@ -70,16 +68,6 @@ export class ApiKeysRepository {
       this.keys.manager.connection,
     ).catch(redactParameters);
     return rows[0];
-  }
-
-  findKnownKeys(): Promise<KnownKey[]> {
-    return withRetries(
-      () =>
-        this.keys.query<KnownKey[]>(
-          'SELECT digest, revoked_at IS NOT NULL AS revoked, expires_at AS "expiresAt" FROM api_keys',
-        ),
-      this.keys.manager.connection,
-    );
   }
 
   /** Keys in their overlap are not counted: their replacement is what clients move to. */
