@@ -1,19 +1,39 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { PURGE_BATCH_ROWS, IdempotencyPurgeService } from '../src/pets/idempotency/idempotency-purge.service.js';
+import { pgPool } from '../src/database/pg-pool.js';
 import { EmbeddedServer, startEmbeddedServer } from './support/database-server.js';
 import { expectRateLimited } from './support/expect-rate-limited.js';
 import { auth, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
+import { pollUntil } from './support/poll.js';
+import { terminateServiceSessions } from './support/test-database.js';
 
 const randomIssuedKey = () => `pet_${randomBytes(24).toString('base64url').replace(/[-_]/g, 'x').slice(0, 32)}`;
 const digestOf = (key: string) => createHash('sha256').update(key).digest('hex');
+
+/** A server of this file's own, which records every statement (pg_stat_statements). */
+let server: EmbeddedServer;
+beforeAll(async () => {
+  server = await startEmbeddedServer({ flags: ['-c', 'shared_preload_libraries=pg_stat_statements'] });
+}, 60_000);
+afterAll(() => server?.stop());
+
+/** What each statement run on `t`'s database since the last reset did, by its normalised text. */
+async function statementsOn(t: TestApp, pattern: string) {
+  const { rows } = await t.sql.query<{ query: string; calls: string; rows: string }>(
+    `SELECT query, calls, rows FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query ILIKE $1`,
+    [pattern],
+  );
+  return rows.map((row) => ({ query: row.query, calls: Number(row.calls), rows: Number(row.rows) }));
+}
 
 describe('an address past its failed-authentication budget, with many issued keys', () => {
   const BUDGET = 3;
   const SEEDED_KEYS = 1_000;
   const expiredKey = randomIssuedKey();
-  let server: EmbeddedServer;
   let t: TestApp;
   beforeAll(async () => {
-    server = await startEmbeddedServer({ flags: ['-c', 'shared_preload_libraries=pg_stat_statements'] });
     t = await startTestApp({ authFailureLimitPerMinute: BUDGET }, { adminUrl: server.adminUrl });
     await t.sql.query('CREATE EXTENSION pg_stat_statements');
     await t.sql.query(
@@ -26,10 +46,7 @@ describe('an address past its failed-authentication budget, with many issued key
       [expiredKey.slice(0, 12), digestOf(expiredKey)],
     );
   }, 60_000);
-  afterAll(async () => {
-    await t?.close();
-    await server?.stop();
-  });
+  afterAll(() => t.close());
 
   it('answers from lookups by digest, never a read of the whole keys table; an expired key keeps its 401', async () => {
     const expired = {
@@ -49,17 +66,57 @@ describe('an address past its failed-authentication budget, with many issued key
     expect([answer.status, answer.body]).toEqual([401, expired]);
     expect((await request(t.origin, '/v1/pets', { headers: auth(TEST_KEY) })).status).toBe(200);
 
-    const { rows } = await t.sql.query<{ query: string; calls: string; rows: string }>(
-      `SELECT query, calls, rows FROM pg_stat_statements
-        WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query ILIKE '%api_keys%'`,
-    );
+    const rows = await statementsOn(t, '%api_keys%');
     // Each statement on the table found at most the one key it was asked about.
     const readMore = rows
-      .filter((statement) => Number(statement.rows) > Number(statement.calls))
+      .filter((statement) => statement.rows > statement.calls)
       .map((statement) => `${statement.rows} rows in ${statement.calls} calls: ${statement.query}`);
     expect(readMore).toEqual([]);
     expect(rows.every((statement) => /WHERE digest = \$1/.test(statement.query))).toBe(true);
     // At most the budget's worth of lookups for the wrong keys, plus the expired one.
-    expect(rows.reduce((sum, statement) => sum + Number(statement.calls), 0)).toBeLessThanOrEqual(BUDGET + 1);
+    expect(rows.reduce((sum, statement) => sum + statement.calls, 0)).toBeLessThanOrEqual(BUDGET + 1);
+  });
+});
+
+describe('the idempotency purge, with a backlog of several batches', () => {
+  const EXPIRED_ROWS = Math.round(3.5 * PURGE_BATCH_ROWS);
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({}, { adminUrl: server.adminUrl });
+    await t.sql.query('CREATE EXTENSION pg_stat_statements');
+    await t.sql.query(
+      `INSERT INTO idempotency_keys (api_key_id, idempotency_key, request_fingerprint, created_at)
+       SELECT 'env-1', 'expired-' || n, 'x', now() - interval '25 hours' - n * interval '1 ms'
+         FROM generate_series(1, $1) n`,
+      [EXPIRED_ROWS],
+    );
+    await t.sql.query(
+      `INSERT INTO idempotency_keys (api_key_id, idempotency_key, request_fingerprint, created_at)
+       VALUES ('env-1', 'young', 'x', now() - interval '23 hours')`,
+    );
+    await t.sql.query('ANALYZE idempotency_keys');
+    // The service's sessions start again under a 1 s statement timeout (the role's setting in this database).
+    const { rows } = await t.sql.query<{ name: string }>('SELECT current_database() AS name');
+    await t.sql.query(`ALTER ROLE current_user IN DATABASE ${rows[0].name} SET statement_timeout = '1s'`);
+    await terminateServiceSessions(t.sql);
+    await pollUntil(() => pgPool(t.app.get(DataSource)).totalCount === 0, { what: 'the pool to drop its sessions' });
+    await t.sql.query('SELECT pg_stat_statements_reset()');
+  }, 60_000);
+  afterAll(() => t.close());
+
+  it('deletes every expired key in batches, each under a 1 s statement timeout, and keeps the young one', async () => {
+    await t.app.get(IdempotencyPurgeService).purge();
+
+    const { rows } = await t.sql.query<{ idempotency_key: string }>('SELECT idempotency_key FROM idempotency_keys');
+    expect(rows).toEqual([{ idempotency_key: 'young' }]);
+    const deletes = await statementsOn(t, 'DELETE FROM idempotency_keys%');
+    expect(deletes).toHaveLength(1);
+    expect(deletes[0].rows).toBe(EXPIRED_ROWS);
+    expect(deletes[0].calls).toBe(Math.ceil(EXPIRED_ROWS / PURGE_BATCH_ROWS));
+    const metrics = (await request(t.origin, '/metrics')).text;
+    expect(metrics).toMatch(/^animal_store_idempotency_purge_failures_total 0$/m);
+    const age = Number(/^animal_store_idempotency_oldest_key_age_seconds (\S+)$/m.exec(metrics)?.[1]);
+    expect(age).toBeGreaterThanOrEqual(23 * 3600);
+    expect(age).toBeLessThan(24 * 3600);
   });
 });
