@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { PURGE_BATCH_ROWS, IdempotencyPurgeService } from '../src/pets/idempotency/idempotency-purge.service.js';
+import { ApiKeysRepository } from '../src/auth/api-keys/api-keys.repository.js';
+import { LAST_USED_INTERVAL_MS } from '../src/auth/api-keys/last-used-recorder.js';
 import { pgPool } from '../src/database/pg-pool.js';
 import { EmbeddedServer, startEmbeddedServer } from './support/database-server.js';
 import { expectRateLimited } from './support/expect-rate-limited.js';
@@ -75,6 +77,59 @@ describe('an address past its failed-authentication budget, with many issued key
     expect(rows.every((statement) => /WHERE digest = \$1/.test(statement.query))).toBe(true);
     // At most the budget's worth of lookups for the wrong keys, plus the expired one.
     expect(rows.reduce((sum, statement) => sum + statement.calls, 0)).toBeLessThanOrEqual(BUDGET + 1);
+  });
+});
+
+describe('the expiring-keys gauge and last-used writes, with many issued keys', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({}, { adminUrl: server.adminUrl });
+    await t.sql.query(
+      `INSERT INTO api_keys (name, prefix, digest, expires_at)
+       SELECT 'seeded ' || n, 'pet_seeded', encode(sha256(('seeded ' || n)::bytea), 'hex'), now() + n * interval '1 hour'
+         FROM generate_series(1, 10000) n`,
+    );
+    await t.sql.query('ANALYZE api_keys');
+  }, 60_000);
+  afterAll(() => t.close());
+
+  it('counts the keys expiring soon from an index, never by reading every key', async () => {
+    await pollUntil(
+      async () => /^animal_store_api_keys_expiring_soon 168$/m.test((await request(t.origin, '/metrics')).text),
+      {
+        what: 'the gauge to count the keys expiring within 7 days',
+      },
+    );
+    // Only the gauge's count can use this index; the server reports its use within seconds.
+    await pollUntil(
+      async () =>
+        Number(
+          (
+            await t.sql.query<{ scans: string }>(
+              `SELECT idx_scan AS scans FROM pg_stat_user_indexes WHERE indexrelname = 'api_keys_live_expires_at_idx'`,
+            )
+          ).rows[0]?.scans ?? 0,
+        ) > 0,
+      { what: 'the count to use api_keys_live_expires_at_idx', timeoutMs: 30_000 },
+    );
+  }, 60_000);
+
+  it('writes a key’s last use at most once per interval, whatever the process asks', async () => {
+    const keys = t.app.get(ApiKeysRepository);
+    const version = async () =>
+      (await t.sql.query<{ xmin: string; at: Date }>('SELECT xmin, last_used_at AS at FROM api_keys WHERE id = 1'))
+        .rows[0];
+    const first = new Date();
+    await keys.touch(['1'], first, LAST_USED_INTERVAL_MS);
+    const written = await version();
+    expect(written.at).toEqual(first);
+
+    await keys.touch(['1'], new Date(first.getTime() + LAST_USED_INTERVAL_MS - 1), LAST_USED_INTERVAL_MS);
+    expect(await version()).toEqual(written);
+
+    const next = new Date(first.getTime() + LAST_USED_INTERVAL_MS);
+    await keys.touch(['1'], next, LAST_USED_INTERVAL_MS);
+    expect((await version()).at).toEqual(next);
   });
 });
 
