@@ -25,13 +25,20 @@ export interface BenchDatabaseOptions {
   urlVariable?: string;
 }
 
+/** The migrations as the service runs them (src/database/run-migrations.ts): some must run outside a transaction. */
 async function migrate(url: string): Promise<void> {
   const { dataSourceOptions } = (await import(built('database/data-source-options.js'))) as {
     dataSourceOptions: (url: string) => DataSourceOptions;
   };
+  const { runMigrations } = (await import(built('database/run-migrations.js'))) as {
+    runMigrations: (dataSource: DataSource, bounds: { migrationLockTimeoutMs: number }) => Promise<unknown>;
+  };
+  const { loadConfig } = (await import(built('config/app-config.js'))) as {
+    loadConfig: (env: NodeJS.ProcessEnv) => { migrationLockTimeoutMs: number };
+  };
   const dataSource = await new DataSource(dataSourceOptions(url)).initialize();
   try {
-    await dataSource.runMigrations();
+    await runMigrations(dataSource, loadConfig({}));
   } finally {
     await dataSource.destroy();
   }
@@ -58,7 +65,10 @@ export async function startBenchDatabase({
 }: BenchDatabaseOptions = {}): Promise<BenchDatabase> {
   const cluster = process.env[urlVariable] ? null : await startScratchCluster();
   const url = process.env[urlVariable] ?? cluster!.url;
-  await migrate(url);
+  await migrate(url).catch(async (error: unknown) => {
+    await cluster?.close();
+    throw error;
+  });
   const sql = new pg.Client({ connectionString: url });
   await sql.connect();
   return {

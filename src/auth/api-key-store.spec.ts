@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import type { ApiKeyIdentity } from './api-key-identity.js';
 import { generateApiKey } from './api-keys/api-key-format.js';
-import type { ApiKeyRecord, ApiKeysRepository, KnownKey } from './api-keys/api-keys.repository.js';
+import type { ApiKeyRecord, ApiKeysRepository } from './api-keys/api-keys.repository.js';
 import { ApiKeyStore, KEY_CACHE_MAX_ENTRIES } from './api-key-store.js';
 import { keyDigest } from './key-digest.js';
 import { loadConfig } from '../config/app-config.js';
@@ -20,19 +20,17 @@ describe('ApiKeyStore, for keys issued into the database', () => {
   };
   const identity: ApiKeyIdentity = { id: '7', name: 'acme', scopes: ['pets:read'], lineage: '4' };
   const findActiveByDigest = jest.fn<(digest: string) => Promise<ApiKeyRecord | undefined>>();
-  const findKnownKeys = jest.fn<() => Promise<KnownKey[]>>();
   const record = jest.fn();
   const check = jest.fn();
   let store: ApiKeyStore;
 
   beforeEach(() => {
     findActiveByDigest.mockReset();
-    findKnownKeys.mockReset();
     record.mockReset();
     check.mockReset();
     store = new ApiKeyStore(
       { ...loadConfig({}), apiKeys: [] },
-      { findByDigest: findActiveByDigest, findKnownKeys } as unknown as ApiKeysRepository,
+      { findByDigest: findActiveByDigest } as unknown as ApiKeysRepository,
       { record } as unknown as LastUsedRecorder,
       { check } as unknown as ExpiryWarnings,
     );
@@ -54,7 +52,7 @@ describe('ApiKeyStore, for keys issued into the database', () => {
     findActiveByDigest.mockResolvedValue({ ...row, revokedAt: new Date() });
     const key = generateApiKey();
     expect(await store.verify(key)).toBe('revoked');
-    expect(await store.screen(key)).toBe('revoked');
+    expect(await store.screen(key, true)).toBe('revoked');
     expect(record).not.toHaveBeenCalled();
   });
 
@@ -67,7 +65,7 @@ describe('ApiKeyStore, for keys issued into the database', () => {
     const now = jest.spyOn(Date, 'now').mockReturnValue(expiresAt);
     try {
       expect(await store.verify(key)).toBe('expired');
-      expect(await store.screen(key)).toBe('expired');
+      expect(await store.screen(key, true)).toBe('expired');
     } finally {
       now.mockRestore();
     }
@@ -98,28 +96,31 @@ describe('ApiKeyStore, for keys issued into the database', () => {
     expect(findActiveByDigest.mock.calls[0][0]).not.toContain(key.slice(4));
   });
 
-  it('screens keys from one snapshot of every key, however many keys are asked: unknown, expired, revoked or maybe valid', async () => {
-    const [valid, expired, revoked] = [generateApiKey(), generateApiKey(), generateApiKey()];
-    findKnownKeys.mockResolvedValue([
-      { digest: keyDigest(valid), revoked: false, expiresAt: new Date(Date.now() + 60_000) },
-      { digest: keyDigest(expired), revoked: false, expiresAt: new Date(Date.now() - 1) },
-      { digest: keyDigest(revoked), revoked: true, expiresAt: null },
-    ]);
-    const wrong = Array.from({ length: 200 }, () => generateApiKey());
-    const answers = await Promise.all([valid, expired, revoked, ...wrong].map((key) => store.screen(key)));
-    expect(answers.slice(0, 3)).toEqual([null, 'expired', 'revoked']);
-    expect(answers.slice(3).every((answer) => answer === 'unknown')).toBe(true);
-    expect(await store.screen('not-a-key')).toBe('unknown');
-    expect(findKnownKeys).toHaveBeenCalledTimes(1);
-    expect(findActiveByDigest).not.toHaveBeenCalled();
+  it('screens a key by the same lookup by digest, only when it may, or when the digest was lately found', async () => {
+    const [expired, wrong] = [generateApiKey(), generateApiKey()];
+    findActiveByDigest.mockImplementation((digest) =>
+      Promise.resolve(digest === keyDigest(expired) ? { ...row, expiresAt: new Date(Date.now() - 1) } : undefined),
+    );
+    expect(await store.screen(expired, true)).toBe('expired');
+    expect(await store.screen(wrong, false)).toBeUndefined();
+    expect(await store.screen(wrong, true)).toBe('unknown');
+    // Both answers cached: no lookup, may or not.
+    expect(await store.screen(wrong, false)).toBe('unknown');
+    expect(findActiveByDigest).toHaveBeenCalledTimes(2);
+    const cache = (store as unknown as { cache: { clear(): void } }).cache;
+    cache.clear();
+    expect(await store.screen(expired, false)).toBe('expired');
+    expect(await store.screen(wrong, false)).toBeUndefined();
+    expect(await store.screen('not-a-key', false)).toBe('unknown');
+    expect(findActiveByDigest).toHaveBeenCalledTimes(3);
   });
 
   it('screens a key verified a moment ago from its cached answer, without a query', async () => {
     findActiveByDigest.mockResolvedValue(row);
     const key = generateApiKey();
     await store.verify(key);
-    expect(await store.screen(key)).toBeNull();
-    expect(findKnownKeys).not.toHaveBeenCalled();
+    expect(await store.screen(key, false)).toBeNull();
+    expect(findActiveByDigest).toHaveBeenCalledTimes(1);
   });
 
   it('hands the expiry warnings the key that replaced it', async () => {
@@ -157,7 +158,7 @@ const storeWith = (...apiKeys: string[]) => {
   };
   return new ApiKeyStore(
     { ...loadConfig({}), apiKeys },
-    { findByDigest: unreachable, findKnownKeys: unreachable } as unknown as ApiKeysRepository,
+    { findByDigest: unreachable } as unknown as ApiKeysRepository,
     { record: unreachable } as unknown as LastUsedRecorder,
     { check: unreachable } as unknown as ExpiryWarnings,
   );

@@ -4,7 +4,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { ApiKeyIdentity, ApiKeyVerdict, InvalidKeyReason } from './api-key-identity.js';
 import { isIssuedKeyFormat } from './api-keys/api-key-format.js';
-import { ApiKeysRepository, type ApiKeyRecord, type KnownKey } from './api-keys/api-keys.repository.js';
+import { ApiKeysRepository, type ApiKeyRecord } from './api-keys/api-keys.repository.js';
 import { ExpiryWarnings } from './api-keys/expiry-warnings.js';
 import { LastUsedRecorder } from './api-keys/last-used-recorder.js';
 import { keyDigest } from './key-digest.js';
@@ -24,15 +24,11 @@ interface CachedKey extends Validity {
   replacedBy: string | null;
 }
 
-const validityOf = (key: Pick<KnownKey, 'revoked' | 'expiresAt'>): Validity => ({
-  revoked: key.revoked,
-  expiresAt: key.expiresAt?.getTime() ?? Infinity,
-});
-
 const toCached = (record: ApiKeyRecord): CachedKey => ({
   identity: { id: record.id, name: record.name, scopes: record.scopes, lineage: record.lineage },
   replacedBy: record.replacedBy,
-  ...validityOf({ revoked: record.revokedAt !== null, expiresAt: record.expiresAt }),
+  revoked: record.revokedAt !== null,
+  expiresAt: record.expiresAt?.getTime() ?? Infinity,
 });
 
 const refusalOf = (key: Validity, now: number): InvalidKeyReason | null =>
@@ -46,8 +42,8 @@ const refusalOf = (key: Validity, now: number): InvalidKeyReason | null =>
 export class ApiKeyStore {
   private readonly env = new Map<string, ApiKeyIdentity>();
   private readonly cache: LRUCache<string, CachedKey | false>;
-  /** Every issued key's digest and validity, read at most once per KEY_CACHE_TTL_MS and only while `screen` asks. */
-  private readonly known: LRUCache<'keys', Map<string, Validity>>;
+  /** Digests lately found in the table (a key stays issued, whatever its state): `screen` may always look them up. */
+  private readonly issued = new LRUCache<string, true>({ max: KEY_CACHE_MAX_ENTRIES });
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -64,13 +60,10 @@ export class ApiKeyStore {
       ttl: KEY_CACHE_TTL_MS,
       fetchMethod: async (digest: string) => {
         const record = await keys.findByDigest(digest);
-        return record ? toCached(record) : false;
+        if (!record) return false;
+        this.issued.set(digest, true);
+        return toCached(record);
       },
-    });
-    this.known = new LRUCache({
-      max: 1,
-      ttl: KEY_CACHE_TTL_MS,
-      fetchMethod: async () => new Map((await keys.findKnownKeys()).map((key) => [key.digest, validityOf(key)])),
     });
   }
 
@@ -90,12 +83,17 @@ export class ApiKeyStore {
     return cached.identity;
   }
 
-  /** Why `key` is refused, if that is certain without a lookup of its own; null: it may be valid. */
-  async screen(key: string): Promise<InvalidKeyReason | null> {
+  /**
+   * Why `key` is refused; null: it may be valid. From the cache, else by the same lookup by digest as `verify`, made
+   * only if `mayLookUp` or the digest was lately found; undefined: not answered, as it would have needed a lookup.
+   */
+  async screen(key: string, mayLookUp: boolean): Promise<InvalidKeyReason | null | undefined> {
     const digest = keyDigest(key);
     if (this.env.has(digest)) return null;
     if (!isIssuedKeyFormat(key)) return 'unknown';
-    const known = this.cache.get(digest) ?? (await this.known.fetch('keys'))!.get(digest);
+    let known = this.cache.get(digest);
+    if (known === undefined && (mayLookUp || this.issued.has(digest))) known = await this.cache.fetch(digest);
+    if (known === undefined) return undefined;
     return known ? refusalOf(known, Date.now()) : 'unknown';
   }
 }

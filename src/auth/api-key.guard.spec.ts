@@ -35,10 +35,13 @@ class FakeApiKeyStore extends ApiKeyStore {
     this.presented.push(key);
     return Promise.resolve(VERDICTS[key] ?? 'unknown');
   }
-  /** Like the real stores: certain of the refused keys it holds, and of every key it does not. */
-  screen(key: string): Promise<InvalidKeyReason | null> {
-    const verdict = VERDICTS[key] ?? 'unknown';
-    return Promise.resolve(typeof verdict === 'string' ? verdict : null);
+  /** Whether each screened key could be looked up. */
+  readonly screened: boolean[] = [];
+  /** Like the real store: it answers the keys it holds, and unknown ones only when it may look them up. */
+  screen(key: string, mayLookUp: boolean): Promise<InvalidKeyReason | null | undefined> {
+    this.screened.push(mayLookUp);
+    const verdict = VERDICTS[key] ?? (mayLookUp ? 'unknown' : undefined);
+    return Promise.resolve(typeof verdict === 'object' ? null : verdict);
   }
 }
 
@@ -155,7 +158,7 @@ describe('ApiKeyGuard', () => {
         (error: ApiError) => error.getStatus(),
       );
 
-    it('past it, refuses wrong keys with 429 before any lookup and serves a valid key from the same address', async () => {
+    it('past it, refuses wrong keys with 429 and serves a valid key from the same address', async () => {
       for (let i = 0; i < BUDGET; i += 1) {
         expect(await statusOf(limited.canActivate(from('203.0.113.7', `Bearer wrong-key-${i}-0123456789`)))).toBe(401);
       }
@@ -169,24 +172,39 @@ describe('ApiKeyGuard', () => {
       expect(refused).toEqual(Array.from({ length: BUDGET + 3 }, () => 'unknown'));
     });
 
-    it.each([
-      ['expired', EXPIRED],
-      ['revoked', INVALID],
-    ] as const)(
-      'answers a %s key 401 with its reason, under and past the budget, without a lookup once past it',
-      async (reason, answer) => {
-        const key = `Bearer ${reason}-key-0123456789abcdef`;
-        for (let i = 0; i < BUDGET + 2; i += 1) {
-          expect(await statusOf(limited.canActivate(from('203.0.113.5', key)))).toBe(401);
-        }
-        // Its refusals count against the address like any other: a wrong key from it is now 429.
-        expect(await statusOf(limited.canActivate(from('203.0.113.5', 'Bearer wrong-key-0123456789')))).toBe(429);
-        const lookups = store.presented.length;
-        await expect(rejection(limited.canActivate(from('203.0.113.5', key)))).resolves.toEqual(answer);
-        expect(store.presented).toHaveLength(lookups);
-        expect(refused).toEqual([...Array.from({ length: BUDGET + 2 }, () => reason), 'unknown', reason]);
-      },
-    );
+    it('answers an expired key 401 with its reason, under and past the budget', async () => {
+      const key = 'Bearer expired-key-0123456789abcdef';
+      for (let i = 0; i < BUDGET + 2; i += 1) {
+        expect(await statusOf(limited.canActivate(from('203.0.113.5', key)))).toBe(401);
+      }
+      // Its refusals count against the address like any other: a wrong key from it is now 429.
+      expect(await statusOf(limited.canActivate(from('203.0.113.5', 'Bearer wrong-key-0123456789')))).toBe(429);
+      const lookups = store.presented.length;
+      await expect(rejection(limited.canActivate(from('203.0.113.5', key)))).resolves.toEqual(EXPIRED);
+      expect(store.presented).toHaveLength(lookups);
+      expect(refused).toEqual([...Array.from({ length: BUDGET + 2 }, () => 'expired'), 'unknown', 'expired']);
+    });
+
+    it('answers a revoked key as an unknown one, 401 then 429 past the budget, and counts it as revoked', async () => {
+      const key = 'Bearer revoked-key-0123456789abcdef';
+      for (let i = 0; i < BUDGET; i += 1) {
+        await expect(rejection(limited.canActivate(from('203.0.113.6', key)))).resolves.toEqual(INVALID);
+      }
+      expect(await statusOf(limited.canActivate(from('203.0.113.6', key)))).toBe(429);
+      expect(await statusOf(limited.canActivate(from('203.0.113.6', key)))).toBe(429);
+      expect(refused).toEqual(Array.from({ length: BUDGET + 2 }, () => 'revoked'));
+    });
+
+    it('past it, looks up as many refused keys again as the budget, then answers the rest as unknown', async () => {
+      for (let i = 0; i <= BUDGET; i += 1) await statusOf(limited.canActivate(from('203.0.113.4', `Bearer w-${i}`)));
+      store.screened.length = 0;
+      for (let i = 0; i <= BUDGET; i += 1) {
+        expect(await statusOf(limited.canActivate(from('203.0.113.4', `Bearer wrong-key-${i}-0123456789`)))).toBe(429);
+      }
+      expect(store.screened).toEqual([...Array.from({ length: BUDGET }, () => true), false]);
+      // A key the store knows is still answered as it is.
+      expect(await statusOf(limited.canActivate(from('203.0.113.4', `Bearer ${VALID_KEY}`)))).toBe(200);
+    });
 
     it('does not count requests without credentials, nor malformed ones: no lookup, no storage round trip', async () => {
       for (let i = 0; i < BUDGET * 3; i += 1) {

@@ -15,8 +15,9 @@ import { IS_PUBLIC } from './public.decorator.js';
 
 /**
  * The global guard (@nestjs/passport's AuthGuard) → BearerStrategy (passport-http-bearer) → ApiKeyStore. Past its
- * address's failed-authentication budget, a key the store cannot know gets 429 before any lookup, while a valid one
- * is still served (docs/operating.md, "Rate limits and security headers").
+ * address's failed-authentication budget, an unknown or revoked key gets 429 and an expired one its 401, each from a
+ * bounded number of lookups by digest, while a valid one is still served (docs/operating.md, "Rate limits and
+ * security headers").
  */
 @Injectable()
 export class ApiKeyGuard extends AuthGuard('bearer') {
@@ -43,8 +44,9 @@ export class ApiKeyGuard extends AuthGuard('bearer') {
     } catch (error) {
       if (error instanceof KeyRefusedError) {
         this.refusals.count(error.reason);
-        if (error.reason === 'unknown') await this.authFailures.recordFailure(request.ip);
-        else await this.authFailures.countFailure(request.ip);
+        // Only an expired key is told apart from an unknown one: its client has a replacement to move to.
+        if (error.reason === 'expired') await this.authFailures.countFailure(request.ip);
+        else await this.authFailures.recordFailure(request.ip);
       }
       throw error;
     }
@@ -70,13 +72,20 @@ export class ApiKeyGuard extends AuthGuard('bearer') {
     return access;
   }
 
-  /** Past the budget, and counted no more: no key goes on to its 401, an unknown key gets 429, a refused one 401. */
+  /**
+   * Past the budget, and counted no more: no key goes on to its 401, an expired one gets it here, any other refused
+   * one 429. A key not answered without a lookup (the address spent its lookups) is counted and answered as unknown.
+   */
   private async admitPastBudget(request: AuthenticatedRequest): Promise<void> {
     const key = bearerToken(request.headers.authorization);
-    const refusal = key === null ? null : await this.keys.screen(key);
-    if (refusal === null) return;
+    if (key === null) return;
+    const screened = await this.keys.screen(key, this.authFailures.mayLookUp(request.ip));
+    if (screened === null) return;
+    const refusal = screened ?? 'unknown';
     this.refusals.count(refusal);
-    throw refusal === 'unknown' ? this.authFailures.refusal(request.ip) : new KeyRefusedError(refusal);
+    if (refusal === 'expired') throw new KeyRefusedError(refusal);
+    this.authFailures.countRefusedLookup(request.ip);
+    throw this.authFailures.refusal(request.ip);
   }
 
   /** A refused key arrives as `error` (from the strategy); `status` 400 is passport-http-bearer's malformed header. */

@@ -17,12 +17,15 @@ export interface DeprecationPolicy {
 
 export const DEPRECATION_POLICY = Symbol('deprecation-policy');
 
-/** Counts who still calls a deprecated operation; the metrics module provides it under this token. */
+/** Counts calls to a deprecated operation (never by key: that label would grow with the keys); the metrics module provides it. */
 export abstract class DeprecatedCallCounter {
-  abstract recordDeprecatedCall(operationId: string, keyId: string): void;
+  abstract recordDeprecatedCall(operationId: string): void;
 }
 
-/** A key's calls are logged once per interval (every one is counted): a line per call would double the log volume. */
+/**
+ * Who still calls is in the log: a key's calls are logged once per interval (every one is counted, by operation
+ * only): a line per call would double the log volume.
+ */
 export const DEPRECATION_LOG_INTERVAL_MS = 10 * 60_000;
 
 // Where @nestjs/swagger's @ApiOperation keeps its options (not exported by the package).
@@ -37,7 +40,7 @@ export function deprecationHeaders(policy: DeprecationPolicy): Record<string, st
   };
 }
 
-/** Sets the headers before the handler runs (errors carry them too), counts every call by key, logs some. */
+/** Sets the headers before the handler runs (errors carry them too), counts every call, logs a key's first per interval. */
 @Injectable()
 export class DeprecationInterceptor implements NestInterceptor {
   private readonly logger: Pino;
@@ -73,7 +76,7 @@ export class DeprecationInterceptor implements NestInterceptor {
     http.getResponse<FastifyReply>().headers(operation.headers);
     const request = http.getRequest<AuthenticatedRequest>();
     const keyId = request.user?.id ?? 'unknown';
-    this.metrics.recordDeprecatedCall(operation.operationId, keyId);
+    this.metrics.recordDeprecatedCall(operation.operationId);
     if (operation.logged.admit(keyId)) {
       this.logger.warn(
         { reqId: request.id, operation: operation.operationId, keyId },

@@ -13,6 +13,8 @@ import {
 @Entity('api_keys')
 @Unique('api_keys_digest_key', ['digest'])
 @Index('api_keys_prefix_idx', ['prefix'])
+/** The keys the expiring-keys gauge counts, by expiry. */
+@Index('api_keys_live_expires_at_idx', ['expiresAt'], { where: 'revoked_at IS NULL AND replaced_by IS NULL' })
 export class ApiKeyEntity {
   @PrimaryGeneratedColumn('identity', {
     type: 'bigint',

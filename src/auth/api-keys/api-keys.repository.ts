@@ -25,8 +25,6 @@ export type ApiKeyRecord = Pick<ApiKeySummary, 'id' | 'name' | 'scopes' | 'expir
   lineage: string;
 };
 
-export type KnownKey = Pick<ApiKeySummary, 'expiresAt'> & { digest: string; revoked: boolean };
-
 export interface NewApiKeyRow {
   name: string;
   prefix: string;
@@ -70,16 +68,6 @@ export class ApiKeysRepository {
       this.keys.manager.connection,
     ).catch(redactParameters);
     return rows[0];
-  }
-
-  findKnownKeys(): Promise<KnownKey[]> {
-    return withRetries(
-      () =>
-        this.keys.query<KnownKey[]>(
-          'SELECT digest, revoked_at IS NOT NULL AS revoked, expires_at AS "expiresAt" FROM api_keys',
-        ),
-      this.keys.manager.connection,
-    );
   }
 
   /** Keys in their overlap are not counted: their replacement is what clients move to. */
@@ -163,12 +151,17 @@ export class ApiKeysRepository {
     return rows[0];
   }
 
-  async touch(ids: readonly string[], at: Date): Promise<void> {
+  /**
+   * Sets `last_used_at` to `at` where it is older than `intervalMs` before: each row is written at most once per
+   * interval, however many keys are in use. The column is in no index, so the update can stay on its page (HOT).
+   */
+  async touch(ids: readonly string[], at: Date, intervalMs: number): Promise<void> {
     await withRetries(
       () =>
         this.keys.query(
-          'UPDATE api_keys SET last_used_at = $2 WHERE id = ANY($1::bigint[]) AND (last_used_at IS NULL OR last_used_at < $2)',
-          [ids, at],
+          `UPDATE api_keys SET last_used_at = $2 WHERE id = ANY($1::bigint[])
+              AND (last_used_at IS NULL OR last_used_at <= $2::timestamptz - $3::bigint * interval '1 millisecond')`,
+          [ids, at, intervalMs],
         ),
       this.keys.manager.connection,
     );

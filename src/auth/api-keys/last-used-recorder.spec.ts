@@ -4,7 +4,7 @@ import type { ApiKeysRepository } from './api-keys.repository.js';
 import { LAST_USED_INTERVAL_MS, LastUsedRecorder } from './last-used-recorder.js';
 
 describe('LastUsedRecorder', () => {
-  const touch = jest.fn<(ids: readonly string[], at: Date) => Promise<void>>();
+  const touch = jest.fn<(ids: readonly string[], at: Date, intervalMs: number) => Promise<void>>();
   const recorder = () => new LastUsedRecorder({ touch } as unknown as ApiKeysRepository);
   const start = Date.parse('2027-01-01T00:00:00Z');
   const clock = jest.spyOn(Date, 'now');
@@ -22,7 +22,7 @@ describe('LastUsedRecorder', () => {
     }
     await last.flush(11_000);
     expect(touch).toHaveBeenCalledTimes(1);
-    expect(touch).toHaveBeenCalledWith(['1', '2'], new Date(11_000));
+    expect(touch).toHaveBeenCalledWith(['1', '2'], new Date(11_000), LAST_USED_INTERVAL_MS);
   });
 
   it('writes a key again only once the interval has passed', async () => {

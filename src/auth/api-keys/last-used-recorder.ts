@@ -5,7 +5,10 @@ import { ApiKeysRepository } from './api-keys.repository.js';
 export const LAST_USED_INTERVAL_MS = 60_000;
 const FLUSH_DELAY_MS = 1_000;
 
-/** `last_used_at`, off the request path, batched; a failed write is logged (ids only), never fails a request. */
+/**
+ * `last_used_at`, off the request path, batched; a failed write is logged (ids only), never fails a request. The
+ * throttle spares the database most calls; the update's own condition bounds the writes per key, past its maxKeys too.
+ */
 @Injectable()
 export class LastUsedRecorder implements BeforeApplicationShutdown {
   private readonly logger = new Logger('ApiKeyLastUsed');
@@ -28,7 +31,7 @@ export class LastUsedRecorder implements BeforeApplicationShutdown {
     const ids = [...this.pending];
     this.pending = new Set();
     try {
-      await this.keys.touch(ids, new Date(now));
+      await this.keys.touch(ids, new Date(now), LAST_USED_INTERVAL_MS);
     } catch (error) {
       this.logger.warn(
         `Could not record the last use of API key(s) ${ids.join(', ')}: ${error instanceof Error ? error.message : String(error)}`,

@@ -17,8 +17,14 @@ const WHAT = 'failed authentications';
 /** The per-address budget for refused credentials; a block is also remembered here, to refuse without a round trip. */
 @Injectable()
 export class AuthFailureLimiter {
-  /** Address key -> when its block ends (epoch ms). */
-  private readonly blocked = new LRUCache<string, number>({ max: MAX_BLOCKED_ADDRESSES, ttl: RATE_LIMIT_WINDOW_MS });
+  /**
+   * Address key -> when its block ends (epoch ms), and how many keys it presented since that were looked up and not
+   * valid: past the budget, as many again are looked up per block (docs/operating.md, "Rate limits").
+   */
+  private readonly blocked = new LRUCache<string, { until: number; refusedLookups: number }>({
+    max: MAX_BLOCKED_ADDRESSES,
+    ttl: RATE_LIMIT_WINDOW_MS,
+  });
 
   constructor(
     @InjectThrottlerStorage() private readonly storage: ThrottlerStorage,
@@ -28,12 +34,23 @@ export class AuthFailureLimiter {
   isBlocked(ip: string): boolean {
     // The common case on every request: nobody is blocked, and the address is not even keyed.
     if (this.blocked.size === 0) return false;
-    const until = this.blocked.get(clientAddressKey(ip));
-    return until !== undefined && until > Date.now();
+    const block = this.blocked.get(clientAddressKey(ip));
+    return block !== undefined && block.until > Date.now();
+  }
+
+  /** Whether a key from this blocked address that needs a lookup may have one. */
+  mayLookUp(ip: string): boolean {
+    return (this.blocked.get(clientAddressKey(ip))?.refusedLookups ?? 0) < this.config.authFailureLimitPerMinute;
+  }
+
+  /** A key from this blocked address was refused past the budget: one of its lookups is spent. */
+  countRefusedLookup(ip: string): void {
+    const block = this.blocked.get(clientAddressKey(ip));
+    if (block) block.refusedLookups += 1;
   }
 
   refusal(ip: string): ApiError {
-    const until = this.blocked.get(clientAddressKey(ip)) ?? Date.now();
+    const until = this.blocked.get(clientAddressKey(ip))?.until ?? Date.now();
     return rateLimitedError(this.config.authFailureLimitPerMinute, Math.ceil((until - Date.now()) / 1000), WHAT);
   }
 
@@ -48,7 +65,10 @@ export class AuthFailureLimiter {
     const address = clientAddressKey(ip);
     const limit = this.config.authFailureLimitPerMinute;
     const record = await this.storage.increment(address, RATE_LIMIT_WINDOW_MS, limit, RATE_LIMIT_WINDOW_MS, THROTTLER);
-    if (record.isBlocked) this.blocked.set(address, Date.now() + record.timeToBlockExpire * 1000);
+    if (record.isBlocked) {
+      const refusedLookups = this.blocked.get(address)?.refusedLookups ?? 0;
+      this.blocked.set(address, { until: Date.now() + record.timeToBlockExpire * 1000, refusedLookups });
+    }
     return record;
   }
 

@@ -32,8 +32,8 @@ export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateL
 
   private readonly deprecatedCalls = new Counter({
     name: 'animal_store_deprecated_calls_total',
-    help: 'Calls to deprecated operations, by operation and API key id: who still has to migrate.',
-    labelNames: ['operation', 'key_id'],
+    help: 'Calls to deprecated operations, by operation (no key label, whose values would grow with the keys: the "Deprecation" log lines name each caller).',
+    labelNames: ['operation'],
     registers: [this.registry],
   });
 
@@ -51,7 +51,7 @@ export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateL
     registers: [this.registry],
   });
 
-  // Per route and status (and per deprecated operation and key), a Map lookup instead of prom-client hashing the
+  // Per route and status (and per deprecated operation), a Map lookup instead of prom-client hashing the
   // labels on every request (docs/performance.md).
   private readonly series = new Map<string, { requests: Counter.Internal; duration: Histogram.Internal<string> }>();
   private readonly deprecatedCallers = new Map<string, Counter.Internal>();
@@ -102,12 +102,11 @@ export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateL
     this.rateLimitStorage.set({ storage: 'memory' }, storage === 'memory' ? 1 : 0);
   }
 
-  recordDeprecatedCall(operation: string, keyId: string): void {
-    const key = `${operation} ${keyId}`;
-    let counter = this.deprecatedCallers.get(key);
+  recordDeprecatedCall(operation: string): void {
+    let counter = this.deprecatedCallers.get(operation);
     if (!counter) {
-      counter = this.deprecatedCalls.labels({ operation, key_id: keyId });
-      this.deprecatedCallers.set(key, counter);
+      counter = this.deprecatedCalls.labels({ operation });
+      this.deprecatedCallers.set(operation, counter);
     }
     counter.inc();
   }

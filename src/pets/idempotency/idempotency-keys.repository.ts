@@ -10,6 +10,7 @@ export type StoredResponse = { status: number; body: unknown };
 
 /** Keys are kept at least this long; the purge deletes older ones. */
 export const IDEMPOTENCY_RETENTION_HOURS = 24;
+const EXPIRED = `created_at < now() - make_interval(hours => ${IDEMPOTENCY_RETENTION_HOURS})`;
 
 @Injectable()
 export class IdempotencyKeysRepository {
@@ -46,5 +47,24 @@ export class IdempotencyKeysRepository {
        WHERE api_key_id = $1 AND idempotency_key = $2`,
       [lineage, key, response.status, JSON.stringify(response.body)],
     );
+  }
+
+  /** Deletes up to `rows` of the oldest expired keys, by their ctid (from the created_at index): how many it did. */
+  async deleteExpired(manager: EntityManager, rows: number): Promise<number> {
+    // For DELETE, TypeORM's PostgreSQL driver answers [rows, affected count].
+    const [, deleted]: [unknown, number] = await manager.query(
+      `DELETE FROM idempotency_keys WHERE ctid = ANY(ARRAY(
+         SELECT ctid FROM idempotency_keys WHERE ${EXPIRED} ORDER BY created_at LIMIT $1))`,
+      [rows],
+    );
+    return deleted;
+  }
+
+  /** When the oldest key was stored (from the created_at index); null: none. */
+  async oldestCreatedAt(manager: EntityManager): Promise<Date | null> {
+    const [row]: { oldest: Date | null }[] = await manager.query(
+      'SELECT min(created_at) AS oldest FROM idempotency_keys',
+    );
+    return row.oldest;
   }
 }

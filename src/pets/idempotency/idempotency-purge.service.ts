@@ -1,34 +1,87 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { Counter, Gauge, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { IDEMPOTENCY_RETENTION_HOURS } from './idempotency-keys.repository.js';
+import { IDEMPOTENCY_RETENTION_HOURS, IdempotencyKeysRepository } from './idempotency-keys.repository.js';
 
-/** Deletes keys past their retention once an hour; a failed run is retried at the next one. */
+export const PURGE_EVERY_MS = 60 * 60_000;
+/** Soon after start, so that an instance restarted more often than hourly still purges. */
+export const FIRST_PURGE_AFTER_MS = 60_000;
+/** Rows per DELETE: each statement stays far below the role's statement timeout however large the backlog. */
+export const PURGE_BATCH_ROWS = 5_000;
+
+/**
+ * Deletes keys past their retention, a batch per statement until none is left: at start (after a minute), then
+ * hourly. A failed run is logged and counted, and retried at the next; the oldest key's age says whether it keeps up.
+ */
 @Injectable()
 export class IdempotencyPurgeService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('IdempotencyPurge');
+  private readonly failures: Counter;
   private timer?: NodeJS.Timeout;
+  private running: Promise<void> | null = null;
+  /** Epoch ms; null: no key is stored (or not read yet). */
+  private oldest: number | null = null;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly keys: IdempotencyKeysRepository,
+    registry: Registry,
+  ) {
+    this.failures = new Counter({
+      name: 'animal_store_idempotency_purge_failures_total',
+      help: 'Purges of expired Idempotency-Keys that failed (logged with their cause); retried at the next hourly run.',
+      registers: [registry],
+    });
+    const oldest = () => this.oldest;
+    new Gauge({
+      name: 'animal_store_idempotency_oldest_key_age_seconds',
+      help: `Age of the oldest stored Idempotency-Key (read after each purge; 0: none). Above ${IDEMPOTENCY_RETENTION_HOURS} h plus an hour, the purge is not keeping up.`,
+      registers: [registry],
+      collect() {
+        const at = oldest();
+        this.set(at === null ? 0 : Math.max(0, (Date.now() - at) / 1000));
+      },
+    });
+  }
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => void this.purge(), 60 * 60 * 1000).unref();
+    this.timer = setTimeout(() => {
+      void this.purge();
+      this.timer = setInterval(() => void this.purge(), PURGE_EVERY_MS).unref();
+    }, FIRST_PURGE_AFTER_MS).unref();
   }
 
   onApplicationShutdown(): void {
-    clearInterval(this.timer);
+    clearTimeout(this.timer);
   }
 
-  async purge(): Promise<void> {
+  /** One run; a call while one is running waits for it. */
+  purge(): Promise<void> {
+    this.running ??= this.run().finally(() => (this.running = null));
+    return this.running;
+  }
+
+  private async run(): Promise<void> {
+    let deleted = 0;
     try {
-      const [, deleted]: [unknown, number] = await this.dataSource.query(
-        `DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => $1)`,
-        [IDEMPOTENCY_RETENTION_HOURS],
-      );
+      let batch: number;
+      do {
+        batch = await this.keys.deleteExpired(this.dataSource.manager, PURGE_BATCH_ROWS);
+        deleted += batch;
+      } while (batch === PURGE_BATCH_ROWS);
       if (deleted > 0)
         this.logger.log(`Deleted ${deleted} idempotency keys older than ${IDEMPOTENCY_RETENTION_HOURS} h`);
     } catch (error) {
-      this.logger.warn(`Idempotency key purge failed: ${(error as Error).message}`);
+      this.failures.inc();
+      this.logger.warn(
+        `Idempotency key purge failed after deleting ${deleted} keys: ${(error as Error).message}. It runs again within the hour; if animal_store_idempotency_purge_failures_total keeps rising, see docs/operating.md ("Metrics").`,
+      );
     }
+    await this.keys.oldestCreatedAt(this.dataSource.manager).then(
+      (oldest) => (this.oldest = oldest?.getTime() ?? null),
+      // The gauge keeps its last reading; the database's faults have their own metrics.
+      () => undefined,
+    );
   }
 }
