@@ -49,7 +49,8 @@ describe('textScrubber', () => {
 
 describe('configuredSecrets', () => {
   it('lists the keys of API_KEYS and the metrics token when there is one', () => {
-    expect(configuredSecrets({ apiKeys: ['a-key'], metricsToken: 'a-token' })).toEqual(['a-key', 'a-token']);
-    expect(configuredSecrets({ apiKeys: ['a-key'], metricsToken: undefined })).toEqual(['a-key']);
+    const apiKeys = [{ id: 'env-ci', name: 'API_KEYS ci', key: 'a-key' }];
+    expect(configuredSecrets({ apiKeys, metricsToken: 'a-token' })).toEqual(['a-key', 'a-token']);
+    expect(configuredSecrets({ apiKeys, metricsToken: undefined })).toEqual(['a-key']);
   });
 });

@@ -16,7 +16,8 @@ const AUTHORIZATION_VALUE = '(?<authorization>"authorization"\\s*:\\s*")[^"]*';
 
 /** The secrets the service is configured with: the keys of API_KEYS and the metrics token. */
 export function configuredSecrets(config: Pick<AppConfig, 'apiKeys' | 'metricsToken'>): string[] {
-  return config.metricsToken ? [...config.apiKeys, config.metricsToken] : [...config.apiKeys];
+  const keys = config.apiKeys.map(({ key }) => key);
+  return config.metricsToken ? [...keys, config.metricsToken] : keys;
 }
 
 /** Replaces the literals, and anything shaped like a key, a bearer credential or an Authorization value. */
