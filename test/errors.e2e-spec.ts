@@ -233,6 +233,12 @@ describe('errors (e2e)', () => {
       },
     );
 
+    it('answers QUERY on an unknown path without a Content-Type with 404', async () => {
+      const response = await request(t.origin, '/v1/animals', { method: 'QUERY', headers: auth() });
+
+      expectError(response, 404, 'not_found', 'No resource exists at this path.');
+    });
+
     it('answers a malformed percent-encoding in the URL with 400, without echoing the URL', async () => {
       const response = await rawGet(t.origin, '/v1/pets/%E0%A4%A', auth());
 
