@@ -2,6 +2,7 @@ import { expect } from '@jest/globals';
 import { join } from 'node:path';
 import { PREFLIGHT_MAX_AGE_SECONDS } from '../src/edge/cors.js';
 import { ensureBuilt, ROOT, run } from './support/built-service.js';
+import { exchange, rawRequest } from './support/raw-http.js';
 import { auth, jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
 
 const SHOP = 'https://shop.example';
@@ -114,6 +115,26 @@ describe('CORS_ORIGINS set', () => {
     );
     expect(tooLarge.status).toBe(413);
     expectReadableBy(tooLarge.headers);
+  });
+
+  it('gives Vary: Origin to the 400s refused before CORS: a repeated Authorization, a malformed URL', async () => {
+    const { host } = new URL(t.origin);
+    for (const [path, extra] of [
+      ['/v1/pets', [['Authorization', `Bearer ${TEST_KEY}`]]],
+      ['/v1/pets/%E0%A4%A', []],
+    ] as const) {
+      const headers: [string, string][] = [
+        ['Host', host],
+        ['Origin', SHOP],
+        ['Authorization', `Bearer ${TEST_KEY}`],
+      ];
+      const answer = await exchange(t.origin, rawRequest('GET', path, [...headers, ...extra]));
+      expect({ path, status: answer?.status, vary: answer?.headers.get('vary') }).toEqual({
+        path,
+        status: 400,
+        vary: 'Origin',
+      });
+    }
   });
 
   it('gives another origin no CORS headers, and keeps the docs and the probes as they were', async () => {
