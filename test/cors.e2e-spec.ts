@@ -119,10 +119,11 @@ describe('CORS_ORIGINS set', () => {
 
   it('gives Vary: Origin to the 400s refused before CORS: a repeated Authorization, a malformed URL', async () => {
     const { host } = new URL(t.origin);
-    for (const [path, extra] of [
+    const cases: [string, [string, string][]][] = [
       ['/v1/pets', [['Authorization', `Bearer ${TEST_KEY}`]]],
       ['/v1/pets/%E0%A4%A', []],
-    ] as const) {
+    ];
+    for (const [path, extra] of cases) {
       const headers: [string, string][] = [
         ['Host', host],
         ['Origin', SHOP],
@@ -246,6 +247,16 @@ describe('CORS_ORIGINS at start-up', () => {
       `Invalid configuration: CORS_ORIGINS entry "${entry}" is not an origin: write scheme://host[:port] in lower ` +
         'case, with no path and no trailing slash (e.g. https://shop.example), or *',
     );
+  });
+
+  it('refuses a wildcard origin at start, in one line saying origins are exact', async () => {
+    const finished = await start({ CORS_ORIGINS: 'https://ok.example,https://*.example.com' });
+    expect({ code: finished.code, stderr: finished.stderr.trim() }).toEqual({
+      code: 1,
+      stderr:
+        'Invalid configuration: CORS_ORIGINS entry "https://*.example.com" has a wildcard, but origins are exact: ' +
+        'list each one (e.g. https://shop.example), or give * alone for any origin',
+    });
   });
 
   it('refuses a remote http:// origin in production, naming it, and accepts localhost', async () => {

@@ -126,6 +126,15 @@ describe('loadConfig', () => {
       expect(loadConfig({ ...production, CORS_ORIGINS: raw }).corsOrigins).toEqual(origins ?? raw.split(','));
     });
 
+    it.each([['https://*.example.com'], ['*.shop.example'], ['http://localhost:*'], ['https://shop*.example']])(
+      'refuses the wildcard in %j, saying origins are exact',
+      (entry) => {
+        expect(configError({ CORS_ORIGINS: `https://ok.example,${entry}` })).toBe(
+          `CORS_ORIGINS entry "${entry}" has a wildcard, but origins are exact: list each one (e.g. https://shop.example), or give * alone for any origin`,
+        );
+      },
+    );
+
     it('accepts a remote http:// origin outside production only', () => {
       expect(loadConfig({ CORS_ORIGINS: 'http://shop.example' }).corsOrigins).toEqual(['http://shop.example']);
       expect(
@@ -136,7 +145,7 @@ describe('loadConfig', () => {
       );
     });
 
-    it.each([['https://shop.example/'], ['https://shop.example:443'], ['null'], ['*.shop.example']])(
+    it.each([['https://shop.example/'], ['https://shop.example:443'], ['null']])(
       'refuses %j, naming the entry',
       (entry) => {
         expect(configError({ CORS_ORIGINS: `https://ok.example,${entry}` })).toMatch(

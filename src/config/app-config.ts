@@ -89,6 +89,9 @@ const apiKeyEntries = list(
 const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'] as const;
 const notAnOrigin = ({ input }: { input?: unknown }) =>
   `entry "${String(input)}" is not an origin: write scheme://host[:port] in lower case, with no path and no trailing slash (e.g. https://shop.example), or *`;
+// A browser's Origin is compared as a string: `https://*.example.com` would match no page.
+const wildcardOrigin = ({ input }: { input?: unknown }) =>
+  `entry "${String(input)}" has a wildcard, but origins are exact: list each one (e.g. https://shop.example), or give * alone for any origin`;
 /** An origin exactly as a browser sends it in `Origin`. */
 const origin = z
   .url({ protocol: /^https?$/, abort: true })
@@ -130,7 +133,12 @@ const SERVICE_VARIABLES = {
         `must list proxy addresses or CIDR ranges (or ${PROXY_NAMES.join(', ')}), comma-separated; "${String(input)}" is none of these`,
     }),
   ),
-  CORS_ORIGINS: list(z.union([z.literal('*'), origin], { error: notAnOrigin })),
+  CORS_ORIGINS: list(
+    z
+      .string()
+      .refine((entry) => entry === '*' || !entry.includes('*'), { error: wildcardOrigin })
+      .pipe(z.union([z.literal('*'), origin], { error: notAnOrigin })),
+  ),
   METRICS_TOKEN: z.string().regex(TOKEN, `must be ${TOKEN_RULE}`).optional(),
   LOAD_SHEDDING_MAX_IN_FLIGHT: integer(0, 100_000).default(256),
   LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS: integer(0, 60_000).default(1000),
