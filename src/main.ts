@@ -3,7 +3,7 @@ import { relative } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { createApp } from './app.setup.js';
 import { API_PREFIX, DOCS_PATH } from './edge/http.constants.js';
-import { ConfigError, readConfig } from './config/app-config.js';
+import { ConfigError, parseApiKeys, readConfig } from './config/app-config.js';
 import { EmbeddedPostgresError, loadDevelopmentDatabases } from './database/development-database.js';
 import { developmentApiKey, developmentKeyFile } from './auth/development-key.js';
 import { stopGracefullyOnSignals } from './edge/graceful-shutdown.js';
@@ -20,7 +20,7 @@ async function bootstrap(): Promise<void> {
 
   let authHint = 'send Authorization: Bearer <one of API_KEYS>';
   if (config.apiKeys.length === 0 && !config.production) {
-    config.apiKeys.push(await developmentApiKey(config.dataDir));
+    config.apiKeys.push(...parseApiKeys(await developmentApiKey(config.dataDir)));
     authHint = `send Authorization: Bearer $(cat ${relative(process.cwd(), developmentKeyFile(config.dataDir))})`;
   }
   scrubTracesOf(configuredSecrets(config));

@@ -1,3 +1,4 @@
+import { parseApiKeys } from '../src/config/app-config.js';
 import { ApiResponse, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
 
 const CHALLENGE = 'Bearer realm="animal-store"';
@@ -172,7 +173,9 @@ describe('auth (e2e)', () => {
   });
 
   it('accepts every key of API_KEYS', async () => {
-    const other = await startTestApp({ apiKeys: ['first-key-0123456789abcdef', 'second-key-0123456789abcdef'] });
+    const other = await startTestApp({
+      apiKeys: parseApiKeys('first-key-0123456789abcdef,second-key-0123456789abcdef'),
+    });
     try {
       for (const key of ['first-key-0123456789abcdef', 'second-key-0123456789abcdef']) {
         const response = await request(other.origin, '/v1/pets', { headers: { authorization: `Bearer ${key}` } });

@@ -1,9 +1,12 @@
 import { isUtf8 } from 'node:buffer';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect, jest } from '@jest/globals';
 import fc from 'fast-check';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { ErrorBody } from '../src/edge/errors/api-error.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
+import { ROOT } from './support/built-service.js';
 import { Contract } from './support/fuzz/contract.js';
 import { fuzzSettings } from './support/fuzz/fuzz-settings.js';
 import { pollUntil } from './support/poll.js';
@@ -507,6 +510,59 @@ describe('contract fuzzing (e2e)', () => {
           ),
         ),
       );
+    });
+
+    it('answers without a key exactly what docs/contract.md says is checked before it, and any other request 401', async () => {
+      const { host } = new URL(t.origin);
+      const json: [string, string] = ['Content-Type', 'application/json'];
+      const pet = '{"name":"Rex","categoryId":1}';
+      /** One request for each row of the contract's table, none carrying a key. */
+      const cases: Record<string, [method: string, path: string, headers: [string, string][], body?: string]> = {
+        'An unknown path': ['GET', '/animals', []],
+        'A method the path does not have': ['DELETE', '/pets', []],
+        'A malformed URL': ['GET', '/pets/%E0%A4%A', []],
+        'A repeated `Host`, `Authorization` or `Idempotency-Key` header': [
+          'POST',
+          '/pets',
+          [json, ['Idempotency-Key', 'a'], ['Idempotency-Key', 'b']],
+          pet,
+        ],
+        'A body that is not `application/json` in UTF-8, or is compressed': [
+          'POST',
+          '/pets',
+          [['Content-Type', 'text/plain']],
+          pet,
+        ],
+        'A body over 16 KiB': ['POST', '/pets', [json], JSON.stringify({ name: 'x'.repeat(20 * 1024), categoryId: 1 })],
+        'A body that is not JSON: malformed, empty, not UTF-8, or nested deeper than 32 levels': [
+          'POST',
+          '/pets',
+          [json],
+          '{bad',
+        ],
+      };
+      const contractText = readFileSync(join(ROOT, 'docs', 'contract.md'), 'utf8').split('\n');
+      const header = contractText.findIndex((line) => /^\| Checked before the key +\| Answer +\|$/.test(line));
+      expect(header).toBeGreaterThan(-1);
+      const end = contractText.findIndex((line, index) => index > header && !line.startsWith('|'));
+      const rows = contractText
+        .slice(header + 2, end)
+        .map((line) => line.split('|').map((cell) => cell.trim()))
+        .map(([, what, answer]) => ({ what, answer }));
+      expect(rows.map((row) => row.what).sort()).toEqual(Object.keys(cases).sort());
+
+      const validator = await responseValidatorFor(t.origin);
+      const answered = async ([method, path, headers, body = '']: (typeof cases)[string]) => {
+        const sent: [string, string][] = [['Host', host], ...headers];
+        const answer = await exchange(t.origin, rawRequest(method, `${contract.basePath}${path}`, sent, body));
+        const url = new URL(`${t.origin}${contract.basePath}${path}`);
+        validator.validate(method, url, answer!);
+        return `${answer!.status} \`${(answer!.body as ErrorBody).code}\``;
+      };
+      for (const { what, answer } of rows)
+        expect({ what, answer: await answered(cases[what]) }).toEqual({ what, answer });
+      // What the table does not list waits for the key: a well-formed body breaking the schema is a 401, not a 400.
+      expect(await answered(['POST', '/pets', [json], '{"name":5}'])).toBe('401 `unauthorized`');
     });
 
     it('refuses a repeated Host, Authorization or Idempotency-Key with 400, whatever the values', async () => {

@@ -2,6 +2,7 @@ import { expect } from '@jest/globals';
 import { join } from 'node:path';
 import { PREFLIGHT_MAX_AGE_SECONDS } from '../src/edge/cors.js';
 import { ensureBuilt, ROOT, run } from './support/built-service.js';
+import { exchange, rawRequest } from './support/raw-http.js';
 import { auth, jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
 
 const SHOP = 'https://shop.example';
@@ -116,6 +117,27 @@ describe('CORS_ORIGINS set', () => {
     expectReadableBy(tooLarge.headers);
   });
 
+  it('gives Vary: Origin to the 400s refused before CORS: a repeated Authorization, a malformed URL', async () => {
+    const { host } = new URL(t.origin);
+    const cases: [string, [string, string][]][] = [
+      ['/v1/pets', [['Authorization', `Bearer ${TEST_KEY}`]]],
+      ['/v1/pets/%E0%A4%A', []],
+    ];
+    for (const [path, extra] of cases) {
+      const headers: [string, string][] = [
+        ['Host', host],
+        ['Origin', SHOP],
+        ['Authorization', `Bearer ${TEST_KEY}`],
+      ];
+      const answer = await exchange(t.origin, rawRequest('GET', path, [...headers, ...extra]));
+      expect({ path, status: answer?.status, vary: answer?.headers.get('vary') }).toEqual({
+        path,
+        status: 400,
+        vary: 'Origin',
+      });
+    }
+  });
+
   it('gives another origin no CORS headers, and keeps the docs and the probes as they were', async () => {
     const foreign = await request(t.origin, '/v1/pets', { headers: { ...auth(), origin: ELSEWHERE } });
     expect(foreign.status).toBe(200);
@@ -225,6 +247,16 @@ describe('CORS_ORIGINS at start-up', () => {
       `Invalid configuration: CORS_ORIGINS entry "${entry}" is not an origin: write scheme://host[:port] in lower ` +
         'case, with no path and no trailing slash (e.g. https://shop.example), or *',
     );
+  });
+
+  it('refuses a wildcard origin at start, in one line saying origins are exact', async () => {
+    const finished = await start({ CORS_ORIGINS: 'https://ok.example,https://*.example.com' });
+    expect({ code: finished.code, stderr: finished.stderr.trim() }).toEqual({
+      code: 1,
+      stderr:
+        'Invalid configuration: CORS_ORIGINS entry "https://*.example.com" has a wildcard, but origins are exact: ' +
+        'list each one (e.g. https://shop.example), or give * alone for any origin',
+    });
   });
 
   it('refuses a remote http:// origin in production, naming it, and accepts localhost', async () => {

@@ -218,6 +218,27 @@ describe('errors (e2e)', () => {
       expect(response.headers.get('allow')).toBe('GET, HEAD');
     });
 
+    it.each([
+      ['/v1/pets', 'GET, HEAD, POST'],
+      ['/v1/pets/1', 'GET, HEAD'],
+    ])(
+      'answers QUERY %s without a Content-Type with 405 and Allow, as any method the path lacks',
+      async (path, allow) => {
+        for (const headers of [auth(), {}]) {
+          const response = await request(t.origin, path, { method: 'QUERY', headers });
+
+          expectError(response, 405, 'method_not_allowed', 'QUERY is not allowed on this path.');
+          expect(response.headers.get('allow')).toBe(allow);
+        }
+      },
+    );
+
+    it('answers QUERY on an unknown path without a Content-Type with 404', async () => {
+      const response = await request(t.origin, '/v1/animals', { method: 'QUERY', headers: auth() });
+
+      expectError(response, 404, 'not_found', 'No resource exists at this path.');
+    });
+
     it('answers a malformed percent-encoding in the URL with 400, without echoing the URL', async () => {
       const response = await rawGet(t.origin, '/v1/pets/%E0%A4%A', auth());
 

@@ -1,5 +1,7 @@
 import { expect } from '@jest/globals';
 import { connect } from 'node:net';
+import { createApp } from '../src/app.setup.js';
+import { loadConfig, parseApiKeys } from '../src/config/app-config.js';
 import { IdempotencyPurgeService } from '../src/pets/idempotency/idempotency-purge.service.js';
 import type { ErrorBody } from '../src/edge/errors/api-error.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
@@ -38,7 +40,7 @@ function rawCreate(origin: string, idempotencyKey: Buffer, body: unknown): Promi
 describe('Idempotency-Key on POST /v1/pets', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({ apiKeys: [TEST_KEY, OTHER_KEY] });
+    t = await startTestApp({ apiKeys: parseApiKeys(`${TEST_KEY},${OTHER_KEY}`) });
   });
   afterAll(() => t.close());
 
@@ -162,5 +164,36 @@ describe('Idempotency-Key on POST /v1/pets', () => {
       body: JSON.stringify({ name: 'Anon', categoryId: 1 }),
     });
     expect(response.status).toBe(401);
+  });
+});
+
+describe('Idempotency-Keys of named API_KEYS entries, across a restart that removes one', () => {
+  it('the remaining key keeps its own identity: it replays nothing the removed one stored', async () => {
+    const first = await startTestApp({
+      apiKeys: loadConfig({ API_KEYS: `alpha:${TEST_KEY},beta:${OTHER_KEY}` }).apiKeys,
+    });
+    try {
+      const stored = await request(first.origin, '/v1/pets', keyed('restart-1', { name: 'Alpha', categoryId: 1 }));
+      expect(stored.status).toBe(201);
+
+      // The same database, restarted with the first entry removed.
+      const config = { ...loadConfig({ API_KEYS: `beta:${OTHER_KEY}` }), logLevel: 'silent' as const };
+      const restarted = await createApp({ ...config, databaseUrl: first.database.url }, false);
+      await restarted.listen(0, '127.0.0.1');
+      try {
+        const { port } = restarted.getHttpServer().address() as { port: number };
+        const body = { name: 'Alpha', categoryId: 1 };
+        const other = await request(`http://127.0.0.1:${port}`, '/v1/pets', keyed('restart-1', body, OTHER_KEY));
+        expect({ status: other.status, replayed: other.headers.get('idempotent-replayed') }).toEqual({
+          status: 201,
+          replayed: null,
+        });
+        expect(other.body).not.toEqual(stored.body);
+      } finally {
+        await restarted.close();
+      }
+    } finally {
+      await first.close();
+    }
   });
 });

@@ -316,12 +316,89 @@ describe('migration runners, on a database of their own', () => {
           /^waited 500 ms \(MIGRATION_LOCK_TIMEOUT_MS\) for a lock on "pets", held by another session, at `CREATE INDEX CONCURRENTLY "pets_status_name_idx" ON "pets" \("status", "name"\)`; nothing was applied\. /,
         );
         expect((error as Error).message).toContain('The migration that stopped: AddPetsStatusNameIndex1799000000002.');
+        expect((error as Error).message).toContain(
+          "a concurrent index build waits for every older transaction of this database, not only for the table's lock holders; find them, oldest first: SELECT pid, state, xact_start, query FROM pg_stat_activity WHERE datname = current_database() AND xact_start IS NOT NULL",
+        );
       } finally {
         await holder.query('ROLLBACK');
         await holder.end();
       }
       expect(await applied(sql)).not.toContain('AddPetsStatusNameIndex1799000000002');
       expect(await index()).toEqual({ present: false });
+    }, 60_000);
+
+    /**
+     * Runs `build` (a CREATE INDEX CONCURRENTLY of pets_status_name_idx) until it waits for an older snapshot, then
+     * ends its backend, as a failover or a killed Job does; returns what `build` settled with.
+     */
+    const cutBuild = async (build: () => Promise<unknown>) => {
+      const older = new Client({ connectionString: database.url });
+      await older.connect();
+      try {
+        await older.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+        await older.query('SET LOCAL idle_in_transaction_session_timeout = 0');
+        await older.query('SELECT 1');
+        let outcome: unknown = undefined;
+        const settled = build().then(
+          () => (outcome = 'done'),
+          (error: unknown) => (outcome = error),
+        );
+        const pid = await pollUntil(
+          async () => {
+            if (outcome !== undefined)
+              throw new Error(`the build ended before the cut: ${outcome instanceof Error ? outcome.message : 'done'}`);
+            const { rows } = await sql.query<{ pid: number }>(
+              "SELECT pid FROM pg_stat_progress_create_index WHERE phase = 'waiting for old snapshots'",
+            );
+            return rows[0]?.pid;
+          },
+          { timeoutMs: 30_000, what: 'the index build to wait for the older snapshot' },
+        );
+        await sql.query('SELECT pg_terminate_backend($1)', [pid]);
+        return await settled;
+      } finally {
+        await older.query('COMMIT');
+        await older.end();
+      }
+    };
+    const invalid = async () =>
+      (
+        await sql.query<{ name: string }>(
+          'SELECT indexrelid::regclass::text AS name FROM pg_index WHERE NOT indisvalid',
+        )
+      ).rows;
+
+    it('whose build is cut by a terminated backend drops the INVALID index it left, on a fresh connection, and says so', async () => {
+      const dataSource = await open(AddPetsStatusNameIndex1799000000002);
+      const error = await cutBuild(() => runMigrations(dataSource, { migrationLockTimeoutMs: 60_000 }));
+      process.stdout.write(`a cut build: ${String(error)}\n`);
+      expect((error as Error).message).toMatch(
+        /^AddPetsStatusNameIndex1799000000002 failed: terminating connection due to administrator command; .* The INVALID index public\.pets_status_name_idx it left was dropped\./,
+      );
+      expect(await invalid()).toEqual([]);
+      expect(await applied(sql)).not.toContain('AddPetsStatusNameIndex1799000000002');
+    }, 60_000);
+
+    it('is applied over the INVALID index an earlier cut build left', async () => {
+      await runMigrations(await open(), { migrationLockTimeoutMs: 3_000 });
+      const other = new Client({ connectionString: database.url });
+      other.on('error', () => undefined);
+      await other.connect();
+      // The role's bounds for the service's sessions would end this build before the cut.
+      await other.query('SET lock_timeout = 0; SET statement_timeout = 0');
+      await cutBuild(() =>
+        other.query('CREATE INDEX CONCURRENTLY "pets_status_name_idx" ON "pets" ("status", "name")'),
+      );
+      await other.end().catch(() => undefined);
+      expect(await invalid()).toEqual([{ name: 'pets_status_name_idx' }]);
+
+      const dataSource = await open(AddPetsStatusNameIndex1799000000002);
+      const rerun = await runMigrations(dataSource, { migrationLockTimeoutMs: 3_000 }).catch((e: unknown) => e);
+      process.stdout.write(`a rerun after a cut build: ${rerun instanceof Error ? rerun.message : 'applied'}\n`);
+      expect(rerun).toEqual([expect.objectContaining({ name: 'AddPetsStatusNameIndex1799000000002' })]);
+      expect(await invalid()).toEqual([]);
+      expect(await index()).toEqual({ present: true });
+      await revertLastMigration(dataSource, { migrationLockTimeoutMs: 3_000 });
     }, 60_000);
 
     it('is applied, and reverted, outside a transaction', async () => {

@@ -4,7 +4,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { randomBytes } from 'node:crypto';
 import type { Client } from 'pg';
 import { createApp } from '../src/app.setup.js';
-import { loadConfig } from '../src/config/app-config.js';
+import { loadConfig, parseApiKeys } from '../src/config/app-config.js';
 import { PageCursorCodec } from '../src/pets/page-cursor.codec.js';
 import { PetStatus } from '../src/pets/pet-status.enum.js';
 import { PetPageQuery, PetsRepository } from '../src/pets/pets.repository.js';
@@ -204,7 +204,12 @@ describe('keyset pagination of GET /v1/pets', () => {
   });
 
   it('another instance sharing CURSOR_SECRET continues from a cursor this one issued', async () => {
-    const config = { ...loadConfig({}), apiKeys: [TEST_KEY], cursorSecret: CURSOR_SECRET, databaseUrl: t.database.url };
+    const config = {
+      ...loadConfig({}),
+      apiKeys: parseApiKeys(TEST_KEY),
+      cursorSecret: CURSOR_SECRET,
+      databaseUrl: t.database.url,
+    };
     const other: NestFastifyApplication = await createApp(config, false);
     await other.listen(0, '127.0.0.1');
     try {

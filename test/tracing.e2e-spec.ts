@@ -219,6 +219,35 @@ describe('traces', () => {
     expect(fastifyPaths).toEqual(['/v1/pets', '/v1/pets', '/v1/nope/[redacted]', '/v1/nope/[redacted]']);
   });
 
+  it('exports no key sent percent-encoded in a path: %5F, %5f, or every character encoded', async () => {
+    const issued = generateApiKey();
+    const everyCharacter = (key: string) =>
+      [...key].map((char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`).join('');
+    const paths = [
+      `/v1/nope/${issued.replace('_', '%5F')}`,
+      `/v1/pets/${issued.replace('_', '%5f')}`,
+      `/v1/nope/${everyCharacter(issued)}`,
+      `/v1/pets/${everyCharacter(KEY)}`,
+    ];
+    const servers: ReceivedSpan[] = [];
+    for (const path of paths) {
+      const caller = callerContext();
+      const response = await fetch(`${service.origin}${path}`, { headers: { traceparent: caller.traceparent } });
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      servers.push(serverSpan(await traceOf(caller.traceId)));
+    }
+
+    const exported = Buffer.concat(receiver.bodies).toString('utf8');
+    const leaks = [issued, issued.slice(4), KEY, everyCharacter(KEY).slice(3), everyCharacter(issued).slice(12)];
+    expect(leaks.filter((leak) => exported.toLowerCase().includes(leak.toLowerCase()))).toEqual([]);
+    const redacted = ['/v1/nope/[redacted]', '/v1/pets/[redacted]', '/v1/nope/[redacted]', '/v1/pets/[redacted]'];
+    expect(servers.map((span) => span.attributes['url.path'])).toEqual(redacted);
+    const fastifyPaths = receiver.spans
+      .filter((span) => servers.some((server) => server.traceId === span.traceId) && span.name === 'request')
+      .map((span) => span.attributes['url.path']);
+    expect(fastifyPaths).toEqual(redacted);
+  });
+
   it('traces neither the probes nor /metrics, and puts no key, Authorization header or token in any span', async () => {
     const caller = callerContext();
     const probes = ['/health/live', '/health/ready', '/metrics'];

@@ -35,8 +35,8 @@ const refusalOf = (key: Validity, now: number): InvalidKeyReason | null =>
   key.revoked ? 'revoked' : now >= key.expiresAt ? 'expired' : null;
 
 /**
- * Keys by SHA-256 digest, never compared raw: API_KEYS first (named by position, never by anything derived from the
- * key), then issued keys, each answer cached (unknown ones as `false`; one query per digest through lru-cache's fetch).
+ * Keys by SHA-256 digest, never compared raw: API_KEYS first (by the ids their configuration gives them), then issued
+ * keys, each answer cached (unknown ones as `false`; one query per digest through lru-cache's fetch).
  */
 @Injectable()
 export class ApiKeyStore {
@@ -51,10 +51,8 @@ export class ApiKeyStore {
     private readonly lastUsed: LastUsedRecorder,
     private readonly expiryWarnings: ExpiryWarnings,
   ) {
-    config.apiKeys.forEach((key, index) => {
-      const id = `env-${index + 1}`;
-      this.env.set(keyDigest(key), { id, name: `API_KEYS #${index + 1}`, scopes: null, lineage: id });
-    });
+    for (const { id, name, key } of config.apiKeys)
+      this.env.set(keyDigest(key), { id, name, scopes: null, lineage: id });
     this.cache = new LRUCache({
       max: KEY_CACHE_MAX_ENTRIES,
       ttl: KEY_CACHE_TTL_MS,

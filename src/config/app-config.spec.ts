@@ -87,7 +87,10 @@ describe('loadConfig', () => {
       port: 8080,
       databaseUrl: 'postgresql://app:secret@db:5432/animal_store',
       databasePool: { max: 40, idleTimeoutMs: 0 },
-      apiKeys: ['first-key-0123456789', 'second-key-0123456789'],
+      apiKeys: [
+        { id: 'env-1', name: 'API_KEYS #1', key: 'first-key-0123456789' },
+        { id: 'env-2', name: 'API_KEYS #2', key: 'second-key-0123456789' },
+      ],
       logLevel: 'debug',
       migrationsRun: false,
       migrationLockTimeoutMs: 10_000,
@@ -123,6 +126,15 @@ describe('loadConfig', () => {
       expect(loadConfig({ ...production, CORS_ORIGINS: raw }).corsOrigins).toEqual(origins ?? raw.split(','));
     });
 
+    it.each([['https://*.example.com'], ['*.shop.example'], ['http://localhost:*'], ['https://shop*.example']])(
+      'refuses the wildcard in %j, saying origins are exact',
+      (entry) => {
+        expect(configError({ CORS_ORIGINS: `https://ok.example,${entry}` })).toBe(
+          `CORS_ORIGINS entry "${entry}" has a wildcard, but origins are exact: list each one (e.g. https://shop.example), or give * alone for any origin`,
+        );
+      },
+    );
+
     it('accepts a remote http:// origin outside production only', () => {
       expect(loadConfig({ CORS_ORIGINS: 'http://shop.example' }).corsOrigins).toEqual(['http://shop.example']);
       expect(
@@ -133,7 +145,7 @@ describe('loadConfig', () => {
       );
     });
 
-    it.each([['https://shop.example/'], ['https://shop.example:443'], ['null'], ['*.shop.example']])(
+    it.each([['https://shop.example/'], ['https://shop.example:443'], ['null']])(
       'refuses %j, naming the entry',
       (entry) => {
         expect(configError({ CORS_ORIGINS: `https://ok.example,${entry}` })).toMatch(
@@ -196,9 +208,28 @@ describe('loadConfig', () => {
   describe('API_KEYS', () => {
     it('splits on commas, trims and drops empty entries', () => {
       expect(loadConfig({ API_KEYS: ' first-key-0123456789 ,, second-key-0123456789,' }).apiKeys).toEqual([
-        'first-key-0123456789',
-        'second-key-0123456789',
+        { id: 'env-1', name: 'API_KEYS #1', key: 'first-key-0123456789' },
+        { id: 'env-2', name: 'API_KEYS #2', key: 'second-key-0123456789' },
       ]);
+    });
+
+    it('identifies a named entry (name:key) by its name, which does not move when another entry is removed', () => {
+      const named = (raw: string) => loadConfig({ API_KEYS: raw }).apiKeys.map(({ id, key }) => [id, key]);
+      expect(named('ci:first-key-0123456789,backup-job:second:key-0123456789,third-key-0123456789')).toEqual([
+        ['env-ci', 'first-key-0123456789'],
+        ['env-backup-job', 'second:key-0123456789'],
+        ['env-3', 'third-key-0123456789'],
+      ]);
+      expect(named('backup-job:second:key-0123456789')).toEqual([['env-backup-job', 'second:key-0123456789']]);
+    });
+
+    it('refuses two entries of one name, and a named entry whose key breaks the rule, naming neither key', () => {
+      expect(configError({ API_KEYS: 'ci:first-key-0123456789,ci:second-key-0123456789' })).toBe(
+        'API_KEYS names two entries alike: give each its own name',
+      );
+      expect(configError({ API_KEYS: 'first-key-0123456789,ci:short' })).toBe(
+        'API_KEYS entry 2 must be 16 to 512 printable characters without spaces, optionally after a name and a colon',
+      );
     });
 
     it.each([
@@ -209,7 +240,9 @@ describe('loadConfig', () => {
     ])('rejects %s, naming the entry but not the key', (_case, raw, entry) => {
       const message = configError({ API_KEYS: raw });
 
-      expect(message).toBe(`API_KEYS entry ${entry} must be 16 to 512 printable characters without spaces`);
+      expect(message).toBe(
+        `API_KEYS entry ${entry} must be 16 to 512 printable characters without spaces, optionally after a name and a colon`,
+      );
       expect(message).not.toContain('short');
     });
   });

@@ -62,14 +62,36 @@ export const commaList = (raw: string): string[] =>
     .filter((entry) => entry !== '');
 
 /** A comma-separated variable: its entries checked in order, a refusal naming the first bad one. */
-const list = (entry: z.ZodType<string, string>) => z.string().transform(commaList).pipe(z.array(entry)).default([]);
+const list = <T>(entry: z.ZodType<T, string>) => z.string().transform(commaList).pipe(z.array(entry)).default([]);
 
 const TOKEN = /^[\x21-\x7e]{16,512}$/;
 const TOKEN_RULE = '16 to 512 printable characters without spaces';
+/** An API_KEYS entry `name:key`: the name, not the position, identifies the key (logs, rate limits, Idempotency-Keys). */
+const NAMED_KEY = /^([a-z][a-z0-9-]{0,31}):(.*)$/;
+/** An API_KEYS entry's key, without its name. */
+const keyOfEntry = (entry: string) => NAMED_KEY.exec(entry)?.[2] ?? entry;
+/** API_KEYS: each key with its id, `env-` and its name, or its position in the list for a plain entry. */
+const apiKeyEntries = list(
+  z.string().refine((entry) => TOKEN.test(keyOfEntry(entry)), {
+    error: ({ path = [] }) => `entry ${Number(path[1]) + 1} must be ${TOKEN_RULE}, optionally after a name and a colon`,
+  }),
+)
+  .transform((entries) =>
+    entries.map((entry, index) => {
+      const name = NAMED_KEY.exec(entry)?.[1];
+      return { id: `env-${name ?? index + 1}`, name: `API_KEYS ${name ?? `#${index + 1}`}`, key: keyOfEntry(entry) };
+    }),
+  )
+  .refine((keys) => new Set(keys.map(({ id }) => id)).size === keys.length, {
+    error: 'names two entries alike: give each its own name',
+  });
 // As proxy-addr (Fastify's trustProxy) reads them; `true` or a hop count would trust forged headers.
 const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'] as const;
 const notAnOrigin = ({ input }: { input?: unknown }) =>
   `entry "${String(input)}" is not an origin: write scheme://host[:port] in lower case, with no path and no trailing slash (e.g. https://shop.example), or *`;
+// A browser's Origin is compared as a string: `https://*.example.com` would match no page.
+const wildcardOrigin = ({ input }: { input?: unknown }) =>
+  `entry "${String(input)}" has a wildcard, but origins are exact: list each one (e.g. https://shop.example), or give * alone for any origin`;
 /** An origin exactly as a browser sends it in `Origin`. */
 const origin = z
   .url({ protocol: /^https?$/, abort: true })
@@ -97,9 +119,7 @@ const SERVICE_VARIABLES = {
   HOST: z.string().default('127.0.0.1'),
   PORT: integer(0, 65535).default(3000),
   ...DATABASE_VARIABLES,
-  API_KEYS: list(
-    z.string().regex(TOKEN, { error: ({ path = [] }) => `entry ${Number(path[1]) + 1} must be ${TOKEN_RULE}` }),
-  ),
+  API_KEYS: apiKeyEntries,
   LOG_LEVEL: z.enum(LOG_LEVELS, { error: mustBe(`one of ${LOG_LEVELS.join(', ')}`) }).default('info'),
   CURSOR_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   PUBLIC_BASE_URL: baseUrlEndingInV1('https://api.example.com/v1'),
@@ -113,7 +133,12 @@ const SERVICE_VARIABLES = {
         `must list proxy addresses or CIDR ranges (or ${PROXY_NAMES.join(', ')}), comma-separated; "${String(input)}" is none of these`,
     }),
   ),
-  CORS_ORIGINS: list(z.union([z.literal('*'), origin], { error: notAnOrigin })),
+  CORS_ORIGINS: list(
+    z
+      .string()
+      .refine((entry) => entry === '*' || !entry.includes('*'), { error: wildcardOrigin })
+      .pipe(z.union([z.literal('*'), origin], { error: notAnOrigin })),
+  ),
   METRICS_TOKEN: z.string().regex(TOKEN, `must be ${TOKEN_RULE}`).optional(),
   LOAD_SHEDDING_MAX_IN_FLIGHT: integer(0, 100_000).default(256),
   LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS: integer(0, 60_000).default(1000),
@@ -128,6 +153,9 @@ const SERVICE_VARIABLES = {
 };
 
 export const VARIABLES: readonly string[] = Object.keys(SERVICE_VARIABLES);
+
+/** The keys of an API_KEYS value, each with its id and name, as the service holds them (or a ZodError). */
+export const parseApiKeys = (raw: string) => apiKeyEntries.parse(raw);
 
 const databaseConfig = (env: z.output<z.ZodObject<typeof DATABASE_VARIABLES>>) => ({
   databaseUrl: env.DATABASE_URL,
@@ -211,7 +239,7 @@ function parse<P extends keyof typeof SCHEMAS>(part: P, raw: NodeJS.ProcessEnv):
   const set = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== undefined && value !== ''));
   for (const [name, instead] of Object.entries(set.NODE_ENV === 'production' ? SECRET_VARIABLES : {})) {
     const value = set[name] ?? '';
-    const index = (name === 'API_KEYS' ? commaList(value) : [value.trim()]).findIndex((entry) =>
+    const index = (name === 'API_KEYS' ? commaList(value).map(keyOfEntry) : [value.trim()]).findIndex((entry) =>
       PUBLISHED_EXAMPLE_SECRETS.has(entry),
     );
     if (index === -1) continue;

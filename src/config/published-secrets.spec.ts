@@ -76,13 +76,13 @@ describe('published example secrets', () => {
     }
   });
 
-  it('are refused as any entry of API_KEYS, named by its position and never shown', () => {
+  it('are refused as any entry of API_KEYS, named or not, named by its position and never shown', () => {
     const [example] = PUBLISHED_EXAMPLE_SECRETS;
     const message = refusal(() =>
       loadConfig({
         NODE_ENV: 'production',
         CURSOR_SECRET: OWN_CURSOR_SECRET,
-        API_KEYS: `own-key-0123456789abcdef, ,${example}`,
+        API_KEYS: `own-key-0123456789abcdef, ,ci:${example}`,
       }),
     );
     expect(message).toMatch(/^API_KEYS entry 2 is an example value/);
@@ -91,7 +91,7 @@ describe('published example secrets', () => {
 
   it('still work outside production, where they guard nothing', () => {
     const [example] = PUBLISHED_EXAMPLE_SECRETS;
-    expect(loadConfig({ API_KEYS: example }).apiKeys).toEqual([example]);
+    expect(loadConfig({ API_KEYS: example }).apiKeys.map(({ key }) => key)).toEqual([example]);
   });
 
   it('are commented out in .env.example, as every secret there is', () => {

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { setTimeout } from 'node:timers/promises';
 import { DataSource, Migration, MigrationExecutor, QueryRunner } from 'typeorm';
 import { databaseFault } from './database-faults.js';
@@ -86,11 +87,19 @@ export function runMigrations(dataSource: DataSource, bounds: MigrationLockTimeo
       const [next] = await executor.getPendingMigrations();
       if (!next) return applied;
       const alone = next.instance?.transaction === false;
-      const invalidBefore = alone ? await invalidIndexes(runner) : [];
+      if (alone) {
+        // A build cut before this run (a failover, a killed Job) left an INVALID index its rerun would trip over.
+        const dropped = await dropInvalidIndexes(dataSource, bounds, 'an earlier build left');
+        if (dropped) new Logger('Migrations').warn(`Before ${next.name}: ${dropped}.`);
+      }
       try {
         await withMigrationBounds(runner, !alone, bounds, () => executor.executeMigration(next));
       } catch (error) {
-        const left = alone ? await dropInvalidIndexesLeft(runner, invalidBefore, bounds) : '';
+        const left = alone
+          ? await dropInvalidIndexes(dataSource, bounds, 'it left').catch(
+              () => 'any INVALID index it left is dropped by the next run',
+            )
+          : '';
         throw failure(error, next.name, alone, applied, bounds, left);
       }
       applied.push(next);
@@ -112,34 +121,36 @@ export function revertLastMigration(dataSource: DataSource, bounds: MigrationLoc
   });
 }
 
-/** The INVALID indexes of this database (a failed or interrupted build), but those another session is building. */
-async function invalidIndexes(runner: QueryRunner): Promise<string[]> {
-  const rows = (await runner.query(
-    `SELECT format('%I.%I', n.nspname, c.relname) AS name
-     FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-     WHERE NOT i.indisvalid AND i.indexrelid NOT IN (SELECT index_relid FROM pg_stat_progress_create_index)`,
-  )) as { name: string }[];
-  return rows.map((row) => row.name);
-}
-
 /**
- * A failed `CREATE INDEX CONCURRENTLY` leaves its index INVALID: unused by queries, updated by every write, and in
- * the way of the next run. Drops those the failed migration left (concurrently) and says so, or names the command.
+ * A failed or cut `CREATE INDEX CONCURRENTLY` leaves its index INVALID: unused by queries, updated by every write, and
+ * in the way of the next run. Drops those of this database that no session is building (concurrently), on a connection
+ * of its own (the failed migration's may be gone), and says so, or names the command.
  */
-async function dropInvalidIndexesLeft(runner: QueryRunner, before: string[], bounds: MigrationLockTimeout) {
-  const said: string[] = [];
-  for (const name of (await invalidIndexes(runner).catch(() => [])).filter((name) => !before.includes(name))) {
-    const drop = `DROP INDEX CONCURRENTLY IF EXISTS ${name}`;
-    try {
-      await withMigrationBounds(runner, false, bounds, () => runner.query(drop));
-      said.push(`the INVALID index ${name} it left was dropped`);
-    } catch {
-      said.push(
-        `it left the INVALID index ${name}, which could not be dropped: run \`${drop}\` before running the migrations again`,
-      );
+async function dropInvalidIndexes(dataSource: DataSource, bounds: MigrationLockTimeout, whose: string) {
+  const runner = dataSource.createQueryRunner();
+  try {
+    const rows = (await runner.query(
+      `SELECT format('%I.%I', n.nspname, c.relname) AS name
+       FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE NOT i.indisvalid AND n.nspname !~ '^pg_'
+         AND i.indexrelid NOT IN (SELECT index_relid FROM pg_stat_progress_create_index)`,
+    )) as { name: string }[];
+    const said: string[] = [];
+    for (const { name } of rows) {
+      const drop = `DROP INDEX CONCURRENTLY IF EXISTS ${name}`;
+      try {
+        await withMigrationBounds(runner, false, bounds, () => runner.query(drop));
+        said.push(`the INVALID index ${name} ${whose} was dropped`);
+      } catch {
+        said.push(
+          `the INVALID index ${name} ${whose} could not be dropped: run \`${drop}\`, then the migrations again`,
+        );
+      }
     }
+    return said.join('; ');
+  } finally {
+    await runner.release();
   }
-  return said.join('; ');
 }
 
 /** The failure of migration `name` as one line: what was applied before it, what it left, and what to do. */
@@ -181,9 +192,12 @@ function lockTimeoutExplained(error: unknown, timeoutMs: number, outcome: string
   const query = (error as { query?: unknown }).query;
   const statement = (typeof query === 'string' ? query : '').trim().replace(/\s+/g, ' ');
   const relation = RELATION.exec(statement)?.[1];
-  const holders = relation
-    ? ` (find them: SELECT pid, state, xact_start, query FROM pg_stat_activity WHERE pid IN (SELECT pid FROM pg_locks WHERE relation = '${relation.replaceAll("'", "''")}'::regclass AND granted))`
-    : '';
+  // A concurrent build also waits for every transaction older than it on the database (a pg_dump included).
+  const holders = /\bCONCURRENTLY\b/i.test(statement)
+    ? ` (a concurrent index build waits for every older transaction of this database, not only for the table's lock holders; find them, oldest first: SELECT pid, state, xact_start, query FROM pg_stat_activity WHERE datname = current_database() AND xact_start IS NOT NULL AND pid <> pg_backend_pid() ORDER BY xact_start)`
+    : relation
+      ? ` (find them: SELECT pid, state, xact_start, query FROM pg_stat_activity WHERE pid IN (SELECT pid FROM pg_locks WHERE relation = '${relation.replaceAll("'", "''")}'::regclass AND granted))`
+      : '';
   return new MigrationLockTimeoutError(
     `waited ${timeoutMs} ms (MIGRATION_LOCK_TIMEOUT_MS) for ${relation ? `a lock on ${relation}` : 'a lock'}, held by another session, at \`${statement.slice(0, 200)}\`; ` +
       `${outcome}. Let the sessions holding it finish or end them${holders}, then run the migrations again; ` +

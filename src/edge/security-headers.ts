@@ -62,7 +62,10 @@ const DOCS_PREFIX = `/${DOCS_PATH}`;
 
 export type SecurityHeaders = (request: FastifyRequest, reply: FastifyReply) => void;
 
-/** The docs' headers under `/docs`, the API's elsewhere (cross-origin under `/v1` when `crossOriginApi`). */
+/**
+ * The docs' headers under `/docs`, the API's elsewhere (cross-origin under `/v1` when `crossOriginApi`). With
+ * `crossOriginApi`, every answer varies by Origin (as `@fastify/cors` says), also those refused before its hook runs.
+ */
 export function securityHeaders({ crossOriginApi }: { crossOriginApi: boolean }): SecurityHeaders {
   const apiHeaders = crossOriginApi ? CROSS_ORIGIN_API_RESPONSE_HEADERS : API_RESPONSE_HEADERS;
   return (request, reply) => {
@@ -73,5 +76,6 @@ export function securityHeaders({ crossOriginApi }: { crossOriginApi: boolean })
         ? apiHeaders
         : API_RESPONSE_HEADERS;
     for (let i = 0; i < headers.length; i++) reply.raw.setHeader(headers[i][0], headers[i][1]);
+    if (crossOriginApi) reply.raw.setHeader('vary', 'Origin');
   };
 }

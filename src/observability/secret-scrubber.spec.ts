@@ -36,11 +36,21 @@ describe('textScrubber', () => {
     expect(scrub('Bearer abc.DEF-123~+/==')).toBe('Bearer [redacted]');
     expect(scrub('GET /v1/pets/:petId')).toBe('GET /v1/pets/:petId');
   });
+
+  it('replaces keys percent-encoded in part or whole, with hex digits in either case', () => {
+    expect(scrub('/v1/nope/pet%5FAbCdEfGhIjKlMnOpQrStUvWxYz012345')).toBe('/v1/nope/[redacted]');
+    expect(scrub('/v1/pets/pet%5fAbCdEfGhIjKlMnOpQrStUvWxYz012345')).toBe('/v1/pets/[redacted]');
+    const whole = [...'configured-key-0123456789'].map((char) => `%${char.charCodeAt(0).toString(16)}`).join('');
+    expect(scrub(`/v1/pets/${whole}`)).toBe('/v1/pets/[redacted]');
+    expect(scrub(`/v1/pets/${whole.toUpperCase()}`)).toBe('/v1/pets/[redacted]');
+    expect(scrub('/v1/pets/quote%22and%5Cslash-key')).toBe('/v1/pets/[redacted]');
+  });
 });
 
 describe('configuredSecrets', () => {
   it('lists the keys of API_KEYS and the metrics token when there is one', () => {
-    expect(configuredSecrets({ apiKeys: ['a-key'], metricsToken: 'a-token' })).toEqual(['a-key', 'a-token']);
-    expect(configuredSecrets({ apiKeys: ['a-key'], metricsToken: undefined })).toEqual(['a-key']);
+    const apiKeys = [{ id: 'env-ci', name: 'API_KEYS ci', key: 'a-key' }];
+    expect(configuredSecrets({ apiKeys, metricsToken: 'a-token' })).toEqual(['a-key', 'a-token']);
+    expect(configuredSecrets({ apiKeys, metricsToken: undefined })).toEqual(['a-key']);
   });
 });

@@ -1,16 +1,23 @@
 import type { AppConfig } from '../config/app-config.js';
 
-// pino's redact removes fields by path; a key can appear inside any value (an error message, a URL).
-const KEY_SHAPED = 'pet_[A-Za-z0-9_-]{16,}';
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** `char` percent-encoded, its hex digits in either case (`%5F`, `%5f`), as a URL may carry it. */
+const percentEncoded = (char: string) => `(?i:%${char.charCodeAt(0).toString(16).padStart(2, '0')})`;
+/** A pattern for `text` whose characters may each be percent-encoded; `escape` gives a character's literal form. */
+const encodable = (text: string, escape: (char: string) => string = (char) => char) =>
+  [...text].map((char) => `(?:${escapeRegExp(escape(char))}|${percentEncoded(char)})`).join('');
+
+// pino's redact removes fields by path; a key can appear inside any value (an error message, a URL), encoded or not.
+const KEY_SHAPED = `${encodable('pet_')}(?:[A-Za-z0-9_-]|%[0-9A-Fa-f]{2}){16,}`;
 // A bearer credential (RFC 6750 b64token), and an Authorization header value, whatever it holds.
 const BEARER_VALUE = '(?<bearer>[Bb]earer\\s+)[A-Za-z0-9._~+/-]+=*';
 const AUTHORIZATION_VALUE = '(?<authorization>"authorization"\\s*:\\s*")[^"]*';
 
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
 /** The secrets the service is configured with: the keys of API_KEYS and the metrics token. */
 export function configuredSecrets(config: Pick<AppConfig, 'apiKeys' | 'metricsToken'>): string[] {
-  return config.metricsToken ? [...config.apiKeys, config.metricsToken] : [...config.apiKeys];
+  const keys = config.apiKeys.map(({ key }) => key);
+  return config.metricsToken ? [...keys, config.metricsToken] : keys;
 }
 
 /** Replaces the literals, and anything shaped like a key, a bearer credential or an Authorization value. */
@@ -25,7 +32,7 @@ function scrubberOf(literals: readonly string[]): (text: string) => string {
 
 /** For serialized log lines, where a secret appears JSON-escaped. */
 export const secretScrubber = (secrets: readonly string[]) =>
-  scrubberOf(secrets.map((secret) => escapeRegExp(JSON.stringify(secret).slice(1, -1))));
+  scrubberOf(secrets.map((secret) => encodable(secret, (char) => JSON.stringify(char).slice(1, -1))));
 
 /** For plain strings (a span's name and attribute values). */
-export const textScrubber = (secrets: readonly string[]) => scrubberOf(secrets.map(escapeRegExp));
+export const textScrubber = (secrets: readonly string[]) => scrubberOf(secrets.map((secret) => encodable(secret)));

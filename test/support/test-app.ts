@@ -1,7 +1,7 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Client } from 'pg';
 import { createApp } from '../../src/app.setup.js';
-import { AppConfig, loadConfig } from '../../src/config/app-config.js';
+import { AppConfig, loadConfig, parseApiKeys } from '../../src/config/app-config.js';
 import { responseValidatorFor } from './openapi-response-validator.js';
 import { pollUntil } from './poll.js';
 import { createTestDatabase, TestDatabase } from './test-database.js';
@@ -36,7 +36,7 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}, where: Te
   // shedding on the event loop's delay, which measures how busy the test machine is rather than the service
   // (test/load-shedding.e2e-spec.ts sets its thresholds; the in-flight bound stays at its default).
   const defaults: Partial<AppConfig> = {
-    apiKeys: [TEST_KEY],
+    apiKeys: parseApiKeys(TEST_KEY),
     logLevel: 'silent',
     rateLimitPerMinute: 0,
     authFailureLimitPerMinute: 1_000_000,

@@ -24,6 +24,9 @@ const fastifyErrors: Record<string, () => ApiError> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
     new ApiError(415, ErrorCode.UnsupportedMediaType, 'The request body must be application/json.'),
   FST_ERR_BAD_URL: () => new ApiError(400, ErrorCode.ValidationFailed, 'The request URL is malformed.'),
+  // Refused before routing (RFC 10008 §2), yet no route here takes QUERY: the router's 404, or 405 with Allow
+  // (ApiErrorFilter), as for any other method a path lacks.
+  FST_ERR_ROUTE_MISSING_CONTENT_TYPE: () => new ApiError(404, ErrorCode.NotFound, 'No resource exists at this path.'),
   FST_ERR_MAX_PARAM_LENGTH: () =>
     new ApiError(400, ErrorCode.ValidationFailed, 'A path parameter is longer than allowed.'),
 };

@@ -1,9 +1,10 @@
 import type { Options } from 'pino-http';
+import { parseApiKeys } from '../../config/app-config.js';
 import { LOG_BUFFER_MAX_BYTES, LOG_WRITE_MIN_BYTES, loggerParams } from './logger-params.js';
 
 const base = {
   logLevel: 'info' as const,
-  apiKeys: ['configured-key-0123456789'],
+  apiKeys: parseApiKeys('configured-key-0123456789'),
   metricsToken: 'metrics-token-0123456789',
 };
 
