@@ -432,7 +432,8 @@ describe('alerts against a live Prometheus and Alertmanager', () => {
       () => fired.every((name) => receiver.names('resolved').includes(name)) && receiver.allResolved(),
       240_000,
     );
-    expect(receiver.names('resolved')).toEqual(fired);
+    // The slow burn may fire only now, its 30-minute window (90 s here) still holding the outage: it resolves too.
+    expect(receiver.names('resolved')).toEqual([...new Set([...fired, ...receiver.names('firing')])].sort());
   }, 600_000);
 
   it('a year-long key in its last 3 days: AnimalStoreApiKeysExpiringSoon fires, and resolves once it is revoked', async () => {
@@ -502,12 +503,12 @@ describe('alerts against a live Prometheus and Alertmanager', () => {
     expect(receiver.names('resolved')).not.toContain('AnimalStoreDatabaseUnreachable');
     expect(await balancerStates()).toEqual(['DOWN', 'DOWN']);
 
-    const fired = receiver.names('firing');
     receiver.begin('database back behind HAProxy');
     await database.start();
+    // Some resolved while the database was still down (their traffic gone); the page resolves now.
     await waitFor(
-      'every alert to be delivered resolved',
-      () => fired.every((name) => receiver.names('resolved').includes(name)) && receiver.allResolved(),
+      'AnimalStoreDatabaseUnreachable, and every other alert, to be delivered resolved',
+      () => receiver.names('resolved').includes('AnimalStoreDatabaseUnreachable') && receiver.allResolved(),
       240_000,
     );
     await waitForBalancer('UP', 'HAProxy to bring both instances back');
@@ -560,15 +561,10 @@ describe('alerts against a live Prometheus and Alertmanager', () => {
     expect(counts.unready / counts.probes).toBeGreaterThanOrEqual(0.9);
     expect(counts.balancerUp).toBe(0);
 
-    const fired = receiver.names('firing');
     receiver.begin('flapping over');
     await database.start();
     await waitForBalancer('UP', 'HAProxy to bring both instances back once the database holds');
-    await waitFor(
-      'every alert to be delivered resolved',
-      () => fired.every((name) => receiver.names('resolved').includes(name)) && receiver.allResolved(),
-      240_000,
-    );
+    await waitFor('every alert to be delivered resolved', () => receiver.allResolved(), 240_000);
     await balancer!.stop();
     balancer = undefined;
   }, 600_000);
