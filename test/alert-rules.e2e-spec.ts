@@ -10,7 +10,8 @@ const METRICS_TOKEN = 'alert-rules-metrics-token-0123456789';
 const RULES = join(ROOT, 'k8s', 'alerts', 'animal-store.rules.yaml');
 
 interface Rule {
-  alert: string;
+  alert?: string;
+  record?: string;
   expr: string;
   for?: string;
   labels?: Record<string, string>;
@@ -19,6 +20,20 @@ interface Rule {
 const rules = (parse(readFileSync(RULES, 'utf8')) as { groups: { rules: Rule[] }[] }).groups.flatMap(
   (group) => group.rules,
 );
+const alerts = rules.filter((rule) => rule.alert !== undefined);
+/**
+ * Series from elsewhere than the service's /metrics: Prometheus' own `up`, the backups' metrics (served by the backup
+ * service), kube-state-metrics' Job series, and what the rules record themselves.
+ */
+const EXTERNAL = [
+  'up',
+  'animal_store_backup_last_success_timestamp_seconds',
+  'animal_store_backup_failures_total',
+  'kube_job_status_failed',
+  'kube_job_status_succeeded',
+  'kube_job_owner',
+  ...rules.flatMap((rule) => (rule.record ? [rule.record] : [])),
+];
 
 const KEYWORDS = new Set([
   'and',
@@ -91,10 +106,15 @@ describe('alert rules (k8s/alerts/animal-store.rules.yaml)', () => {
     const exposition = await response.text();
     // AnimalStoreNotReady selects the readiness probe's answers by this route label.
     expect(exposition).toMatch(/^http_requests_total\{method="GET",route="\/health\/ready",status="200"\} \d+$/m);
-    // `up` is Prometheus' own series for each target it scrapes, not one the service serves.
-    const served = new Set([...servedNames(exposition), 'up']);
-    const used = rules.map((rule) => ({ alert: rule.alert, names: metricNames(rule.expr) }));
-    expect(used.every(({ names }) => names.length > 0)).toBe(true);
+    // Readiness rounds set it on each scrape, with no probe needed.
+    expect(exposition).toMatch(/^animal_store_database_reachable 1$/m);
+    const served = new Set([...servedNames(exposition), ...EXTERNAL]);
+    const used = rules.map((rule) => ({ alert: rule.alert ?? rule.record, names: metricNames(rule.expr) }));
+    // The objectives are constants (`vector(0.999)`); every other rule reads series.
+    expect(used.filter(({ names }) => names.length === 0).map(({ alert }) => alert)).toEqual([
+      'animal_store:slo_availability_objective:ratio',
+      'animal_store:slo_latency_objective:ratio',
+    ]);
     expect(used.map(({ alert, names }) => ({ alert, missing: names.filter((name) => !served.has(name)) }))).toEqual(
       used.map(({ alert }) => ({ alert, missing: [] })),
     );
@@ -109,15 +129,20 @@ describe('alert rules (k8s/alerts/animal-store.rules.yaml)', () => {
     expect(resource.spec).toEqual(parse(readFileSync(RULES, 'utf8')));
   });
 
-  it('each have a for:, a severity, and a summary and a description', () => {
-    expect(rules).toHaveLength(11);
-    for (const rule of rules) {
+  it('each have a for:, a severity, and a summary and a description (and the SLO, backup and database ones a runbook)', () => {
+    expect(alerts).toHaveLength(19);
+    for (const rule of alerts) {
       expect({ alert: rule.alert, for: rule.for, severity: rule.labels?.severity }).toEqual({
         alert: rule.alert,
         for: expect.stringMatching(/^\d+[mh]$/) as unknown,
         severity: expect.stringMatching(/^(critical|warning|info)$/) as unknown,
       });
-      expect(Object.keys(rule.annotations ?? {}).sort()).toEqual(['description', 'summary']);
+      expect(Object.keys(rule.annotations ?? {}).filter((key) => key !== 'runbook_url')).toEqual([
+        'summary',
+        'description',
+      ]);
+      if (rule.annotations?.runbook_url)
+        expect(rule.annotations.runbook_url).toMatch(/^docs\/operating\.md#[a-z-]+\d?$/);
     }
   });
 });

@@ -8,6 +8,8 @@ import { MIGRATIONS } from '../migrations/index.js';
 /** The outage grace this file's app runs with (READINESS_OUTAGE_GRACE_MS); each instance adds up to a fifth. */
 const GRACE_MS = 5_000;
 const LATEST_UNREADY_MS = 2 * GRACE_MS + 5_000;
+/** The recovery period this file's app runs with (READINESS_RECOVERY_MS). */
+const RECOVERY_MS = 3_000;
 
 const serviceUnavailable = {
   code: 'service_unavailable',
@@ -31,7 +33,7 @@ describe('health probes', () => {
 
   beforeAll(async () => {
     server = await startEmbeddedServer();
-    t = await onOwnServer(() => startTestApp({ readinessOutageGraceMs: GRACE_MS }));
+    t = await onOwnServer(() => startTestApp({ readinessOutageGraceMs: GRACE_MS, readinessRecoveryMs: RECOVERY_MS }));
     // The test's own connection dies with the server; only the service's pool is under test here.
     t.sql.on('error', () => undefined);
   }, 60_000);
@@ -168,6 +170,43 @@ describe('health probes', () => {
       await answersLongerThanGrace();
     },
     4 * LATEST_UNREADY_MS + 60_000,
+  );
+
+  it(
+    'past the grace, stays 503 once the database is back until it has answered for READINESS_RECOVERY_MS; animal_store_database_reachable follows each round',
+    async () => {
+      const reachable = async () => {
+        const exposition = await (await fetch(`${t.origin}/metrics`)).text();
+        return /^animal_store_database_reachable (\d)$/m.exec(exposition)?.[1];
+      };
+      expect(await reachable()).toBe('1');
+      await server.pause();
+      let backAt: number;
+      try {
+        await pollUntil(async () => (await request(t.origin, '/health/ready')).status === 503, {
+          timeoutMs: LATEST_UNREADY_MS,
+          intervalMs: 250,
+          what: 'ready to turn 503 past the grace',
+        });
+        // With no probe and no request, a scrape alone reads a round.
+        expect(await reachable()).toBe('0');
+      } finally {
+        await server.start();
+        backAt = Date.now();
+      }
+      await pollUntil(async () => (await reachable()) === '1', { what: 'the gauge to see the database back' });
+      // The database answers, and the instance stays out: a path that fails again within the period keeps it out.
+      const recovering = await request(t.origin, '/health/ready');
+      expect(recovering.status).toBe(503);
+      expect(recovering.body).toEqual(serviceUnavailable);
+      await pollUntil(async () => (await request(t.origin, '/health/ready')).status === 200, {
+        timeoutMs: RECOVERY_MS + 10_000,
+        what: 'ready to return to 200 after the recovery period',
+      });
+      // Rounds are read at most once a READINESS_CACHE_MS: the first passing one may come up to that late.
+      expect(Date.now() - backAt).toBeGreaterThanOrEqual(RECOVERY_MS);
+    },
+    LATEST_UNREADY_MS + RECOVERY_MS + 60_000,
   );
 
   it('stays ready when the migrations check is the first to lose the database (its table locked past the check timeout)', async () => {

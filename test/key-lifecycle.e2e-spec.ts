@@ -6,6 +6,7 @@ import { pollUntil } from './support/poll.js';
 import { ServiceProcess, startService } from './support/service-process.js';
 import { auth, jsonBody, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
+import { KEY_CACHE_TTL_MS } from '../src/auth/api-key-store.js';
 
 const KEY_LINE = /^pet_[0-9A-Za-z]{32}$/;
 /** Each instance caches a key's row for 2 s; a refusal is looked for a little longer, polling. */
@@ -53,6 +54,10 @@ describe('API keys with scopes, expiry and rotation', () => {
       .expires_at;
   const newestNamed = async (name: string) =>
     (await t.sql.query<{ id: string }>('SELECT max(id)::text AS id FROM api_keys WHERE name = $1', [name])).rows[0].id;
+  const expiringSoon = async () => {
+    const text = (await request(t.origin, '/metrics')).text;
+    return Number(/^animal_store_api_keys_expiring_soon (\d+)$/m.exec(text)?.[1]);
+  };
   const refusals = async (reason: string) => {
     const text = (await request(t.origin, '/metrics')).text;
     const line = text.split('\n').find((l) => l.startsWith(`animal_store_api_key_refusals_total{reason="${reason}"} `));
@@ -209,6 +214,50 @@ describe('API keys with scopes, expiry and rotation', () => {
         expect((await request(origin, '/v1/pets', { headers: auth(old) })).body).toEqual(EXPIRED);
         expect(await statusOn(origin, replacement)).toBe(200);
       }
+    });
+
+    it('rotate --expires-in gives the replacement of a key expiring in 3 days the new lifetime; the old key ends with its overlap', async () => {
+      const old = await create('renewed', '--expires-in', '3d');
+      const oldId = await idOf(old);
+      const before = Date.now();
+      const rotated = await apikey(t.database.url, 'rotate', oldId, '--overlap', '1h', '--expires-in', '90d');
+      const replacementId = await idOf(printedKey(rotated));
+      const after = Date.now();
+      const replacementExpiry = (await expiryOf(replacementId))!.getTime();
+      expect(replacementExpiry).toBeGreaterThanOrEqual(before + 90 * 86_400_000 - 1_000);
+      expect(replacementExpiry).toBeLessThanOrEqual(after + 90 * 86_400_000 + 1_000);
+      const oldExpiry = (await expiryOf(oldId))!.getTime();
+      expect(oldExpiry).toBeGreaterThanOrEqual(before + 3_600_000 - 1_000);
+      expect(oldExpiry).toBeLessThanOrEqual(after + 3_600_000 + 1_000);
+      expect(rotated.stderr).toContain(
+        `expires ${new Date(replacementExpiry).toISOString().replace(/\.\d{3}Z$/, 'Z')}`,
+      );
+      expect([await statusOn(t.origin, old), await statusOn(other.origin, printedKey(rotated))]).toEqual([200, 200]);
+    });
+
+    it('counts a long-lived key about to expire as expiring soon, not a key short-lived on purpose; rotate --expires-in clears it', async () => {
+      const baseline = await expiringSoon();
+      const since = Date.now();
+      await create('short-lived on purpose', '--expires-in', '3d');
+      const longLived = await idOf(await create('long-lived', '--expires-in', '30d'));
+      // A year-long key in its last 2 days.
+      await t.sql.query(
+        "UPDATE api_keys SET created_at = now() - interval '363 days', expires_at = now() + interval '2 days' WHERE id = $1",
+        [longLived],
+      );
+      // Read once both keys exist: the gauge reads the database at most every KEY_CACHE_TTL_MS.
+      await pollUntil(
+        async () => Date.now() - since > 2 * KEY_CACHE_TTL_MS && (await expiringSoon()) === baseline + 1,
+        {
+          timeoutMs: 4 * KEY_CACHE_TTL_MS + 10_000,
+          what: 'the long-lived key, and it alone, to be counted',
+        },
+      );
+      printedKey(await apikey(t.database.url, 'rotate', longLived, '--expires-in', '365d'));
+      await pollUntil(async () => (await expiringSoon()) === baseline, {
+        timeoutMs: 4 * KEY_CACHE_TTL_MS + 10_000,
+        what: 'the count to drop once the key is rotated with a new lifetime',
+      });
     });
 
     it('never extends a key that already expires before the end of the overlap', async () => {
@@ -413,7 +462,11 @@ describe('API keys with scopes, expiry and rotation', () => {
     [['create', 'x', '--expires-in', '2w'], 'Invalid duration "2w" for --expires-in'],
     [['create', 'x', '--expires-in', '0s'], 'Invalid duration "0s" for --expires-in'],
     [['rotate', '1', '--overlap', 'soon'], 'Invalid duration "soon" for --overlap'],
-    [['rotate', '1', '--expires-in', '1d'], 'Unknown option --expires-in for rotate: it takes --overlap'],
+    [['rotate', '1', '--expires-in', '2w'], 'Invalid duration "2w" for --expires-in'],
+    [
+      ['rotate', '1', '--scopes', 'pets:read'],
+      'Unknown option --scopes for rotate: it takes --overlap and --expires-in',
+    ],
     [['create', 'x', '--expires-in'], '--expires-in needs a value'],
   ])('%j exits 2 with one line saying what is wrong and what is allowed, creating nothing', async (args, says) => {
     const keys = await countKeys();
@@ -471,6 +524,9 @@ describe('API keys with scopes, expiry and rotation', () => {
     await pollUntil(() => logged().length > 0, { timeoutMs: 5_000, what: 'the expiry warning' });
     expect(logged()).toHaveLength(1);
     expect(logged()[0]).toMatch(/"level":40|WARN/);
+    expect(logged()[0]).toContain(
+      `rotate it with a new lifetime (npm run apikey -- rotate ${id} --expires-in <N>d; without --expires-in the new key expires with this one)`,
+    );
     expect(other.lines.join('\n')).not.toContain(key);
   });
 });

@@ -34,17 +34,19 @@ describe('parseArguments', () => {
     });
   });
 
-  it('reads rotate with the default overlap of 24 h, or the one given', () => {
+  it('reads rotate with the default overlap of 24 h, or the one given, and the old expiry or a new lifetime', () => {
     expect(DEFAULT_OVERLAP_MS).toBe(86_400_000);
     expect(parseArguments(['rotate', 'pet_3TBdCCmB'])).toEqual({
       command: 'rotate',
       reference: 'pet_3TBdCCmB',
       overlapMs: DEFAULT_OVERLAP_MS,
+      expiresInMs: null,
     });
-    expect(parseArguments(['rotate', '7', '--overlap', '10s'])).toEqual({
+    expect(parseArguments(['rotate', '7', '--overlap', '10s', '--expires-in', '90d'])).toEqual({
       command: 'rotate',
       reference: '7',
       overlapMs: 10_000,
+      expiresInMs: 90 * 86_400_000,
     });
   });
 
@@ -57,7 +59,12 @@ describe('parseArguments', () => {
     [['create', 'x', '--expires-in', '-1h'], 'Invalid duration "-1h" for --expires-in'],
     [['rotate', '1', '--overlap', '1.5h'], 'Invalid duration "1.5h" for --overlap'],
     [['rotate', '1', '--overlap', '3651d'], 'at most 3650d'],
-    [['rotate', '1', '--scopes', 'pets:read'], 'Unknown option --scopes for rotate: it takes --overlap'],
+    [
+      ['rotate', '1', '--scopes', 'pets:read'],
+      'Unknown option --scopes for rotate: it takes --overlap and --expires-in',
+    ],
+    [['rotate', '1', '--expires-in', '2w'], 'Invalid duration "2w" for --expires-in'],
+    [['list', '--expires-in', '1d'], 'Unknown option --expires-in for list: it takes none'],
     [['list', '--all'], 'Unknown option --all for list: it takes none'],
     [['create', 'x', '--scopes', 'pets:read', '--scopes', 'pets:write'], '--scopes is given twice'],
   ])('answers %j with one line saying what is wrong and what is allowed', (args, says) => {
@@ -113,10 +120,14 @@ describe('rotate, for a key it cannot rotate', () => {
       rotate: () => Promise.resolve(outcome),
     } as unknown as ApiKeysRepository;
     const lines = { out: [] as string[], err: [] as string[] };
-    const code = await runCommand({ command: 'rotate', reference: refused.id, overlapMs: DEFAULT_OVERLAP_MS }, keys, {
-      out: (line) => lines.out.push(line),
-      err: (line) => lines.err.push(line),
-    });
+    const code = await runCommand(
+      { command: 'rotate', reference: refused.id, overlapMs: DEFAULT_OVERLAP_MS, expiresInMs: null },
+      keys,
+      {
+        out: (line) => lines.out.push(line),
+        err: (line) => lines.err.push(line),
+      },
+    );
     return { code, ...lines };
   };
 

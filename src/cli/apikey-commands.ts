@@ -16,9 +16,10 @@ Commands:
   create <name> [--scopes pets:read[,pets:write]] [--expires-in <N>{s|m|h|d}]
                          issue a new key for <name>; the key is printed once, on its own line. Without --scopes it
                          may do everything; without --expires-in it never expires
-  rotate <id|prefix> [--overlap <N>{s|m|h|d}]
-                         issue a new key with the same name, scopes and expiry, printed once; the old key keeps
-                         working until the overlap ends (default 24h), then expires (never later than it would have).
+  rotate <id|prefix> [--overlap <N>{s|m|h|d}] [--expires-in <N>{s|m|h|d}]
+                         issue a new key with the same name and scopes, printed once; it keeps the old key's expiry,
+                         or expires after --expires-in (a key that expires soon needs it). The old key keeps working
+                         until the overlap ends (default 24h), then expires (never later than it would have).
                          A key is replaced once: to replace it again, rotate its replacement
   list                   show every key: id, name, prefix, scopes, created, last used, expires, revoked, state
                          (active, in overlap, expired, revoked) and the key that replaced it
@@ -27,13 +28,18 @@ Commands:
 
 export type ApiKeyCommand =
   | { command: 'create'; name: string; scopes: readonly ApiKeyScope[] | null; expiresInMs: number | null }
-  | { command: 'rotate'; reference: string; overlapMs: number }
+  | { command: 'rotate'; reference: string; overlapMs: number; expiresInMs: number | null }
   | { command: 'list' }
   | { command: 'revoke'; reference: string };
 
 const NAME = /^[^\p{Cc}]{1,100}$/u;
 
-const OPTIONS = { create: ['--scopes', '--expires-in'], rotate: ['--overlap'], list: [], revoke: [] } as const;
+const OPTIONS = {
+  create: ['--scopes', '--expires-in'],
+  rotate: ['--overlap', '--expires-in'],
+  list: [],
+  revoke: [],
+} as const;
 
 /**
  * The command the arguments ask for; a Problem (one line) for a bad scope, duration or option; null when
@@ -72,6 +78,8 @@ export function parseArguments(args: readonly string[]): ApiKeyCommand | Problem
     options.set(name, token.value);
   }
   const positional = [...positionals.values()];
+  const expiresText = options.get('--expires-in');
+  const expiresInMs = expiresText === undefined ? null : parseDuration('--expires-in', expiresText);
   if (command === 'list') return positional.length === 0 ? { command } : null;
   if (positional.length !== 1) return null;
   const argument = positional[0].trim();
@@ -80,8 +88,6 @@ export function parseArguments(args: readonly string[]): ApiKeyCommand | Problem
     const scopesText = options.get('--scopes');
     const scopes = scopesText === undefined ? null : parseScopes(scopesText);
     if (scopes !== null && 'problem' in scopes) return new Problem(scopes.problem);
-    const expiresText = options.get('--expires-in');
-    const expiresInMs = expiresText === undefined ? null : parseDuration('--expires-in', expiresText);
     if (expiresInMs !== null && typeof expiresInMs !== 'number') return expiresInMs;
     return { command, name: argument, scopes, expiresInMs };
   }
@@ -90,7 +96,8 @@ export function parseArguments(args: readonly string[]): ApiKeyCommand | Problem
     const overlapText = options.get('--overlap');
     const overlapMs = overlapText === undefined ? DEFAULT_OVERLAP_MS : parseDuration('--overlap', overlapText);
     if (typeof overlapMs !== 'number') return overlapMs;
-    return { command, reference: argument, overlapMs };
+    if (expiresInMs !== null && typeof expiresInMs !== 'number') return expiresInMs;
+    return { command, reference: argument, overlapMs, expiresInMs };
   }
   return { command, reference: argument };
 }
@@ -182,6 +189,7 @@ export async function runCommand(
       const rotation = await keys.rotate(found.id, command.overlapMs, {
         prefix: publicPrefix(key),
         digest: keyDigest(key),
+        expiresInMs: command.expiresInMs,
       });
       if (!rotation.rotated) {
         output.err(whyNotRotated(rotation.key, rotation.replacement));

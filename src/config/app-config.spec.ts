@@ -32,6 +32,7 @@ describe('loadConfig', () => {
       shutdownDrainDelayMs: 0,
       shutdownGraceMs: 10_000,
       readinessOutageGraceMs: 30_000,
+      readinessRecoveryMs: 10_000,
       trustProxy: [],
       corsOrigins: [],
       metricsToken: undefined,
@@ -81,6 +82,7 @@ describe('loadConfig', () => {
         STAGING_BASE_URL: 'https://staging.pets.example.org/v1',
         CORS_ORIGINS: 'https://shop.example, https://admin.shop.example:8443',
         READINESS_OUTAGE_GRACE_MS: '5000',
+        READINESS_RECOVERY_MS: '20000',
       }),
     ).toEqual({
       host: '0.0.0.0',
@@ -103,6 +105,7 @@ describe('loadConfig', () => {
       shutdownDrainDelayMs: 5_000,
       shutdownGraceMs: 10_000,
       readinessOutageGraceMs: 5_000,
+      readinessRecoveryMs: 20_000,
       trustProxy: [],
       corsOrigins: ['https://shop.example', 'https://admin.shop.example:8443'],
       loadShedding: { maxInFlight: 256, maxEventLoopDelayMs: 1000, maxEventLoopUtilization: 0 },
@@ -175,6 +178,14 @@ describe('loadConfig', () => {
       ['DATABASE_POOL_IDLE_TIMEOUT_MS', '-1', 'an integer from 0 to 3600000'],
     ])('rejects %s=%j, naming it', (name, raw, rule) => {
       expect(configError({ [name]: raw })).toBe(`${name} must be ${rule}, got "${raw}"`);
+    });
+  });
+
+  describe('READINESS_RECOVERY_MS', () => {
+    it.each([['-1'], ['600001'], ['10s']])('rejects %j, naming it', (raw) => {
+      expect(configError({ READINESS_RECOVERY_MS: raw })).toBe(
+        `READINESS_RECOVERY_MS must be an integer from 0 to 600000, got "${raw}"`,
+      );
     });
   });
 

@@ -127,6 +127,7 @@ const SERVICE_VARIABLES = {
   SHUTDOWN_DRAIN_DELAY_MS: integer(0, 600_000).optional(),
   SHUTDOWN_GRACE_MS: integer(0, 600_000).default(10_000),
   READINESS_OUTAGE_GRACE_MS: integer(0, 600_000).default(30_000),
+  READINESS_RECOVERY_MS: integer(0, 600_000).default(10_000),
   TRUST_PROXY: list(
     z.union([z.enum(PROXY_NAMES), z.ipv4(), z.ipv6(), z.cidrv4(), z.cidrv6()], {
       error: ({ input }) =>
@@ -207,6 +208,7 @@ const SCHEMAS = {
         shutdownDrainDelayMs: env.SHUTDOWN_DRAIN_DELAY_MS ?? (database.production ? 5_000 : 0),
         shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
         readinessOutageGraceMs: env.READINESS_OUTAGE_GRACE_MS,
+        readinessRecoveryMs: env.READINESS_RECOVERY_MS,
         trustProxy: env.TRUST_PROXY,
         corsOrigins: env.CORS_ORIGINS,
         metricsToken: env.METRICS_TOKEN,

@@ -70,12 +70,17 @@ export class ApiKeysRepository {
     return rows[0];
   }
 
-  /** Keys in their overlap are not counted: their replacement is what clients move to. */
+  /**
+   * Keys in their overlap are not counted: their replacement is what clients move to. Nor are lineages whose whole life,
+   * from their first key, is the window or less: short-lived on purpose, they would be counted all their life.
+   */
   async countActiveExpiringWithin(withinMs: number): Promise<number> {
     const rows = await this.keys.query<{ count: number }[]>(
-      `SELECT count(*)::int AS count FROM api_keys
+      `SELECT count(*)::int AS count FROM api_keys k
         WHERE revoked_at IS NULL AND replaced_by IS NULL AND expires_at > now()
-          AND expires_at <= now() + $1::bigint * interval '1 millisecond'`,
+          AND expires_at <= now() + $1::bigint * interval '1 millisecond'
+          AND expires_at - (SELECT created_at FROM api_keys f WHERE f.id = coalesce(k.lineage_id, k.id))
+              > $1::bigint * interval '1 millisecond'`,
       [withinMs],
     );
     return rows[0].count;
@@ -93,13 +98,14 @@ export class ApiKeysRepository {
   }
 
   /**
-   * The replacement inherits the old key's name, scopes, expiry and lineage; the old key expires `overlapMs` from now
-   * or sooner, never later. Only an active key is rotated, at most once (its row lock, and the conditional UPDATE).
+   * The replacement inherits the old key's name, scopes and lineage, and its expiry unless `replacement.expiresInMs`
+   * gives it a lifetime of its own; the old key expires `overlapMs` from now or sooner, never later. Only an active key
+   * is rotated, at most once (its row lock, and the conditional UPDATE).
    */
   rotate(
     id: string,
     overlapMs: number,
-    replacement: Pick<NewApiKeyRow, 'prefix' | 'digest'>,
+    replacement: Pick<NewApiKeyRow, 'prefix' | 'digest' | 'expiresInMs'>,
   ): Promise<RotationOutcome> {
     return this.keys.manager
       .transaction(async (manager): Promise<RotationOutcome> => {
@@ -115,8 +121,10 @@ export class ApiKeysRepository {
         }
         const [created]: ApiKeySummary[] = await manager.query(
           `INSERT INTO api_keys (name, prefix, digest, scopes, expires_at, lineage_id)
-           SELECT name, $2, $3, scopes, expires_at, ${LINEAGE} FROM api_keys WHERE id = $1 RETURNING ${SUMMARY}`,
-          [id, replacement.prefix, replacement.digest],
+           SELECT name, $2, $3, scopes,
+                  coalesce(now() + $4::bigint * interval '1 millisecond', expires_at), ${LINEAGE}
+             FROM api_keys WHERE id = $1 RETURNING ${SUMMARY}`,
+          [id, replacement.prefix, replacement.digest, replacement.expiresInMs],
         );
         // For UPDATE, TypeORM's PostgreSQL driver answers [rows, affected count].
         const [old]: [ApiKeySummary[], number] = await manager.query(

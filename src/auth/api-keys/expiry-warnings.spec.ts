@@ -36,8 +36,9 @@ describe('ExpiryWarnings', () => {
     checkAt('5', expiresAt, now + 1_000, null);
     checkAt('5', expiresAt, now + EXPIRY_WARNING_INTERVAL_MS - 1, null);
     expect(lines).toEqual([
-      'API key 5 was used and expires at 2026-11-28T12:00:00.000Z (in 3 days): rotate it (npm run apikey -- rotate 5) ' +
-        'and hand its clients the new key before they are refused. Logged once a day per key and instance.',
+      'API key 5 was used and expires at 2026-11-28T12:00:00.000Z (in 3 days): rotate it with a new lifetime ' +
+        '(npm run apikey -- rotate 5 --expires-in <N>d; without --expires-in the new key expires with this one) and ' +
+        'hand its clients the new key before they are refused. Logged once a day per key and instance.',
     ]);
     checkAt('5', expiresAt, now + EXPIRY_WARNING_INTERVAL_MS, null);
     expect(lines).toHaveLength(2);

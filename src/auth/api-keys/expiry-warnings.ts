@@ -25,7 +25,7 @@ export class ExpiryWarnings {
     if (!this.warned.admit(id)) return;
     const todo =
       replacedBy === null
-        ? `rotate it (npm run apikey -- rotate ${id}) and hand its clients the new key before they are refused.`
+        ? `rotate it with a new lifetime (npm run apikey -- rotate ${id} --expires-in <N>d; without --expires-in the new key expires with this one) and hand its clients the new key before they are refused.`
         : `it was replaced by key ${replacedBy}: move its clients to the new key before they are refused.`;
     this.logger.warn(
       `API key ${id} was used and expires at ${new Date(expiresAt).toISOString()} (in ${remaining(expiresAt - now)}): ` +

@@ -18,6 +18,7 @@ import { ReadinessRound } from './readiness-round.js';
 export class HealthController {
   private readonly readiness = new ReadinessLog();
   private readonly outage: DatabaseOutage;
+  private readonly recovering: HealthIndicatorResult;
 
   constructor(
     private readonly health: HealthCheckService,
@@ -26,7 +27,12 @@ export class HealthController {
     private readonly shutdown: ShutdownState,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.outage = new DatabaseOutage(config.readinessOutageGraceMs);
+    this.outage = new DatabaseOutage(config.readinessOutageGraceMs, config.readinessRecoveryMs);
+    this.recovering = this.indicators
+      .check('database')
+      .down(
+        `answering again; back in service once it has answered every round for READINESS_RECOVERY_MS (${config.readinessRecoveryMs} ms)`,
+      );
   }
 
   @Get(OPERATIONS_ROUTES.live)
@@ -35,13 +41,21 @@ export class HealthController {
     return this.health.check([]);
   }
 
-  /** Not shutting down, database reachable (or `degraded`: unreachable for less than the grace), schema current. */
+  /**
+   * Not shutting down, database reachable (or `degraded`: unreachable for less than the grace; after a longer outage,
+   * reachable for the whole recovery period), schema current.
+   */
   @Get(OPERATIONS_ROUTES.ready)
   @HealthCheck()
   async ready(): Promise<HealthCheckResult> {
     const { verdict, checks } = await this.round.current();
-    const riddenOut = this.outage.withinGrace(verdict === 'outage');
-    const database = riddenOut ? this.degraded(checks) : checks;
+    const state = this.outage.record(verdict === 'outage');
+    const database =
+      state === 'riding-out'
+        ? this.degraded(checks)
+        : state === 'recovering'
+          ? { ...checks, ...this.recovering }
+          : checks;
     const session = this.indicators.check('shutdown');
     const shutdown = this.shutdown.isShuttingDown ? session.down('shutting down') : session.up();
     const reason = notReadyReason({ ...shutdown, ...database });

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { Gauge, Registry } from 'prom-client';
 import { DataSource, MigrationExecutor } from 'typeorm';
 import { databaseFault } from '../../database/database-faults.js';
 
@@ -18,7 +19,19 @@ export class ReadinessRound {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly indicators: HealthIndicatorService,
-  ) {}
+    registry: Registry,
+  ) {
+    const current = () => this.current();
+    // Each scrape reads the round (at most one per READINESS_CACHE_MS): the value needs no probe and no traffic.
+    new Gauge({
+      name: 'animal_store_database_reachable',
+      help: 'Whether this instance reached the database in its latest readiness round (SELECT 1 and the migrations read within 1 s): 1 yes, 0 no.',
+      registers: [registry],
+      async collect() {
+        this.set((await current()).verdict === 'outage' ? 0 : 1);
+      },
+    });
+  }
 
   async current(): Promise<Round> {
     const { round } = await this.indicators
