@@ -45,7 +45,7 @@ describe('compose/backup.sh', () => {
         env: { PATH: process.env.PATH, BACKUP_TARGET: ROOT },
       });
       expect({ args, status: result.status, stdout: result.stdout }).toEqual({ args, status: 2, stdout: '' });
-      expect(result.stderr).toMatch(/^Usage: backup \[now \| list \| restore <file>\]/);
+      expect(result.stderr).toMatch(/^Usage: backup \[now \| list \| restore <file> \| health\]/);
     }
   });
 
