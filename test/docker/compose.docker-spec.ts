@@ -211,7 +211,7 @@ describe('docker-compose.yml backups', () => {
     stderr
       .split('\n')
       .map((line) => line.replace(/\r$/, ''))
-      .filter((line) => line && !/^(Creating|Starting|Recreating) \S+ \.\.\./.test(line))
+      .filter((line) => line && !/^(Creating|Starting|Recreating) \S+\s+\.\.\./.test(line))
       .filter((line, index, lines) => !(index === lines.length - 1 && code !== 0 && line === String(code)));
   const backupFiles = async (directory = project.backupDir) =>
     (await readdir(directory)).filter((name) => name.endsWith('.dump')).sort();
