@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Logical backups of the animal store's database: pg_dump in its custom format, one file per backup, the newest
-# BACKUP_KEEP kept. The compose files' `backup` service runs it on the same PostgreSQL image as `db` (so pg_dump and
+# BACKUP_KEEP kept and the newest of each of the last BACKUP_KEEP_WEEKLY weeks. The compose files' `backup` service runs it on the same PostgreSQL image as `db` (so pg_dump and
 # pg_restore are the server's own version), and k8s/backup-cronjob.yaml ships the same file. docs/operating.md,
 # "Backups and restore".
 #
@@ -9,10 +9,15 @@
 #                          again after a minute
 #   backup now             one backup at once; prints its file name on stdout
 #   backup list            the backups, newest first, with size and time
-#   backup restore <file>  restores one into the database, all or nothing
+#   backup restore <file>  replaces the database's tables with the backup's, all or nothing, keeping the live
+#                          revocations, early expiries and identity sequences that are ahead of it
+#   backup health          exit 0 while the last run succeeded and the newest backup is younger than twice
+#                          BACKUP_INTERVAL (the compose healthcheck)
 #
 # Settings: BACKUP_INTERVAL (default 24h: a whole number above 0 followed by s, m, h or d, at most 3650d: the rule of
-# the key CLI's durations, src/cli/duration.ts), BACKUP_KEEP (default 7), BACKUP_TARGET (the directory, /backups).
+# the key CLI's durations, src/cli/duration.ts), BACKUP_KEEP (default 7), BACKUP_KEEP_WEEKLY (default 4),
+# BACKUP_TARGET (the directory, /backups), BACKUP_METRICS (the Prometheus textfile, default
+# $BACKUP_TARGET/metrics/animal-store-backup.prom; empty: none).
 # The database: DATABASE_URL, else libpq's PGHOST, PGUSER, PGDATABASE; the password from PGPASSWORD or the file
 # POSTGRES_PASSWORD_FILE names. One JSON line on stderr per backup (or failure); stdout carries only what a command
 # prints.
@@ -22,8 +27,13 @@ PREFIX=animal-store-
 SUFFIX=.dump
 DEFAULT_INTERVAL=24h
 DEFAULT_KEEP=7
+DEFAULT_KEEP_WEEKLY=4
+# Only files named so are listed, pruned or counted as the newest: never a hand-named copy, never anything else.
+NAME_PATTERN='^animal-store-[0-9]{8}T[0-9]{6}\.[0-9]{3}Z\.dump$'
+# Set in the container by a failed run, removed by a successful one: what `backup health` reads.
+FAILED_MARK=/tmp/animal-store-backup.failed
 MAX_DURATION_SECONDS=$((3650 * 86400))
-USAGE='Usage: backup [now | list | restore <file>]   (no command: a backup every BACKUP_INTERVAL, the newest BACKUP_KEEP kept)'
+USAGE='Usage: backup [now | list | restore <file> | health]   (no command: a backup every BACKUP_INTERVAL)'
 
 # `90d`, `12h`, `30m`, `10s` in seconds on stdout, or the one-line problem on stderr and status 1.
 duration_seconds() { # name text
@@ -43,12 +53,13 @@ duration_seconds() { # name text
   echo "$seconds"
 }
 
-keep_count() { # text
-  if [[ ! $1 =~ ^[1-9][0-9]{0,3}$ ]]; then
-    echo "Invalid BACKUP_KEEP \"$1\": use a whole number of backups to keep, from 1 to 9999." >&2
+keep_count() { # name text [lowest]
+  local lowest=${3:-1}
+  if [[ ! $2 =~ ^(0|[1-9][0-9]{0,3})$ ]] || [ "$2" -lt "$lowest" ]; then
+    echo "Invalid $1 \"$2\": use a whole number of backups to keep, from $lowest to 9999." >&2
     return 1
   fi
-  echo "$1"
+  echo "$2"
 }
 
 now_ms() { date +%s%3N; }
@@ -90,19 +101,20 @@ connect() {
   DB=(--dbname="${DATABASE_URL:-$PGDATABASE}")
 }
 
-backups_newest_first() { # the file names, newest first: names sort by their UTC time
+backups_newest_first() { # the service's own file names, newest first: names sort by their UTC time
   local file
   for file in "$TARGET/$PREFIX"*"$SUFFIX"; do
-    [ -f "$file" ] && echo "${file##*/}"
+    [ -f "$file" ] && [[ ${file##*/} =~ $NAME_PATTERN ]] && echo "${file##*/}"
   done | sort -r
 }
 
 # Reads a backup whole (its table of contents and every table's data, which `pg_restore --list` alone does not
-# read) and sets CHECK_PETS and CHECK_API_KEYS to the rows it holds. Status 1 for a truncated or foreign file, with
-# the reason in CHECK_PROBLEM.
+# read) and sets CHECK_PETS and CHECK_API_KEYS to the rows it holds, CHECK_MIGRATIONS to its applied migrations' names
+# (one a line). Status 1 for a truncated or foreign file, with the reason in CHECK_PROBLEM.
 CHECK_PROBLEM=''
 CHECK_PETS=''
 CHECK_API_KEYS=''
+CHECK_MIGRATIONS=''
 check_backup() { # path
   local toc counts status errors
   CHECK_PROBLEM=''
@@ -116,12 +128,14 @@ check_backup() { # path
   fi
   # Each row of a COPY block is one line (COPY's text format escapes newlines).
   errors=$(mktemp) || return 1
-  counts=$(pg_restore --file=- "$1" 2>"$errors" | awk '
+  counts=$(pg_restore --file=- "$1" 2>"$errors" | awk -F '\t' '
     /^COPY public\.pets / { table = "pets"; next }
     /^COPY public\.api_keys / { table = "api_keys"; next }
+    /^COPY public\.migrations / { table = "migrations"; next }
     /^\\\.$/ { table = ""; next }
+    table == "migrations" { names = names "\n" $3; next }
     table != "" { rows[table]++ }
-    END { printf "%d %d\n", rows["pets"], rows["api_keys"] }')
+    END { printf "%d %d%s\n", rows["pets"], rows["api_keys"], names }')
   status=${PIPESTATUS[0]}
   if [ "$status" -ne 0 ]; then
     CHECK_PROBLEM=$(head -n 1 "$errors")
@@ -129,8 +143,8 @@ check_backup() { # path
     return 1
   fi
   rm -f "$errors"
-  CHECK_PETS=${counts% *}
-  CHECK_API_KEYS=${counts#* }
+  read -r CHECK_PETS CHECK_API_KEYS <<<"${counts%%$'\n'*}"
+  CHECK_MIGRATIONS=$(tail -n +2 <<<"$counts")
 }
 
 # The backup directory's owner gets the files (so an operator who created it reads them without root).
@@ -138,47 +152,129 @@ give_to_directory_owner() { # path
   if [ "$(id -u)" -eq 0 ]; then chown --reference="$TARGET" "$1" 2>/dev/null || true; fi
 }
 
-prune() {
-  local file
-  backups_newest_first | tail -n +$((KEEP + 1)) | while read -r file; do
-    rm -f "$TARGET/$file" && log 30 'backup removed: more than BACKUP_KEEP' file="$file" keep="$KEEP"
+# The Prometheus textfile (node_exporter's textfile collector reads it; docs/operating.md, "Backups and restore"):
+# the newest backup's time (0 while there is none) and the failed runs, counted on from the file's own value.
+write_metrics() { # failures to add
+  [ -n "$METRICS" ] || return 0
+  local newest last=0 failures=0 directory=${METRICS%/*}
+  newest=$(backups_newest_first | head -n 1)
+  [ -z "$newest" ] || last=$(stat -c %Y "$TARGET/$newest")
+  if [ -f "$METRICS" ]; then
+    failures=$(awk '$1 == "animal_store_backup_failures_total" { print $2 }' "$METRICS")
+  fi
+  failures=$((${failures:-0} + $1))
+  mkdir -p "$directory" && chmod 755 "$directory" && give_to_directory_owner "$directory" || return 0
+  cat >"$METRICS.tmp" <<METRICS || return 0
+# HELP animal_store_backup_last_success_timestamp_seconds Unix time of the newest successful backup (0: none yet).
+# TYPE animal_store_backup_last_success_timestamp_seconds gauge
+animal_store_backup_last_success_timestamp_seconds $last
+# HELP animal_store_backup_failures_total Backup runs that failed (pg_dump, or the file not reading back whole).
+# TYPE animal_store_backup_failures_total counter
+animal_store_backup_failures_total $failures
+METRICS
+  chmod 644 "$METRICS.tmp" && give_to_directory_owner "$METRICS.tmp" && mv "$METRICS.tmp" "$METRICS"
+}
+
+backup_failed() { # message error
+  log 50 "$1" file="$NAME" error="$2"
+  touch "$FAILED_MARK" 2>/dev/null
+  write_metrics 1
+  return 1
+}
+
+# Status 0 when the backup (counts from its read-back) holds fewer than half the animals or the keys of the other.
+far_fewer_rows() { # pets keys other_pets other_keys
+  [ $(($1 * 2)) -lt "$3" ] || [ $(($2 * 2)) -lt "$4" ]
+}
+
+# Keeps the newest BACKUP_KEEP files, the newest file of each of the last BACKUP_KEEP_WEEKLY weeks, and always the
+# file just written; removes the other files of the service's own name pattern, never anything else. A run whose
+# backup holds far fewer rows than the newest kept one prunes nothing (an emptied table or volume must not push the
+# good copies out), and no run removes a file holding more than twice the rows of the one it just wrote.
+prune() { # written pets keys
+  local written=$1 pets=$2 keys=$3 file week weekly position=0 previous=''
+  local -A weeks=()
+  local candidates=()
+  while read -r file; do
+    [ -n "$file" ] || continue
+    position=$((position + 1))
+    week=$(date -u -d "${file:${#PREFIX}:8}" +%G-W%V)
+    weekly=0
+    if [ -z "${weeks[$week]:-}" ]; then
+      weeks[$week]=1
+      [ "${#weeks[@]}" -gt "$KEEP_WEEKLY" ] || weekly=1
+    fi
+    [ "$file" != "$written" ] || continue
+    [ -n "$previous" ] || previous=$file
+    [ "$position" -le "$KEEP" ] || [ "$weekly" -eq 1 ] || candidates+=("$file")
+  done < <(backups_newest_first)
+  if [ -n "$previous" ] && check_backup "$TARGET/$previous" &&
+    far_fewer_rows "$pets" "$keys" "$CHECK_PETS" "$CHECK_API_KEYS"; then
+    log 50 'backup holds far fewer rows than the newest kept one: nothing pruned this run; check the database (a mass delete, an emptied volume?) and restore the older backup if the rows were lost' \
+      file="$written" pets="$pets" apiKeys="$keys" newestKept="$previous" newestKeptPets="$CHECK_PETS" \
+      newestKeptApiKeys="$CHECK_API_KEYS"
+    return
+  fi
+  for file in "${candidates[@]}"; do
+    if check_backup "$TARGET/$file" && far_fewer_rows "$pets" "$keys" "$CHECK_PETS" "$CHECK_API_KEYS"; then
+      log 50 'backup kept past BACKUP_KEEP: it holds more than twice the rows of the newest; delete it by hand once the data is known good' \
+        file="$file" pets="$CHECK_PETS" apiKeys="$CHECK_API_KEYS" newest="$written"
+      continue
+    fi
+    rm -f "$TARGET/$file" && log 30 'backup removed: past BACKUP_KEEP and BACKUP_KEEP_WEEKLY' file="$file" \
+      keep="$KEEP" keepWeekly="$KEEP_WEEKLY"
   done
 }
 
 PARTIAL=''
+NAME=''
+DUMP_PID=''
 # Set while a finished backup is renamed and the old ones pruned: a stop then waits for the end of it.
 FINISHING=0
 STOP_REQUESTED=0
 # One backup: dumped under a temporary name, read back whole, then renamed; a failed one is logged and removed.
-# Prints the file name on stdout.
+# Prints the file name on stdout. pg_dump runs in the background so that a stop reaches on_stop at once (bash runs a
+# trap only between commands, and a dump blocked on a lock can last).
 take_backup() {
-  local started name dump_error
+  local started errors status pets keys
   started=$(now_ms)
-  name="$PREFIX$(date -u +%Y%m%dT%H%M%S.%3NZ)$SUFFIX"
-  PARTIAL="$TARGET/.$name.partial"
+  NAME="$PREFIX$(date -u +%Y%m%dT%H%M%S.%3NZ)$SUFFIX"
+  PARTIAL="$TARGET/.$NAME.partial"
   umask 077
-  if ! dump_error=$(pg_dump "${DB[@]}" --format=custom --file="$PARTIAL" 2>&1); then
+  errors=$(mktemp) || return 1
+  pg_dump "${DB[@]}" --format=custom --file="$PARTIAL" 2>"$errors" &
+  DUMP_PID=$!
+  wait "$DUMP_PID"
+  status=$?
+  DUMP_PID=''
+  if [ "$status" -ne 0 ]; then
     rm -f "$PARTIAL"
     PARTIAL=''
-    log 50 'backup failed: pg_dump' file="$name" error="$(echo "$dump_error" | head -n 1)"
+    backup_failed 'backup failed: pg_dump' "$(head -n 1 "$errors")"
+    rm -f "$errors"
     return 1
   fi
+  rm -f "$errors"
   if ! check_backup "$PARTIAL"; then
     rm -f "$PARTIAL"
     PARTIAL=''
-    log 50 'backup failed: the file written does not read back whole' file="$name" error="$CHECK_PROBLEM"
+    backup_failed 'backup failed: the file written does not read back whole' "$CHECK_PROBLEM"
     return 1
   fi
+  pets=$CHECK_PETS
+  keys=$CHECK_API_KEYS
   FINISHING=1
   chmod 600 "$PARTIAL"
   give_to_directory_owner "$PARTIAL"
-  mv "$PARTIAL" "$TARGET/$name"
+  mv "$PARTIAL" "$TARGET/$NAME"
   PARTIAL=''
-  log 30 'backup written' file="$name" bytes="$(stat -c %s "$TARGET/$name")" \
-    durationMs="$(($(now_ms) - started))" pets="$CHECK_PETS" apiKeys="$CHECK_API_KEYS"
-  prune
+  rm -f "$FAILED_MARK"
+  log 30 'backup written' file="$NAME" bytes="$(stat -c %s "$TARGET/$NAME")" \
+    durationMs="$(($(now_ms) - started))" pets="$pets" apiKeys="$keys"
+  prune "$NAME" "$pets" "$keys"
+  write_metrics 0
   FINISHING=0
-  echo "$name"
+  echo "$NAME"
   if [ "$STOP_REQUESTED" -eq 1 ]; then exit 0; fi
 }
 
@@ -186,6 +282,10 @@ on_stop() {
   if [ "$FINISHING" -eq 1 ]; then
     STOP_REQUESTED=1
     return
+  fi
+  if [ -n "$DUMP_PID" ]; then
+    kill "$DUMP_PID" 2>/dev/null
+    wait "$DUMP_PID" 2>/dev/null
   fi
   if [ -n "$PARTIAL" ]; then rm -f "$PARTIAL"; fi
   exit 0
@@ -202,21 +302,176 @@ list() {
   [ "$count" -gt 0 ] || echo "No backups in $TARGET yet." >&2
 }
 
+# Run in restore's transaction before the archive: the live keys' refusals and the live sequences, kept in temporary
+# tables; then every table, view, sequence, routine and type of the schema dropped with CASCADE, so that an object a
+# later release added (a foreign key to a restored table, say) cannot block the archive.
+RESTORE_BEFORE=$(
+  cat <<'SQL'
+DO $$
+DECLARE
+  r record;
+BEGIN
+  IF to_regclass('public.api_keys') IS NOT NULL THEN
+    CREATE TEMP TABLE restore_live_keys ON COMMIT DROP AS
+      SELECT k.digest, (to_jsonb(k) ->> 'revoked_at')::timestamptz AS revoked_at,
+        (to_jsonb(k) ->> 'expires_at')::timestamptz AS expires_at
+      FROM public.api_keys k;
+  ELSE
+    CREATE TEMP TABLE restore_live_keys (digest text, revoked_at timestamptz, expires_at timestamptz) ON COMMIT DROP;
+  END IF;
+  CREATE TEMP TABLE restore_live_sequences ON COMMIT DROP AS
+    SELECT sequencename AS name, last_value FROM pg_sequences WHERE schemaname = 'public';
+  CREATE TEMP TABLE restore_report (position int GENERATED ALWAYS AS IDENTITY, line text) ON COMMIT DROP;
+  FOR r IN
+    SELECT c.relname, CASE c.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'S' THEN 'SEQUENCE'
+      WHEN 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END AS kind
+    FROM pg_class c
+    WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
+      AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid
+        AND d.deptype IN ('e', 'i', 'a'))
+  LOOP
+    EXECUTE format('DROP %s IF EXISTS public.%I CASCADE', r.kind, r.relname);
+  END LOOP;
+  FOR r IN
+    SELECT p.oid::regprocedure::text AS name FROM pg_proc p
+    WHERE p.pronamespace = 'public'::regnamespace
+      AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
+  LOOP
+    EXECUTE format('DROP ROUTINE IF EXISTS %s CASCADE', r.name);
+  END LOOP;
+  FOR r IN
+    SELECT t.typname FROM pg_type t
+    WHERE t.typnamespace = 'public'::regnamespace AND t.typtype IN ('e', 'd', 'r')
+      AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_type'::regclass AND d.objid = t.oid AND d.deptype = 'e')
+  LOOP
+    EXECUTE format('DROP TYPE IF EXISTS public.%I CASCADE', r.typname);
+  END LOOP;
+END
+$$;
+SQL
+)
+
+# Run in the same transaction after the archive (whose search_path is empty: every name is qualified): a key that the
+# live database refuses (revoked, or expiring earlier) stays refused, matched by digest, and every identity sequence
+# continues after the larger of its live and restored values. Reports one line for each.
+RESTORE_AFTER=$(
+  cat <<'SQL'
+WITH kept AS (
+  UPDATE public.api_keys k SET revoked_at = l.revoked_at
+  FROM pg_temp.restore_live_keys l
+  WHERE k.digest = l.digest AND l.revoked_at IS NOT NULL AND k.revoked_at IS NULL
+  RETURNING k.id, k.name, l.revoked_at
+)
+INSERT INTO pg_temp.restore_report (line)
+SELECT format('kept revoked: key %s "%s", revoked %s after this backup', id, name,
+  to_char(revoked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+FROM kept;
+DO $$
+DECLARE
+  r record;
+BEGIN
+  IF EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'public.api_keys'::regclass AND attname = 'expires_at'
+      AND NOT attisdropped) THEN
+    WITH kept AS (
+      UPDATE public.api_keys k SET expires_at = l.expires_at
+      FROM pg_temp.restore_live_keys l
+      WHERE k.digest = l.digest AND l.expires_at IS NOT NULL AND (k.expires_at IS NULL OR k.expires_at > l.expires_at)
+      RETURNING k.id, k.name, l.expires_at
+    )
+    INSERT INTO pg_temp.restore_report (line)
+    SELECT format('kept expiry: key %s "%s", expires %s (moved earlier after this backup)', id, name,
+      to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+    FROM kept;
+  ELSE
+    -- A backup from before expiries: a key expired in the live database is revoked instead.
+    WITH kept AS (
+      UPDATE public.api_keys k SET revoked_at = l.expires_at
+      FROM pg_temp.restore_live_keys l
+      WHERE k.digest = l.digest AND l.expires_at <= now() AND k.revoked_at IS NULL
+      RETURNING k.id, k.name, l.expires_at
+    )
+    INSERT INTO pg_temp.restore_report (line)
+    SELECT format('kept refused: key %s "%s", expired %s after this backup (revoked: the backup has no expiries)',
+      id, name, to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+    FROM kept;
+  END IF;
+  FOR r IN
+    SELECT s.sequencename AS name, s.last_value AS restored, l.last_value AS live
+    FROM pg_sequences s JOIN pg_temp.restore_live_sequences l ON l.name = s.sequencename
+    WHERE s.schemaname = 'public' AND l.last_value > coalesce(s.last_value, 0)
+  LOOP
+    PERFORM setval(format('public.%I', r.name), r.live);
+    INSERT INTO pg_temp.restore_report (line)
+    VALUES (format('ids not reused: %s continues after %s, the live database''s last (the backup''s: %s)', r.name,
+      r.live, coalesce(r.restored::text, 'none')));
+  END LOOP;
+END
+$$;
+-- Marked, apart from the archive's own SELECTs (its sequences' setval).
+SELECT 'report: ' || line FROM pg_temp.restore_report ORDER BY position;
+SQL
+)
+
+# The live database's applied migrations (one name a line), or nothing when it has none.
+live_migrations() {
+  if [ "$(psql "${DB[@]}" -XAtq -v ON_ERROR_STOP=1 -c "SELECT to_regclass('public.migrations') IS NOT NULL")" = t ]; then
+    psql "${DB[@]}" -XAtq -v ON_ERROR_STOP=1 -c 'SELECT name FROM public.migrations ORDER BY id'
+  fi
+}
+
+# What the backup's migrations are against the ones this database had, and the drill's next step.
+migrations_verdict() { # live backup
+  local older newer next='Next: `docker compose run --rm migrate` (on Kubernetes, the migrate Job), then start the API (`docker compose up -d`).'
+  if [ -z "$1" ]; then
+    echo "This database had no migrations applied, so the release to compare with is unknown. $next"
+    return
+  fi
+  older=$(comm -23 <(sort <<<"$1") <(sort <<<"$2") | paste -sd ' ')
+  newer=$(comm -13 <(sort <<<"$1") <(sort <<<"$2") | paste -sd ' ')
+  if [ -n "$newer" ]; then
+    echo "The backup was taken by a later release than this database's (it holds $newer): run that release's image or a later one, then migrate and start the API."
+  elif [ -n "$older" ]; then
+    echo "The backup is older than this database's release: it lacks $older. $next"
+  else
+    echo "The backup's migrations are this database's. $next"
+  fi
+}
+
 restore() { # file
-  local path=$1 started restore_error
+  local path=$1 started restore_error live report
   [[ $path == /* ]] || path="$TARGET/$path"
   [ -f "$path" ] || fail 1 "no backup \"$1\" in $TARGET: \`backup list\` shows the ones there; the database is untouched."
   check_backup "$path" ||
     fail 1 "\"$1\" is not a complete backup ($CHECK_PROBLEM); the database is untouched: restore another one (\`backup list\`)."
+  live=$(live_migrations 2>&1) ||
+    fail 1 "cannot read the database's migrations, the database is untouched: $(head -n 1 <<<"$live")"
   started=$(now_ms)
-  # One transaction: either every object is dropped and recreated from the file, or nothing changed.
-  if ! restore_error=$(pg_restore "${DB[@]}" --single-transaction --exit-on-error --clean --if-exists \
-    --no-owner "$path" 2>&1); then
-    fail 1 "restoring \"$1\" failed and was rolled back, the database is untouched: $(echo "$restore_error" | head -n 1)"
+  restore_error=$(mktemp) || exit 1
+  # One transaction: the schema's objects dropped, the archive applied, the refusals and sequences kept; or nothing.
+  if ! report=$(psql "${DB[@]}" -XAtq -v ON_ERROR_STOP=1 --single-transaction -c "$RESTORE_BEFORE" \
+    -f <(pg_restore --no-owner --no-privileges --file=- "$path") -c "$RESTORE_AFTER" 2>"$restore_error"); then
+    fail 1 "restoring \"$1\" failed and was rolled back, the database is untouched: $(grep -m 1 ERROR "$restore_error" || head -n 1 "$restore_error")"
   fi
+  rm -f "$restore_error"
   log 30 'backup restored' file="${path##*/}" durationMs="$(($(now_ms) - started))" \
     pets="$CHECK_PETS" apiKeys="$CHECK_API_KEYS"
   echo "Restored ${path##*/}: $CHECK_PETS animals, $CHECK_API_KEYS API keys."
+  sed -n 's/^report: //p' <<<"$report"
+  migrations_verdict "$live" "$CHECK_MIGRATIONS"
+}
+
+# Exit 0 while the last run (in this container) succeeded and the newest backup is younger than twice
+# BACKUP_INTERVAL; otherwise the reason, exit 1.
+health() {
+  local interval newest age
+  interval=$(duration_seconds BACKUP_INTERVAL "${BACKUP_INTERVAL:-$DEFAULT_INTERVAL}") || exit 1
+  [ ! -e "$FAILED_MARK" ] || fail 1 'the last backup failed: `docker compose logs backup` says why.'
+  newest=$(backups_newest_first | head -n 1)
+  [ -n "$newest" ] || fail 1 "no backup in $TARGET yet."
+  age=$(($(date +%s) - $(stat -c %Y "$TARGET/$newest")))
+  [ "$age" -lt $((2 * interval)) ] ||
+    fail 1 "the newest backup, $newest, is ${age}s old: more than twice BACKUP_INTERVAL; \`docker compose logs backup\` says why."
+  echo "healthy: $newest is ${age}s old."
 }
 
 # The schedule. A stop (SIGTERM) while it sleeps or dumps ends it at once, the partial file removed; one while a
@@ -225,7 +480,8 @@ schedule() {
   local interval newest due wait_ms
   interval=$(duration_seconds BACKUP_INTERVAL "${BACKUP_INTERVAL:-$DEFAULT_INTERVAL}") || exit 1
   trap on_stop TERM INT
-  log 30 'backup schedule started' directory="$TARGET" intervalSeconds="$interval" keep="$KEEP"
+  log 30 'backup schedule started' directory="$TARGET" intervalSeconds="$interval" keep="$KEEP" \
+    keepWeekly="$KEEP_WEEKLY"
   # Partial files a killed run left behind (never one being written: those are younger).
   find "$TARGET" -maxdepth 1 -name ".$PREFIX*$SUFFIX.partial" -mmin +60 -delete 2>/dev/null
   # On a first start, `db` is up before the migrations have created the tables a backup must hold.
@@ -255,11 +511,14 @@ schedule() {
 
 main() {
   TARGET=${BACKUP_TARGET:-/backups}
-  KEEP=$(keep_count "${BACKUP_KEEP:-$DEFAULT_KEEP}") || exit 1
+  KEEP=$(keep_count BACKUP_KEEP "${BACKUP_KEEP:-$DEFAULT_KEEP}") || exit 1
+  KEEP_WEEKLY=$(keep_count BACKUP_KEEP_WEEKLY "${BACKUP_KEEP_WEEKLY:-$DEFAULT_KEEP_WEEKLY}" 0) || exit 1
+  METRICS=${BACKUP_METRICS-$TARGET/metrics/animal-store-backup.prom}
   [ -d "$TARGET" ] || fail 1 "the backup directory $TARGET does not exist: mount one there (BACKUP_DIR in compose)."
   case "${1:-}" in
     '')
       connect
+      write_metrics 0
       schedule
       ;;
     now)
@@ -267,6 +526,7 @@ main() {
       take_backup || fail 1 'the backup failed (the line above says why); nothing was kept.'
       ;;
     list) list ;;
+    health) health ;;
     restore)
       [ $# -eq 2 ] || {
         echo "$USAGE" >&2

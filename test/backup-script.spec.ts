@@ -45,7 +45,7 @@ describe('compose/backup.sh', () => {
         env: { PATH: process.env.PATH, BACKUP_TARGET: ROOT },
       });
       expect({ args, status: result.status, stdout: result.stdout }).toEqual({ args, status: 2, stdout: '' });
-      expect(result.stderr).toMatch(/^Usage: backup \[now \| list \| restore <file>\]/);
+      expect(result.stderr).toMatch(/^Usage: backup \[now \| list \| restore <file> \| health\]/);
     }
   });
 
@@ -55,5 +55,18 @@ describe('compose/backup.sh', () => {
       env: { PATH: process.env.PATH, BACKUP_KEEP: '0', BACKUP_TARGET: ROOT },
     });
     expect(out).toBe('Invalid BACKUP_KEEP "0": use a whole number of backups to keep, from 1 to 9999.\nexit 1\n');
+  });
+
+  it('refuses a BACKUP_KEEP_WEEKLY that is not a count, and takes 0 (no weekly backups kept)', () => {
+    const list = (weekly: string) =>
+      spawnSync('bash', [SCRIPT, 'list'], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, BACKUP_KEEP_WEEKLY: weekly, BACKUP_TARGET: ROOT, BACKUP_METRICS: '' },
+      });
+    expect(list('-1')).toMatchObject({
+      status: 1,
+      stderr: 'Invalid BACKUP_KEEP_WEEKLY "-1": use a whole number of backups to keep, from 0 to 9999.\n',
+    });
+    expect(list('0')).toMatchObject({ status: 0, stdout: '' });
   });
 });

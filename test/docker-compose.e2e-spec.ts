@@ -57,8 +57,8 @@ describe('docker-compose.yml', () => {
     ({ volumes } = parse(await read('docker-compose.yml')) as { volumes: typeof volumes });
   });
 
-  it('generates the secrets, then runs db, then the migrations once, then the API', () => {
-    expect(Object.keys(compose).sort()).toEqual(['api', 'backup', 'db', 'migrate', 'secrets']);
+  it('generates the secrets, then runs db, then the roles, then the migrations once, then the API', () => {
+    expect(Object.keys(compose).sort()).toEqual(['api', 'backup', 'db', 'migrate', 'roles', 'secrets']);
 
     const { secrets, db, migrate, api } = compose;
     expect(secrets.restart).toBe('no');
@@ -70,14 +70,23 @@ describe('docker-compose.yml', () => {
 
     for (const service of [secrets, migrate, api]) expect(service.image).toBe('animal-store:local');
     expect(migrate.command).toEqual(['npm', 'run', 'migration:run']);
-    expect(migrate.depends_on).toEqual({ db: { condition: 'service_healthy' } });
+    // The roles are made (or a volume from before them upgraded) on every `up`, as the superuser, before anything
+    // else connects; the migrations run as the owner, the API as the service's role.
+    const { roles } = compose;
+    expect(roles.image).toBe(db.image);
+    expect(roles.depends_on).toEqual({ db: { condition: 'service_healthy' } });
+    expect(roles.restart).toBe('no');
+    expect(migrate.depends_on).toEqual({ roles: { condition: 'service_completed_successfully' } });
+    expect(migrate.environment).toMatchObject({ DATABASE_ROLE: 'owner' });
+    expect(api.environment).toMatchObject({ DATABASE_ROLE: 'api' });
     expect(migrate.restart).toBe('no');
 
     // Backups on the database's own image, into a host directory that `down -v` cannot remove.
     const { backup } = compose;
     expect(backup.image).toBe(db.image);
     expect(backup.volumes).toContain('${BACKUP_DIR:-./backups}:/backups');
-    expect(backup.depends_on).toEqual({ db: { condition: 'service_healthy' } });
+    expect(backup.depends_on).toEqual({ roles: { condition: 'service_completed_successfully' } });
+    expect(backup.environment).toMatchObject({ PGUSER: 'animal_store_owner' });
 
     expect(api.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' } });
     expect(api.command).toEqual([
@@ -128,10 +137,10 @@ describe('docker-compose.fleet.yml', () => {
   });
 
   it('runs the replicas behind HAProxy, which health-checks readiness and retries only safe requests', () => {
-    expect(Object.keys(fleet).sort()).toEqual(['api', 'backup', 'db', 'lb', 'migrate', 'redis', 'secrets']);
+    expect(Object.keys(fleet).sort()).toEqual(['api', 'backup', 'db', 'lb', 'migrate', 'redis', 'roles', 'secrets']);
     const { api, lb } = fleet;
     // The same database, secrets, image and backups as docker-compose.yml: every replica reads the same generated secrets.
-    for (const name of ['secrets', 'db', 'migrate', 'backup'] as const) {
+    for (const name of ['secrets', 'db', 'roles', 'migrate', 'backup'] as const) {
       expect({ name, ...fleet[name], networks: undefined, depends_on: undefined }).toEqual({
         name,
         ...single[name],

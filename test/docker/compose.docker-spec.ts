@@ -211,7 +211,7 @@ describe('docker-compose.yml backups', () => {
     stderr
       .split('\n')
       .map((line) => line.replace(/\r$/, ''))
-      .filter((line) => line && !/^(Creating|Starting|Recreating) \S+ \.\.\./.test(line))
+      .filter((line) => line && !/^(Creating|Starting|Recreating) \S+\s+\.\.\./.test(line))
       .filter((line, index, lines) => !(index === lines.length - 1 && code !== 0 && line === String(code)));
   const backupFiles = async (directory = project.backupDir) =>
     (await readdir(directory)).filter((name) => name.endsWith('.dump')).sort();
@@ -292,9 +292,12 @@ describe('docker-compose.yml backups', () => {
     const restoreMs = Date.now() - started;
     restoring = false;
     await readers;
+    // The database was migrated by the `up` after down -v: the same migrations as the backup's.
     expect({ code: restore.code, stdout: restore.stdout }).toEqual({
       code: 0,
-      stdout: `Restored ${file}: 50 animals, 1 API keys.\n`,
+      stdout:
+        `Restored ${file}: 50 animals, 1 API keys.\nThe backup's migrations are this database's. Next: ` +
+        '`docker compose run --rm migrate` (on Kubernetes, the migrate Job), then start the API (`docker compose up -d`).\n',
     });
     const restored = restore.stderr
       .split('\n')
@@ -365,7 +368,9 @@ describe('docker-compose.yml backups', () => {
 
     const usage = await project.shell('docker compose run --rm -T backup restore');
     expect({ code: usage.code, stdout: usage.stdout }).toEqual({ code: 2, stdout: '' });
-    expect(backupLines(usage)).toEqual([expect.stringMatching(/^Usage: backup \[now \| list \| restore <file>\]/)]);
+    expect(backupLines(usage)).toEqual([
+      expect.stringMatching(/^Usage: backup \[now \| list \| restore <file> \| health\]/),
+    ]);
   });
 
   it('backs up every BACKUP_INTERVAL and keeps the newest BACKUP_KEEP: 3 files after 10 s at 2s', async () => {

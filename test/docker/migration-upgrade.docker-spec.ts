@@ -37,7 +37,7 @@ describe('docker-compose.yml, upgraded to a build with a migration longer than a
     await project.composeOk(['up', '-d'], 300_000);
     await project.waitForHealth('api', 'healthy', 90_000);
     // The api has written the requests' bound into its role's defaults: every new session of it starts with it.
-    expect(await project.sql('SHOW statement_timeout')).toBe(REQUEST_BOUND);
+    expect(await project.sql('SHOW statement_timeout', 'animal_store_api')).toBe(REQUEST_BOUND);
     expect(await project.sql('SELECT name FROM migrations')).not.toContain(upgrade.migrations[0]);
     const before = await project.container('migrate');
 
@@ -63,7 +63,7 @@ describe('docker-compose.yml, upgraded to a build with a migration longer than a
       upgrade.migrations[0],
     );
     // Only the migration's own transaction went without the bound: the role's default is untouched.
-    expect(await project.sql('SHOW statement_timeout')).toBe(REQUEST_BOUND);
+    expect(await project.sql('SHOW statement_timeout', 'animal_store_api')).toBe(REQUEST_BOUND);
 
     await upgraded.waitForHealth('api', 'healthy', 90_000);
     const healthyMs = Date.now() - started;

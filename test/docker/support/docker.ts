@@ -148,20 +148,9 @@ export class ComposeProject {
     );
   }
 
-  /** Runs SQL in the project's database (through the db container's own psql). */
-  async sql(query: string): Promise<string> {
-    const out = await this.composeOk([
-      'exec',
-      '-T',
-      'db',
-      'psql',
-      '-U',
-      'animal_store',
-      '-d',
-      'animal_store',
-      '-tAc',
-      query,
-    ]);
+  /** Runs SQL in the project's database (through the db container's own psql), as the superuser unless told. */
+  async sql(query: string, user = 'animal_store'): Promise<string> {
+    const out = await this.composeOk(['exec', '-T', 'db', 'psql', '-U', user, '-d', 'animal_store', '-tAc', query]);
     return out.trim();
   }
 

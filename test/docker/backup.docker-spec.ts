@@ -1,0 +1,253 @@
+import { expect } from '@jest/globals';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ComposeProject, docker, DOCKER, run } from './support/docker.js';
+import { pollUntil } from '../support/poll.js';
+
+/**
+ * compose/backup.sh on the shipped docker-compose.yml, in the days after a backup: a restore after keys were revoked,
+ * ids handed out and a later release's objects added; retention next to hand-named copies and after a mass delete;
+ * the healthcheck, the metric and a stop during a dump. The scenarios run in order on one project.
+ */
+let project: ComposeProject;
+let key = '';
+const bearer = (token = key) => ({ Authorization: `Bearer ${token}` });
+
+beforeAll(async () => {
+  project = await ComposeProject.create('backup');
+  expect((await project.shell('docker compose up -d', {}, 300_000)).code).toBe(0);
+  await project.waitForHealth('api', 'healthy', 120_000);
+  key = await createKey('drill');
+});
+
+afterAll(async () => {
+  await project?.down();
+});
+
+async function createKey(name: string): Promise<string> {
+  const out = await project.composeOk(['run', '--rm', '-T', 'api', 'npm', 'run', '-s', 'apikey', '--', 'create', name]);
+  return out.trim().split('\n').at(-1)!;
+}
+
+interface Pet {
+  id: number;
+  name: string;
+}
+
+async function createPet(name: string): Promise<Pet> {
+  const response = await fetch(`${project.origin}/v1/pets`, {
+    method: 'POST',
+    headers: { ...bearer(), 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name, categoryId: 1 }),
+  });
+  expect(response.status).toBe(201);
+  return (await response.json()) as Pet;
+}
+
+async function allPets(): Promise<Pet[]> {
+  const response = await fetch(`${project.origin}/v1/pets?limit=100`, { headers: bearer() });
+  expect(response.status).toBe(200);
+  return (await response.json()) as Pet[];
+}
+
+const statusWith = async (token: string) =>
+  (await fetch(`${project.origin}/v1/pets?limit=1`, { headers: bearer(token) })).status;
+
+/** The backup command's JSON lines on stderr. */
+const logLines = (stderr: string) =>
+  stderr
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+async function backupNow(
+  settings: NodeJS.ProcessEnv = {},
+): Promise<{ file: string; logged: Record<string, unknown>[] }> {
+  const now = await project.shell('docker compose run --rm -T backup now', settings);
+  expect(now.code).toBe(0);
+  return { file: now.stdout.trim(), logged: logLines(now.stderr) };
+}
+
+const files = async (directory = project.backupDir) => (await readdir(directory)).sort();
+
+describe('restore, whatever happened after the backup', () => {
+  it('a later release’s objects, a revoked key, ids issued since: the drill brings back exactly the backup, refusals and ids kept', async () => {
+    const leaky = await createKey('leaky');
+    const kept: Pet[] = [];
+    for (let index = 0; index < 5; index += 1) kept.push(await createPet(`kept-${index}`));
+    const { file } = await backupNow();
+
+    // After the backup: animals (ids handed out), the leaked key revoked, and what a later release's migration adds:
+    // a table with foreign keys to pets and api_keys, which blocked `pg_restore --clean`.
+    const later: Pet[] = [];
+    for (let index = 0; index < 3; index += 1) later.push(await createPet(`later-${index}`));
+    const leakyId = await project.sql("SELECT id FROM api_keys WHERE name = 'leaky'");
+    await project.composeOk(['run', '--rm', '-T', 'api', 'npm', 'run', '-s', 'apikey', '--', 'revoke', leakyId]);
+    await project.sql(
+      'CREATE TABLE adoptions (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, ' +
+        'pet_id bigint NOT NULL REFERENCES pets (id), key_id bigint NOT NULL REFERENCES api_keys (id)); ' +
+        `INSERT INTO adoptions (pet_id, key_id) VALUES (${kept[0].id}, ${leakyId})`,
+    );
+    await pollUntil(async () => (await statusWith(leaky)) === 401, {
+      timeoutMs: 15_000,
+      intervalMs: 250,
+      what: 'the revoked key to be refused',
+    });
+    const highestIssued = Math.max(...later.map((pet) => pet.id));
+
+    // The drill: stop api, restore, migrate, start api.
+    await project.composeOk(['stop', 'api']);
+    const restore = await project.shell(`docker compose run --rm -T backup restore ${file}`);
+    process.stdout.write(`$ docker compose run --rm backup restore ${file}\n${restore.stdout}exit ${restore.code}\n`);
+    expect(restore.code).toBe(0);
+    const lines = restore.stdout.trim().split('\n');
+    expect(lines[0]).toBe(`Restored ${file}: 5 animals, 2 API keys.`);
+    expect(lines).toContainEqual(
+      expect.stringMatching(new RegExp(`^kept revoked: key ${leakyId} "leaky", revoked \\d{4}-.+Z after this backup$`)),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(new RegExp(`^ids not reused: pets_id_seq continues after ${highestIssued}, `)),
+    );
+    expect(lines.at(-1)).toMatch(
+      /^The backup's migrations are this database's\. Next: `docker compose run --rm migrate`/,
+    );
+    expect(await project.sql("SELECT to_regclass('public.adoptions') IS NULL")).toBe('t');
+
+    expect((await project.compose(['run', '--rm', '-T', 'migrate'])).code).toBe(0);
+    expect((await project.shell('docker compose up -d', {}, 300_000)).code).toBe(0);
+    await project.waitForHealth('api', 'healthy', 120_000);
+
+    expect((await allPets()).map((pet) => pet.name)).toEqual(kept.map((pet) => pet.name));
+    expect(await statusWith(leaky)).toBe(401);
+    const next = await createPet('after-restore');
+    expect(next.id).toBeGreaterThan(highestIssued);
+  });
+
+  it('says when the backup is older than the release, and which step comes next', async () => {
+    const { file } = await backupNow();
+    // The live database as a later release leaves it: one migration more than the backup holds.
+    await project.sql("INSERT INTO migrations (timestamp, name) VALUES (1999999999999, 'AddAdoptions1999999999999')");
+    const restore = await project.shell(`docker compose run --rm -T backup restore ${file}`);
+    process.stdout.write(`$ docker compose run --rm backup restore ${file}\n${restore.stdout}exit ${restore.code}\n`);
+    expect(restore.code).toBe(0);
+    expect(restore.stdout.trim().split('\n').at(-1)).toBe(
+      "The backup is older than this database's release: it lacks AddAdoptions1999999999999. Next: " +
+        '`docker compose run --rm migrate` (on Kubernetes, the migrate Job), then start the API (`docker compose up -d`).',
+    );
+  });
+});
+
+describe('retention', () => {
+  it('BACKUP_KEEP=1 next to a hand-named copy and another file: the new backup and both files kept', async () => {
+    const { file: first } = await backupNow();
+    await writeFile(
+      join(project.backupDir, 'animal-store-before-upgrade.dump'),
+      await readFile(join(project.backupDir, first)),
+    );
+    await writeFile(join(project.backupDir, 'notes.txt'), 'kept by hand\n');
+    const before = await files();
+    const { file, logged } = await backupNow({ BACKUP_KEEP: '1' });
+    expect(await files()).toEqual([...before.filter((name) => !/^animal-store-\d{8}T/.test(name)), file].sort());
+    expect(logged.filter((line) => line.msg === 'backup removed: past BACKUP_KEEP and BACKUP_KEEP_WEEKLY')).not.toEqual(
+      [],
+    );
+  });
+
+  it('BACKUP_KEEP=2, every animal deleted, two runs: the backup with animals kept, the drop logged at error level', async () => {
+    const { file: full } = await backupNow({ BACKUP_KEEP: '2' });
+    await project.sql('DELETE FROM pets');
+    const runs = [await backupNow({ BACKUP_KEEP: '2' }), await backupNow({ BACKUP_KEEP: '2' })];
+    const errors = runs.flatMap((run) => run.logged.filter((line) => line.level === 50));
+    process.stdout.write(`${errors.map((line) => JSON.stringify(line)).join('\n')}\n`);
+    expect(errors[0]).toMatchObject({
+      msg: expect.stringMatching(/^backup holds far fewer rows than the newest kept one: nothing pruned this run/),
+      pets: 0,
+      newestKept: full,
+    });
+    expect(await files()).toContain(full);
+    expect(await files()).toEqual(expect.arrayContaining(runs.map((run) => run.file)));
+  });
+});
+
+describe('failures that show', () => {
+  it('writes the metric: the newest backup’s time and the failed runs', async () => {
+    const { file } = await backupNow();
+    const metrics = await readFile(join(project.backupDir, 'metrics/animal-store-backup.prom'), 'utf8');
+    const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(metrics)?.[1]);
+    const written = Date.parse(
+      file.replace(/^animal-store-(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)\.(\d{3})Z\.dump$/, '$1-$2-$3T$4:$5:$6.$7Z'),
+    );
+    expect(Math.abs(value('animal_store_backup_last_success_timestamp_seconds') * 1000 - written)).toBeLessThan(5_000);
+    expect(value('animal_store_backup_failures_total')).toBe(0);
+  });
+
+  it('SIGTERM during a dump blocked on a lock: the service ends within 2 s, no .partial left', async () => {
+    const directory = join(project.backupDir, 'stop');
+    await mkdir(directory);
+    // A session holds an exclusive lock on pets: pg_dump waits for it.
+    const locker = project.compose(
+      [
+        'exec',
+        '-T',
+        'db',
+        'psql',
+        '-U',
+        'animal_store',
+        '-d',
+        'animal_store',
+        '-c',
+        'BEGIN; LOCK TABLE pets IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(30); COMMIT;',
+      ],
+      60_000,
+    );
+    await pollUntil(
+      async () =>
+        (await project.sql(
+          "SELECT count(*) FROM pg_locks WHERE mode = 'AccessExclusiveLock' AND relation = 'pets'::regclass",
+        )) === '1',
+      {
+        timeoutMs: 15_000,
+        intervalMs: 250,
+        what: 'the lock on pets',
+      },
+    );
+    expect((await project.shell('docker compose up -d --no-deps backup', { BACKUP_DIR: directory })).code).toBe(0);
+    await pollUntil(async () => (await readdir(directory)).some((name) => name.endsWith('.partial')), {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+      what: 'a dump under way',
+    });
+    // The engine's own client: docker-compose 1.29 alone takes seconds to start.
+    const id = await project.container('backup');
+    const started = Date.now();
+    await docker(['stop', '-t', '10', id]);
+    const stopMs = Date.now() - started;
+    process.stdout.write(`docker stop backup during a lock-blocked dump: ${stopMs} ms\n`);
+    expect((await project.inspect(id)).ExitCode).toBe(0);
+    expect(stopMs).toBeLessThan(2_000);
+    expect((await readdir(directory)).filter((name) => name.endsWith('.partial'))).toEqual([]);
+    await project.sql(
+      "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE mode = 'AccessExclusiveLock' AND relation = 'pets'::regclass",
+    );
+    await locker;
+  });
+
+  it('the healthcheck: healthy after a run, unhealthy within a minute with the database stopped', async () => {
+    const directory = join(project.backupDir, 'health');
+    await mkdir(directory);
+    const settings = { BACKUP_DIR: directory, BACKUP_INTERVAL: '2s' };
+    expect((await project.shell('docker compose up -d --no-deps backup', settings)).code).toBe(0);
+    await project.waitForHealth('backup', 'healthy', 60_000);
+    await project.composeOk(['stop', 'db']);
+    const stopped = Date.now();
+    await project.waitForHealth('backup', 'unhealthy', 60_000);
+    process.stdout.write(`backup unhealthy ${Date.now() - stopped} ms after db stopped\n`);
+    const id = await project.container('backup');
+    const health = (await run(DOCKER, ['inspect', '--format', '{{json .State.Health.Log}}', id])).stdout;
+    expect(health).toContain('the last backup failed');
+    const metrics = await readFile(join(directory, 'metrics/animal-store-backup.prom'), 'utf8');
+    expect(Number(/^animal_store_backup_failures_total (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
+    await project.composeOk(['stop', 'backup']);
+    await project.composeOk(['start', 'db']);
+  });
+});
