@@ -85,8 +85,10 @@ describe('the expiring-keys gauge and last-used writes, with many issued keys', 
   beforeAll(async () => {
     t = await startTestApp({}, { adminUrl: server.adminUrl });
     await t.sql.query(
-      `INSERT INTO api_keys (name, prefix, digest, expires_at)
-       SELECT 'seeded ' || n, 'pet_seeded', encode(sha256(('seeded ' || n)::bytea), 'hex'), now() + n * interval '1 hour'
+      // Issued 30 days ago: lineages short-lived on purpose are not counted, and these are not.
+      `INSERT INTO api_keys (name, prefix, digest, created_at, expires_at)
+       SELECT 'seeded ' || n, 'pet_seeded', encode(sha256(('seeded ' || n)::bytea), 'hex'), now() - interval '30 days',
+              now() + n * interval '1 hour'
          FROM generate_series(1, 10000) n`,
     );
     await t.sql.query('ANALYZE api_keys');
