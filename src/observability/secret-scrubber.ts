@@ -2,8 +2,16 @@ import type { AppConfig } from '../config/app-config.js';
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** `char` percent-encoded, its hex digits in either case (`%5F`, `%5f`), as a URL may carry it. */
-const percentEncoded = (char: string) => `(?i:%${char.charCodeAt(0).toString(16).padStart(2, '0')})`;
+/**
+ * `char` percent-encoded, its hex digits in either case (`%5F`, `%5f`), as a URL may carry it. Each letter as a class:
+ * the `(?i:…)` modifier group is not in Node 22's V8.
+ */
+const percentEncoded = (char: string) =>
+  `%${char
+    .charCodeAt(0)
+    .toString(16)
+    .padStart(2, '0')
+    .replace(/[a-f]/g, (digit) => `[${digit}${digit.toUpperCase()}]`)}`;
 /** A pattern for `text` whose characters may each be percent-encoded; `escape` gives a character's literal form. */
 const encodable = (text: string, escape: (char: string) => string = (char) => char) =>
   [...text].map((char) => `(?:${escapeRegExp(escape(char))}|${percentEncoded(char)})`).join('');
