@@ -246,13 +246,18 @@ describe('a crowded database (max_connections reached by other clients)', () => 
     await hold();
     expect(await slotsTaken()).toBe(3);
 
+    // However many requests wait for a slot, the pool carries one listener for them.
+    const pool = pgPool(t.app.get(DataSource));
+    let mostListeners = 0;
+    const sampler = setInterval(() => (mostListeners = Math.max(mostListeners, pool.listenerCount('release'))), 5);
     const names = Array.from({ length: 200 }, (_, i) => `crowd-${i}`);
     const answers = await burst(200, 40, (i) =>
       i % 2 === 0
         ? request<Pet>(t.origin, '/v1/pets', jsonBody({ name: names[i], categoryId: 1 }))
         : request<Pet>(t.origin, '/v1/pets', { headers: auth() }),
-    );
+    ).finally(() => clearInterval(sampler));
     expect(countByStatus(answers)).toEqual({ 200: 100, 201: 100 });
+    expect(mostListeners).toBe(1);
     await expectAcknowledgedStored(t.sql, answers, names);
     await release();
   }, 60_000);
@@ -433,17 +438,17 @@ describe('serialization failures and deadlocks', () => {
     dataSource.query<{ ok: number }[]>(`SELECT conflict(${failures}, '${sqlstate}') AS ok`);
 
   it.each(['40001', '40P01'])('runs a statement on its own once more after %s, then succeeds', async (sqlstate) => {
-    await expect(withRetries(() => conflict(1, sqlstate))).resolves.toEqual([{ ok: 1 }]);
+    await expect(withRetries(() => conflict(1, sqlstate), dataSource)).resolves.toEqual([{ ok: 1 }]);
     expect(await attempts()).toBe(2);
   });
 
   it('answers 503 when the second run fails too, and retries nothing else', async () => {
-    const twice: unknown = await withRetries(() => conflict(2, '40P01')).catch((error: unknown) => error);
+    const twice: unknown = await withRetries(() => conflict(2, '40P01'), dataSource).catch((error: unknown) => error);
     expect(await attempts()).toBe(2);
     expect(toApiError(twice).getStatus()).toBe(503);
     expect(toApiError(twice).headers).toEqual({ 'Retry-After': '5' });
 
-    const other: unknown = await withRetries(() => conflict(1, '23505')).catch((error: unknown) => error);
+    const other: unknown = await withRetries(() => conflict(1, '23505'), dataSource).catch((error: unknown) => error);
     expect(await attempts()).toBe(1);
     expect(toApiError(other).getStatus()).toBe(500);
   });
@@ -452,7 +457,7 @@ describe('serialization failures and deadlocks', () => {
     const inTransaction = () => dataSource.transaction((manager) => manager.query(`SELECT conflict(1, '40001') AS ok`));
     await expect(inTransaction()).rejects.toMatchObject({ driverError: { code: '40001' } });
     expect(await attempts()).toBe(1);
-    await expect(withRetries(inTransaction)).resolves.toEqual([{ ok: 1 }]);
+    await expect(withRetries(inTransaction, dataSource)).resolves.toEqual([{ ok: 1 }]);
     expect(await attempts()).toBe(2);
   });
 });

@@ -1,5 +1,4 @@
-import { once } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { EventEmitter } from 'node:events';
 import type { DataSource } from 'typeorm';
 import { pgPool } from './pg-pool.js';
 
@@ -84,29 +83,68 @@ function fromRow(sqlstate: string, code: string, message: string): DatabaseFault
 
 /** How long a request keeps asking for a connection slot: as long as it may wait for a pooled connection. */
 export const RETRY_DEADLINE_MS = 2_000;
-/** The longest pause between two tries; each is a random part of a growing bound, so waiting requests spread out. */
-const MAX_PAUSE_MS = 100;
+/** While requests wait for a slot and the pool releases none, the first in line asks the server again this often. */
+const PROBE_EVERY_MS = 100;
+
+/**
+ * Requests waiting for a connection slot, oldest first, one woken per connection the pool releases: it finds that
+ * connection idle, while the others wait instead of each opening a connection the server refuses. The first in line
+ * also asks again every PROBE_EVERY_MS, for slots another client frees. One listener per pool.
+ */
+class SlotQueue {
+  private readonly waiting = new Set<() => void>();
+  private probe?: NodeJS.Timeout;
+
+  constructor(pool: EventEmitter) {
+    pool.on('release', () => this.wakeFirst());
+  }
+
+  get busy(): boolean {
+    return this.waiting.size > 0;
+  }
+
+  /** Resolves when this request is woken, or at `deadline`. */
+  wait(deadline: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.waiting.delete(wake);
+        if (!this.busy) this.probe = void clearInterval(this.probe);
+        resolve();
+      };
+      const timer = setTimeout(wake, deadline - Date.now());
+      this.waiting.add(wake);
+      this.probe ??= setInterval(() => this.wakeFirst(), PROBE_EVERY_MS);
+    });
+  }
+
+  private wakeFirst(): void {
+    const [first] = this.waiting;
+    first?.();
+  }
+}
+const slotQueues = new WeakMap<EventEmitter, SlotQueue>();
+const slotQueue = (pool: EventEmitter) => slotQueues.get(pool) ?? slotQueues.set(pool, new SlotQueue(pool)).get(pool)!;
 
 /**
  * The service's one retry path, around a whole unit of work (a statement, or a transaction PostgreSQL rolled back
- * entirely): a serialization failure or deadlock is run once more, and a server without a free connection slot is
- * asked again after a pause until RETRY_DEADLINE_MS, or as soon as the pool of `dataSource` (the caller's) releases a
- * connection. The last failure is answered like any fault (503).
+ * entirely) on `dataSource`'s pool: a serialization failure or deadlock is run once more; when the server has no
+ * connection slot free, the request waits in line for a connection the pool releases (and, while others wait, joins
+ * the line before asking), until RETRY_DEADLINE_MS. The last failure is answered like any fault (503).
  */
-export async function withRetries<T>(work: () => Promise<T>, dataSource?: DataSource): Promise<T> {
+export async function withRetries<T>(work: () => Promise<T>, dataSource: DataSource): Promise<T> {
   const deadline = Date.now() + RETRY_DEADLINE_MS;
+  const slots = slotQueue(pgPool(dataSource));
+  if (slots.busy) await slots.wait(deadline);
   let conflicts = 0;
-  for (let tries = 1; ; tries++) {
+  for (;;) {
     try {
       return await work();
     } catch (error) {
       const answer = databaseFault(error)?.answer;
       if (answer === 'retry-once' && conflicts++ === 0) continue;
-      if (answer !== 'retry-until-deadline') throw error;
-      const wait = Math.ceil(Math.random() * Math.min(MAX_PAUSE_MS, 10 * 2 ** tries));
-      if (Date.now() + wait >= deadline) throw error;
-      const pause = AbortSignal.timeout(wait);
-      await (dataSource ? once(pgPool(dataSource), 'release', { signal: pause }).catch(() => undefined) : sleep(wait));
+      if (answer !== 'retry-until-deadline' || Date.now() >= deadline) throw error;
+      await slots.wait(deadline);
     }
   }
 }

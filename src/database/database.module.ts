@@ -4,7 +4,6 @@ import { DataSource } from 'typeorm';
 import type { DatabasePoolConfig } from '../config/app-config.js';
 import { DatabaseFaultLog } from './database-fault-log.js';
 import { commandDataSourceOptions, dataSourceOptions } from './data-source-options.js';
-import { pgPool } from './pg-pool.js';
 import { MigrationLockTimeout, runMigrations } from './run-migrations.js';
 import { applySessionTimeouts } from './session-timeouts.js';
 
@@ -23,7 +22,6 @@ export class DatabaseModule {
           }),
           dataSourceFactory: async (dataSourceOptions) => {
             const dataSource = await new DataSource(dataSourceOptions!).initialize();
-            pgPool(dataSource).setMaxListeners(0); // each request paused in withRetries waits for a release
             try {
               await applySessionTimeouts(dataSource);
               if (options.migrationsRun) {
