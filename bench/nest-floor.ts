@@ -1,13 +1,12 @@
 /**
  * A yardstick, not part of the product (`npm run bench -- --floor`):
- * the parts of the stack the service is required to use, and nothing else.
+ * the parts of the stack the service is required to use, each at its cheapest, and nothing else.
  * NestJS 12 on Fastify with the global `@nestjs/passport` bearer guard
- * (passport-http-bearer, keys in an in-memory set), a global validation pipe,
- * the Error filter and an interceptor setting the deprecation headers on `GET /v1/pets/{petId}`, serving
- * the same queries as bench/ceiling.ts with the same response schemas. No
- * logging, metrics, rate limits, request ids, security headers, cursors or
- * body validation: whatever this server costs beyond the ceiling, the service
- * pays before any of its own features. It has the service's two V8 settings
+ * (passport-http-bearer, keys in an in-memory set), the global `ValidationPipe` with class-validator DTOs for the
+ * query and the body, the Error filter, an interceptor setting the deprecation headers on `GET /v1/pets/{petId}`,
+ * and TypeORM's `DataSource` running the same SQL as bench/ceiling.ts, written out, with the same response schemas.
+ * No logging, metrics, rate limits, request ids, security headers or cursors: whatever this server costs beyond
+ * the ceiling, the service pays before any of its own features. It has the service's two V8 settings
  * (src/main.ts), so that it is measured at its cheapest.
  */
 import 'reflect-metadata';
@@ -23,7 +22,6 @@ import {
   NestInterceptor,
   NotFoundException,
   Param,
-  ParseIntPipe,
   Post,
   Query,
   UseInterceptors,
@@ -33,19 +31,52 @@ import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
 import { RouteSchema } from '@nestjs/platform-fastify';
 import type { FastifyReply } from 'fastify';
-import pg from 'pg';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
 import type { Observable } from 'rxjs';
+import { DataSource } from 'typeorm';
 import { BearerGuard, BearerStrategy, DEPRECATION_HEADERS, ErrorFilter, serveNest } from './nest-yardstick.js';
-import { COLUMNS, PET_SCHEMA, PetRow, toPet } from './yardstick-pets.js';
+import { COLUMNS, PET_SCHEMA, PET_STATUSES, PetRow, toPet } from './yardstick-pets.js';
 
 setFlagsFromString('--heap-growing-percent=50');
 setFlagsFromString('--no-allocation-site-pretenuring');
 
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+const database = await new DataSource({
+  type: 'postgres',
+  url: process.env.DATABASE_URL,
+  extra: { max: 10 },
+}).initialize();
 
-interface NewPetBody {
-  name: string;
-  categoryId: number;
+class ListQuery {
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  limit = 20;
+
+  @IsOptional()
+  @IsIn(PET_STATUSES)
+  status?: string;
+}
+
+class PetIdParams {
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  petId!: number;
+}
+
+class NewPetBody {
+  @IsString()
+  @Length(1, 100)
+  name!: string;
+
+  @IsInt()
+  @Min(1)
+  categoryId!: number;
+
+  @IsOptional()
+  @IsIn(PET_STATUSES)
   status?: string;
 }
 
@@ -61,11 +92,11 @@ class DeprecationInterceptor implements NestInterceptor {
 class PetsController {
   @Get()
   @RouteSchema({ response: { 200: { type: 'array', items: PET_SCHEMA } } })
-  async list(@Query('limit', ParseIntPipe) limit: number, @Query('status') status?: string) {
-    const { rows } =
+  async list(@Query() { limit, status }: ListQuery) {
+    const rows =
       status === undefined
-        ? await pool.query<PetRow>(`SELECT ${COLUMNS} FROM pets ORDER BY id LIMIT $1`, [limit])
-        : await pool.query<PetRow>(`SELECT ${COLUMNS} FROM pets WHERE status = $1 ORDER BY id LIMIT $2`, [
+        ? await database.query<PetRow[]>(`SELECT ${COLUMNS} FROM pets ORDER BY id LIMIT $1`, [limit])
+        : await database.query<PetRow[]>(`SELECT ${COLUMNS} FROM pets WHERE status = $1 ORDER BY id LIMIT $2`, [
             status,
             limit,
           ]);
@@ -75,8 +106,8 @@ class PetsController {
   @Get(':petId')
   @UseInterceptors(DeprecationInterceptor)
   @RouteSchema({ response: { 200: PET_SCHEMA } })
-  async get(@Param('petId', ParseIntPipe) id: number) {
-    const { rows } = await pool.query<PetRow>(`SELECT ${COLUMNS} FROM pets WHERE id = $1`, [id]);
+  async get(@Param() { petId }: PetIdParams) {
+    const rows = await database.query<PetRow[]>(`SELECT ${COLUMNS} FROM pets WHERE id = $1`, [petId]);
     if (rows.length === 0) throw new NotFoundException();
     return toPet(rows[0]);
   }
@@ -84,7 +115,7 @@ class PetsController {
   @Post()
   @RouteSchema({ response: { 201: PET_SCHEMA } })
   async create(@Body() body: NewPetBody) {
-    const { rows } = await pool.query<PetRow>(
+    const rows = await database.query<PetRow[]>(
       `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
       [body.name, body.categoryId, body.status ?? 'available'],
     );
@@ -104,4 +135,4 @@ class PetsController {
 })
 class FloorModule {}
 
-await serveNest(FloorModule, { afterClose: () => pool.end() });
+await serveNest(FloorModule, { afterClose: () => database.destroy() });
