@@ -1,5 +1,5 @@
 /** What a key may be limited to: `pets:read` covers listPets and getPet, `pets:write` covers createPet. */
-export const API_KEY_SCOPES = ['pets:read', 'pets:write'] as const;
+const API_KEY_SCOPES = ['pets:read', 'pets:write'] as const;
 
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 

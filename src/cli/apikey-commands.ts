@@ -26,7 +26,7 @@ Commands:
   revoke <id|prefix>     revoke a key; every instance refuses it within seconds
 `;
 
-export type ApiKeyCommand =
+type ApiKeyCommand =
   | { command: 'create'; name: string; scopes: readonly ApiKeyScope[] | null; expiresInMs: number | null }
   | { command: 'rotate'; reference: string; overlapMs: number; expiresInMs: number | null }
   | { command: 'list' }

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 
-export interface IntervalThrottleOptions<K, V> {
+interface IntervalThrottleOptions<K, V> {
   intervalMs: number;
   maxKeys: number;
   now?: () => number;

@@ -12,10 +12,10 @@ import { pgPool } from './pg-pool.js';
  * `retry-once`: PostgreSQL rolled the transaction back and asks for it to be run again, once (withRetries);
  * `retry-until-deadline`: no connection slot left on the server, asked again after a pause until RETRY_DEADLINE_MS.
  */
-export type FaultAnswer = 'unavailable' | 'retry-once' | 'retry-until-deadline';
+type FaultAnswer = 'unavailable' | 'retry-once' | 'retry-until-deadline';
 
 /** A SQLSTATE, or its first characters (a class: `53`; a subclass: `57P`); the first row that matches wins. */
-export const DATABASE_FAULTS: readonly { sqlstate: string; kind: string; answer: FaultAnswer }[] = [
+const DATABASE_FAULTS: readonly { sqlstate: string; kind: string; answer: FaultAnswer }[] = [
   { sqlstate: '08', kind: 'connection failure', answer: 'unavailable' },
   { sqlstate: '57P', kind: 'server shutting down or not accepting connections', answer: 'unavailable' },
   { sqlstate: '57014', kind: 'statement timeout', answer: 'unavailable' },

@@ -7,7 +7,7 @@ import { databaseFault } from './database-faults.js';
 export type MigrationLockTimeout = { migrationLockTimeoutMs: number };
 
 /** A migration failed: one line for the operator, naming what was applied before it, what failed and what to do. */
-export class MigrationFailedError extends Error {}
+class MigrationFailedError extends Error {}
 export class MigrationLockTimeoutError extends MigrationFailedError {}
 
 /**

@@ -9,7 +9,7 @@ import { CODE_BY_STATUS } from '../edge/errors/error-code.js';
 import { RETRY_AFTER_SECONDS } from '../edge/errors/to-api-error.js';
 import { bearerChallenge } from '../edge/http.constants.js';
 
-export type OperationErrorStatus = 400 | 404 | 409 | 413 | 415 | 422;
+type OperationErrorStatus = 400 | 404 | 409 | 413 | 415 | 422;
 
 const WINDOW_SECONDS = RATE_LIMIT_WINDOW_MS / 1000;
 

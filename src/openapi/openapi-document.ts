@@ -9,7 +9,7 @@ import { MAX_BODY_DEPTH } from '../edge/json-body-parser.js';
 import { enumHeader } from './api-error-responses.decorator.js';
 import { REQUIRED_SCOPES_EXTENSION } from './requires-scope.decorator.js';
 
-export const BEARER_SCHEME = 'bearer';
+const BEARER_SCHEME = 'bearer';
 
 /** The instance serving the document: `v1` beside `/docs` resolves to it, also under a proxy's path prefix. */
 export const THIS_SERVER = API_PREFIX;

@@ -5,7 +5,7 @@ import { MAX_ID, MIN_ID } from './pet-id.js';
 import { PetStatus } from './pet-status.enum.js';
 
 /** Where the next page starts: after the last id seen, within the same status filter. */
-export interface PageCursor {
+interface PageCursor {
   after: number;
   status?: PetStatus;
 }

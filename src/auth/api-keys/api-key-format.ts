@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-export const API_KEY_PREFIX = 'pet_';
+const API_KEY_PREFIX = 'pet_';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** About 190 bits. */
 const RANDOM_LENGTH = 32;

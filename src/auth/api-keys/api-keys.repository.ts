@@ -25,7 +25,7 @@ export type ApiKeyRecord = Pick<ApiKeySummary, 'id' | 'name' | 'scopes' | 'expir
   lineage: string;
 };
 
-export interface NewApiKeyRow {
+interface NewApiKeyRow {
   name: string;
   prefix: string;
   digest: string;

@@ -34,7 +34,7 @@ interface ThrottleCommands {
   throttleIncrement(hits: string, block: string, ttl: number, limit: number, blockDuration: number): Promise<number[]>;
 }
 
-export const REPORT_FAILURE_EVERY_MS = 10_000;
+const REPORT_FAILURE_EVERY_MS = 10_000;
 /**
  * Counters in Redis, one budget per key across the fleet. While Redis is unreachable they are kept in this process's
  * memory (one warning per outage, never two within REPORT_FAILURE_EVERY_MS), until ioredis reconnects by itself.

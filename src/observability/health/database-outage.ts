@@ -6,7 +6,7 @@ export const OUTAGE_GRACE_JITTER = 0.2;
  * degraded); `out` past the grace; `recovering`: the database answers again after an outage that took the instance
  * out, but not yet for the whole recovery period.
  */
-export type OutageState = 'ready' | 'riding-out' | 'out' | 'recovering';
+type OutageState = 'ready' | 'riding-out' | 'out' | 'recovering';
 
 /**
  * How long the database has been unreachable, as the readiness rounds see it (docs/operating.md, "Readiness during

@@ -10,8 +10,8 @@ const CHECK_TIMEOUT_MS = 1_000;
 export const READINESS_CACHE_MS = 1_000;
 
 /** `outage`: the database did not answer (in time), which the instance rides out (DatabaseOutage). */
-export type Verdict = 'ready' | 'outage' | 'not-ready';
-export type Round = { verdict: Verdict; checks: HealthIndicatorResult };
+type Verdict = 'ready' | 'outage' | 'not-ready';
+type Round = { verdict: Verdict; checks: HealthIndicatorResult };
 
 /** The database checks (`SELECT 1`, the migrations table read), run, cached and classified together. */
 @Injectable()

@@ -4,7 +4,7 @@ import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { CURSOR_LENGTH } from '../page-cursor.codec.js';
 import { ApiPetStatus, IsPetStatus, PetStatus } from '../pet-status.enum.js';
 
-export const LIMIT_DEFAULT = 20;
+const LIMIT_DEFAULT = 20;
 export const LIMIT_MAX = 100;
 
 const LIMIT_RANGE = { message: `limit must be an integer from 1 to ${LIMIT_MAX}` };

@@ -6,7 +6,7 @@ import { IDEMPOTENCY_RETENTION_HOURS, IdempotencyKeysRepository } from './idempo
 
 export const PURGE_EVERY_MS = 60 * 60_000;
 /** Soon after start, so that an instance restarted more often than hourly still purges. */
-export const FIRST_PURGE_AFTER_MS = 60_000;
+const FIRST_PURGE_AFTER_MS = 60_000;
 /** Rows per DELETE: each statement stays far below the role's statement timeout however large the backlog. */
 export const PURGE_BATCH_ROWS = 5_000;
 
