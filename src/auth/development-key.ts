@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { API_KEY_PREFIX } from './api-keys/api-key-format.js';
 
 export function developmentKeyFile(dataDir: string): string {
   return join(dataDir, 'dev-api-key');
@@ -12,7 +13,7 @@ export async function developmentApiKey(dataDir: string): Promise<string> {
   try {
     return (await readFile(file, 'utf8')).trim();
   } catch {
-    const key = `pet_dev_${randomBytes(24).toString('base64url')}`;
+    const key = `${API_KEY_PREFIX}dev_${randomBytes(24).toString('base64url')}`;
     await mkdir(dataDir, { recursive: true });
     await writeFile(file, `${key}\n`, { mode: 0o600 });
     return key;

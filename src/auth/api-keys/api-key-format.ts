@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-const API_KEY_PREFIX = 'pet_';
+export const API_KEY_PREFIX = 'pet_';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** About 190 bits. */
 const RANDOM_LENGTH = 32;
