@@ -114,6 +114,11 @@ describe('the order of the request pipeline', () => {
       expect(malformedBody.status).toBe(400);
       expect(malformedBody.body).toEqual(error(400, 'invalid_json'));
 
+      // An OPTIONS that is no preflight reaches the route CORS adds, which is shed like any other.
+      const notPreflight = await fetch(`${t.origin}/v1/pets`, { method: 'OPTIONS', headers: fromShop() });
+      expect(notPreflight.status).toBe(503);
+      expect(await notPreflight.json()).toEqual(error(503, 'service_unavailable'));
+
       for (const headers of [fromShop(auth()), fromShop()]) {
         const shed = await request(t.origin, '/v1/pets', { headers });
         expect(shed.status).toBe(503);
