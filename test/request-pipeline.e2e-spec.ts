@@ -23,7 +23,7 @@ async function preflight(origin: string): Promise<Response> {
 
 const malformed = (key?: string) => {
   const init = jsonBody('{"name": ', key);
-  const headers = { ...(init.headers as Record<string, string>), origin: SHOP };
+  const headers: Record<string, string> = { ...(init.headers as Record<string, string>), origin: SHOP };
   if (key === undefined) delete headers.authorization;
   return { ...init, headers };
 };
