@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { EdgeLimitsConfig } from '../config/app-config.js';
@@ -28,14 +28,16 @@ const CONNECT_REFUSED = new ApiError(
 );
 
 /** The connection cap; an unknown `Expect` ignored (RFC 9110 §10.1.1), not a bare 417; `CONNECT` a 400 Error. */
-export function applyConnectionLimits(fastify: FastifyInstance, limits: EdgeLimitsConfig): void {
-  const server = fastify.server;
-  server.maxConnections = limits.maxConnections;
-  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
-    fastify.routing(request, response),
-  );
-  server.on('connect', (_request: unknown, socket: Duplex) => {
-    socket.on('error', () => undefined);
-    socket.end(rawErrorResponse(CONNECT_REFUSED));
+export const connectionLimits = (limits: EdgeLimitsConfig) =>
+  fp((fastify, _options, done) => {
+    const server = fastify.server;
+    server.maxConnections = limits.maxConnections;
+    server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
+      fastify.routing(request, response),
+    );
+    server.on('connect', (_request: unknown, socket: Duplex) => {
+      socket.on('error', () => undefined);
+      socket.end(rawErrorResponse(CONNECT_REFUSED));
+    });
+    done();
   });
-}

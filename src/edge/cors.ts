@@ -1,5 +1,6 @@
 import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
 import { allowedMethods } from './allowed-methods.js';
 import { API_PATH } from './http.constants.js';
 
@@ -10,38 +11,37 @@ export const PREFLIGHT_MAX_AGE_SECONDS = 600;
 const NO_CORS: FastifyCorsOptions = { origin: false };
 
 /** Cross-origin access to `/v1/...` (docs/operating.md); before load shedding, so its refusals carry CORS too. */
-export function registerCors(
-  fastify: FastifyInstance,
-  policy: { origins: readonly string[]; requestHeaders: readonly string[]; exposedHeaders: readonly string[] },
-): void {
-  if (policy.origins.length === 0) return;
-  const anyOrigin = policy.origins.includes('*');
-  const allowed = new Set(policy.origins);
-  const shared: FastifyCorsOptions = {
-    allowedHeaders: [...policy.requestHeaders],
-    exposedHeaders: [...policy.exposedHeaders],
-    maxAge: PREFLIGHT_MAX_AGE_SECONDS,
-    // Keys travel in `Authorization`, never in cookies.
-    credentials: false,
-    // An OPTIONS without Access-Control-Request-Method gets no CORS below, not the plugin's plain-text 400.
-    strictPreflight: false,
-  };
+export const cors = (policy: { origins: readonly string[]; requestHeaders: string[]; exposedHeaders: string[] }) =>
+  fp((fastify, _options, done) => {
+    if (policy.origins.length === 0) return done();
+    const anyOrigin = policy.origins.includes('*');
+    const allowed = new Set(policy.origins);
+    const shared: FastifyCorsOptions = {
+      allowedHeaders: policy.requestHeaders,
+      exposedHeaders: policy.exposedHeaders,
+      maxAge: PREFLIGHT_MAX_AGE_SECONDS,
+      // Keys travel in `Authorization`, never in cookies.
+      credentials: false,
+      // An OPTIONS without Access-Control-Request-Method gets no CORS below, not the plugin's plain-text 400.
+      strictPreflight: false,
+    };
 
-  const optionsFor = (request: FastifyRequest): FastifyCorsOptions => {
-    const origin = request.headers.origin;
-    if (origin === undefined || !(anyOrigin || allowed.has(origin)) || !request.url.startsWith(API_PATH)) {
-      return NO_CORS;
-    }
-    const answer = { ...shared, origin: anyOrigin ? '*' : origin };
-    if (request.method !== 'OPTIONS') return answer;
-    if (request.headers['access-control-request-method'] === undefined) return NO_CORS;
-    const methods = allowedMethods(fastify, request.url);
-    return methods.length === 0 ? NO_CORS : { ...answer, methods };
-  };
+    const optionsFor = (request: FastifyRequest): FastifyCorsOptions => {
+      const origin = request.headers.origin;
+      if (origin === undefined || !(anyOrigin || allowed.has(origin)) || !request.url.startsWith(API_PATH)) {
+        return NO_CORS;
+      }
+      const answer = { ...shared, origin: anyOrigin ? '*' : origin };
+      if (request.method !== 'OPTIONS') return answer;
+      if (request.headers['access-control-request-method'] === undefined) return NO_CORS;
+      const methods = allowedMethods(fastify, request.url);
+      return methods.length === 0 ? NO_CORS : { ...answer, methods };
+    };
 
-  void fastify.register(fastifyCors, {
-    // The OpenAPI document is Nest's and says nothing of CORS.
-    hideOptionsRoute: true,
-    delegator: (request, callback) => callback(null, optionsFor(request)),
+    void fastify.register(fastifyCors, {
+      // The OpenAPI document is Nest's and says nothing of CORS.
+      hideOptionsRoute: true,
+      delegator: (request, callback) => callback(null, optionsFor(request)),
+    });
+    done();
   });
-}

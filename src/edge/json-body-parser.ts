@@ -1,6 +1,6 @@
 // Hand-written: Fastify's JSON parser decodes any charset, invalid UTF-8 as U+FFFD and any depth; this wraps it with those checks.
 import { isUtf8 } from 'node:buffer';
-import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import { ApiError } from './errors/api-error.js';
 import { ErrorCode } from './errors/error-code.js';
 
@@ -38,8 +38,12 @@ function nestedDeeperThan(body: Buffer, limit: number): boolean {
   return false;
 }
 
-/** Fastify's JSON parser, behind refusals of compressed, non-UTF-8 (RFC 8259 §8.1) and too deeply nested bodies. */
-export function registerJsonBodyParser(fastify: FastifyInstance): void {
+/**
+ * Fastify's JSON parser, behind refusals of compressed, non-UTF-8 (RFC 8259 §8.1) and too deeply nested bodies; the
+ * only parser: Fastify's default text/plain one would let other bodies through to validation.
+ */
+export const jsonBodyParser = fp((fastify, _options, done) => {
+  fastify.removeContentTypeParser('text/plain');
   const { onProtoPoisoning, onConstructorPoisoning } = fastify.initialConfig;
   const parseJson = fastify.getDefaultJsonParser(onProtoPoisoning ?? 'error', onConstructorPoisoning ?? 'error');
   fastify.removeContentTypeParser('application/json');
@@ -57,4 +61,5 @@ export function registerJsonBodyParser(fastify: FastifyInstance): void {
     // Fastify's default parser answers through `done`; its type also allows a promise, which it never returns.
     void parseJson(request, body.toString('utf8'), done);
   });
-}
+  done();
+});

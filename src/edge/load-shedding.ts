@@ -1,18 +1,16 @@
 import underPressure from '@fastify/under-pressure';
-import type { FastifyInstance, preHandlerHookHandler } from 'fastify';
+import type { preHandlerHookHandler } from 'fastify';
+import fp from 'fastify-plugin';
 import type { LoadSheddingConfig } from '../config/app-config.js';
 import { sendApiError } from './errors/framework-errors.js';
 import { serviceUnavailable } from './errors/to-api-error.js';
 
 /**
  * 503 at once past a threshold (docs/operating.md, "Load shedding"): requests in flight from `preHandler` on, and
- * `@fastify/under-pressure`'s event-loop delay and utilisation. `exempt` routes are never shed.
+ * `@fastify/under-pressure`'s event-loop delay and utilisation. `exempt` routes are never shed. Two plugins: `perRoute`
+ * must see every route, `onEventLoop` is an `onRequest` hook.
  */
-export function registerLoadShedding(
-  fastify: FastifyInstance,
-  limits: LoadSheddingConfig,
-  exempt: readonly string[],
-): void {
+export function loadShedding(limits: LoadSheddingConfig, exempt: readonly string[]) {
   // Built once: under overload every refused request would otherwise allocate an error and capture its stack.
   const overloaded = serviceUnavailable();
   let countInFlight: preHandlerHookHandler | undefined;
@@ -28,21 +26,28 @@ export function registerLoadShedding(
     };
   }
   // Decided once per route, so that a request pays for no exemption check.
-  fastify.addHook('onRoute', (route) => {
-    if (exempt.includes(route.url)) {
-      // under-pressure's per-route handler (undeclared in its types): returning nothing lets the request through.
-      route.config = { ...route.config, pressureHandler: () => undefined } as typeof route.config;
-    } else if (countInFlight) {
-      const existing = route.preHandler ?? [];
-      route.preHandler = [countInFlight, ...(Array.isArray(existing) ? existing : [existing])];
-    }
+  const perRoute = fp((fastify, _options, done) => {
+    fastify.addHook('onRoute', (route) => {
+      if (exempt.includes(route.url)) {
+        // under-pressure's per-route handler (undeclared in its types): returning nothing lets the request through.
+        route.config = { ...route.config, pressureHandler: () => undefined } as typeof route.config;
+      } else if (countInFlight) {
+        const existing = route.preHandler ?? [];
+        route.preHandler = [countInFlight, ...(Array.isArray(existing) ? existing : [existing])];
+      }
+    });
+    done();
   });
-  void fastify.register(underPressure, {
-    maxEventLoopDelay: limits.maxEventLoopDelayMs,
-    maxEventLoopUtilization: limits.maxEventLoopUtilization,
-    // A window with no sample counts as an infinite delay: one no shorter than the threshold makes that mean what
-    // the threshold says (a single 300 ms turn shed everything with 250 ms and a 1 s threshold).
-    sampleInterval: Math.max(250, limits.maxEventLoopDelayMs),
-    pressureHandler: (_request, reply) => sendApiError(reply, overloaded),
+  const onEventLoop = fp((fastify, _options, done) => {
+    void fastify.register(underPressure, {
+      maxEventLoopDelay: limits.maxEventLoopDelayMs,
+      maxEventLoopUtilization: limits.maxEventLoopUtilization,
+      // A window with no sample counts as an infinite delay: one no shorter than the threshold makes that mean what
+      // the threshold says (a single 300 ms turn shed everything with 250 ms and a 1 s threshold).
+      sampleInterval: Math.max(250, limits.maxEventLoopDelayMs),
+      pressureHandler: (_request, reply) => sendApiError(reply, overloaded),
+    });
+    done();
   });
+  return { perRoute, onEventLoop };
 }

@@ -1,5 +1,5 @@
 import { Global, Injectable, Module } from '@nestjs/common';
-import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 
 /** Whether the process has been asked to stop; readiness reads it, the signal handler sets it. */
 @Injectable()
@@ -17,9 +17,11 @@ export class ShutdownState {
 export class ShutdownModule {}
 
 /** While draining, every response closes its connection: none has a request in flight when the listener closes. */
-export function closeConnectionsWhileDraining(fastify: FastifyInstance, shutdown: ShutdownState): void {
-  fastify.addHook('onRequest', (_request, reply, done) => {
-    if (shutdown.isShuttingDown) reply.header('connection', 'close');
+export const closeConnectionsWhileDraining = (shutdown: ShutdownState) =>
+  fp((fastify, _options, done) => {
+    fastify.addHook('onRequest', (_request, reply, next) => {
+      if (shutdown.isShuttingDown) reply.header('connection', 'close');
+      next();
+    });
     done();
   });
-}

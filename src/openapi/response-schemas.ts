@@ -1,6 +1,6 @@
 // Hand-written glue: @nestjs/swagger exports no per-class schema builder, so the schemas are taken from its document.
 import type { OpenAPIObject, ResponseObject } from '@nestjs/swagger';
-import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 
 type Schema = Record<string, unknown>;
 
@@ -41,18 +41,16 @@ export function successResponseSchemas(document: OpenAPIObject, prefix: string):
  * Routes registered from now on serialise their successful responses with fast-json-stringify, compiled from the
  * document's schemas. Error bodies leave through the error filter, with the default serializer.
  */
-export function serializeResponsesWithDocumentSchemas(
-  fastify: FastifyInstance,
-  document: OpenAPIObject,
-  prefix: string,
-): void {
-  const schemas = successResponseSchemas(document, prefix);
-  fastify.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    for (const method of methods) {
-      const response = schemas.get(`${method} ${route.url}`);
-      if (response)
-        route.schema = { ...route.schema, response: { ...response, ...(route.schema?.response as object) } };
-    }
+export const serializeResponsesWithDocumentSchemas = (document: OpenAPIObject, prefix: string) =>
+  fp((fastify, _options, done) => {
+    const schemas = successResponseSchemas(document, prefix);
+    fastify.addHook('onRoute', (route) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      for (const method of methods) {
+        const response = schemas.get(`${method} ${route.url}`);
+        if (response)
+          route.schema = { ...route.schema, response: { ...response, ...(route.schema?.response as object) } };
+      }
+    });
+    done();
   });
-}

@@ -2,6 +2,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { onRequestHookHandler } from 'fastify';
+import fp from 'fastify-plugin';
 import { DOCS_PATH } from '../edge/http.constants.js';
 import { ApiError } from '../edge/errors/api-error.js';
 import { ErrorCode } from '../edge/errors/error-code.js';
@@ -22,18 +23,22 @@ const onlyUiAssets: onRequestHookHandler = (request, _reply, done) => {
   done(UI_ASSETS.has((request.params as { '*'?: string })['*'] ?? '') ? undefined : NOT_AN_ASSET);
 };
 
+/** @fastify/static serves its whole root under `/docs/*`; only that route gets the allow-list. */
+export const onlyUiAssetsUnderDocs = fp((fastify, _options, done) => {
+  fastify.addHook('onRoute', (route) => {
+    if (route.url !== `/${DOCS_PATH}/*`) return;
+    const own = route.onRequest === undefined ? [] : [route.onRequest].flat();
+    route.onRequest = [onlyUiAssets, ...own];
+  });
+  done();
+});
+
 /**
  * Swagger UI at /docs, the document at /docs-json and /docs-yaml, outside the /v1 prefix: plain Fastify routes,
  * which the global API key guard does not protect. The UI's assets come from swagger-ui-dist, never a CDN.
  */
 export function setupDocs(app: NestFastifyApplication, document: OpenAPIObject): void {
   const fastify = app.getHttpAdapter().getInstance();
-  // @fastify/static serves its whole root under `/docs/*`; only that route gets the allow-list.
-  fastify.addHook('onRoute', (route) => {
-    if (route.url !== `/${DOCS_PATH}/*`) return;
-    const own = route.onRequest === undefined ? [] : [route.onRequest].flat();
-    route.onRequest = [onlyUiAssets, ...own];
-  });
   // Swagger UI resolves the relative server against the page's address, so /docs/ would send Try it out to
   // /docs/v1. The redirect is relative, so it stays under a proxy's path prefix. Registered first: SwaggerModule
   // skips its own /docs/ route when the path is taken.

@@ -1,6 +1,5 @@
-import { DynamicModule, Injectable, Module, OnModuleInit } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
-import type { FastifyInstance } from 'fastify';
+import { DynamicModule, Injectable, Module } from '@nestjs/common';
+import fp from 'fastify-plugin';
 import { LoggerModule, PinoLogger } from 'nestjs-pino';
 import type { AuthenticatedRequest } from '../../auth/api-key-identity.js';
 import type { AppConfig } from '../../config/app-config.js';
@@ -8,16 +7,13 @@ import { loggerParams } from './logger-params.js';
 
 /** One log line per request, written when the response is done: what was called, by whom, how it ended. */
 @Injectable()
-export class RequestLogHook implements OnModuleInit {
-  constructor(
-    private readonly adapterHost: HttpAdapterHost,
-    private readonly pino: PinoLogger,
-  ) {}
+export class RequestLog {
+  constructor(private readonly pino: PinoLogger) {}
 
-  onModuleInit(): void {
+  readonly plugin = fp((fastify, _options, ready) => {
     // Outside any request, this is nestjs-pino's root logger; the line carries its own reqId.
     const log = this.pino.logger;
-    this.adapterHost.httpAdapter.getInstance<FastifyInstance>().addHook('onResponse', (request, reply, done) => {
+    fastify.addHook('onResponse', (request, reply, done) => {
       const status = reply.statusCode;
       log[status >= 500 ? 'warn' : 'info'](
         {
@@ -32,7 +28,8 @@ export class RequestLogHook implements OnModuleInit {
       );
       done();
     });
-  }
+    ready();
+  });
 }
 
 @Module({})
@@ -41,7 +38,8 @@ export class LoggingModule {
     return {
       module: LoggingModule,
       imports: [LoggerModule.forRoot(loggerParams(config))],
-      providers: [RequestLogHook],
+      providers: [RequestLog],
+      exports: [RequestLog],
     };
   }
 }

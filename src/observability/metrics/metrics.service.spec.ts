@@ -1,10 +1,9 @@
-import type { HttpAdapterHost } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
 import { FAULT_CLASSES, POOL_FULL_CLASS } from '../../database/database-faults.js';
 import { MetricsService } from './metrics.service.js';
 
 describe('MetricsService database faults', () => {
-  const metrics = () => new MetricsService({} as HttpAdapterHost, {} as DataSource);
+  const metrics = () => new MetricsService({} as DataSource);
   const faults = async (service: MetricsService): Promise<Record<string, number>> => {
     const metric = await service.registry.getSingleMetric('animal_store_database_faults_total')!.get();
     return Object.fromEntries(metric.values.map(({ labels, value }) => [String(labels.sqlstate_class), value]));

@@ -1,7 +1,6 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
@@ -12,7 +11,7 @@ import { pgPool } from '../../database/pg-pool.js';
 
 /** The application's own Prometheus registry (several apps in one test process never clash). */
 @Injectable()
-export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateLimitStorageGauge {
+export class MetricsService implements DatabaseFaultCounter, RateLimitStorageGauge {
   readonly registry = new Registry();
 
   private readonly requests = new Counter({
@@ -56,10 +55,7 @@ export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateL
   private readonly series = new Map<string, { requests: Counter.Internal; duration: Histogram.Internal<string> }>();
   private readonly deprecatedCallers = new Map<string, Counter.Internal>();
 
-  constructor(
-    private readonly adapterHost: HttpAdapterHost,
-    @InjectDataSource() dataSource: DataSource,
-  ) {
+  constructor(@InjectDataSource() dataSource: DataSource) {
     collectDefaultMetrics({ register: this.registry });
     // Every class from the start, at 0: a burst of faults right after a start shows in rate().
     for (const sqlClass of FAULT_CLASSES) this.databaseFaults.inc({ sqlstate_class: sqlClass }, 0);
@@ -77,8 +73,9 @@ export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateL
     });
   }
 
-  onModuleInit(): void {
-    this.adapterHost.httpAdapter.getInstance<FastifyInstance>().addHook('onResponse', (request, reply, done) => {
+  /** Counts and times every answer, those of the hooks before the routes included. */
+  readonly requestMetrics = fp((fastify, _options, ready) => {
+    fastify.addHook('onResponse', (request, reply, done) => {
       const route = request.routeOptions.url ?? 'unmatched';
       const key = `${request.method} ${reply.statusCode} ${route}`;
       let series = this.series.get(key);
@@ -91,7 +88,8 @@ export class MetricsService implements OnModuleInit, DatabaseFaultCounter, RateL
       series.duration.observe(reply.elapsedTime / 1000);
       done();
     });
-  }
+    ready();
+  });
 
   recordDatabaseFault(sqlClass: string): void {
     this.databaseFaults.inc({ sqlstate_class: sqlClass });

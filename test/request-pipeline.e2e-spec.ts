@@ -1,0 +1,168 @@
+import { expect } from '@jest/globals';
+import { Client } from 'pg';
+import { ShutdownState } from '../src/edge/shutdown-state.js';
+import { exchange, rawRequest } from './support/raw-http.js';
+import { pollUntil } from './support/poll.js';
+import { auth, jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
+
+/**
+ * Which step of the request pipeline answers first, seen from outside: the single-value header check, CORS, body
+ * parsing, load shedding, the guard, draining. One request in flight takes the whole in-flight budget.
+ */
+const SHOP = 'https://shop.example';
+const fromShop = (headers: Record<string, string> = {}) => ({ ...headers, origin: SHOP });
+
+async function preflight(origin: string): Promise<Response> {
+  const answer = await fetch(`${origin}/v1/pets`, {
+    method: 'OPTIONS',
+    headers: fromShop({ 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' }),
+  });
+  await answer.arrayBuffer();
+  return answer;
+}
+
+const malformed = (key?: string) => {
+  const init = jsonBody('{"name": ', key);
+  const headers: Record<string, string> = { ...(init.headers as Record<string, string>), origin: SHOP };
+  if (key === undefined) delete headers.authorization;
+  return { ...init, headers };
+};
+
+const error = (status: number, code: string) => ({ status, code, message: expect.any(String) });
+
+/** What the first steps give every answer, whichever step gives the answer. */
+function expectEdgeHeaders(headers: Headers): void {
+  expect(headers.get('x-request-id')).toMatch(/\S/);
+  expect(headers.get('cache-control')).toBe('no-store');
+  expect(headers.get('vary')).toContain('Origin');
+}
+
+const repeatedAuthorization = (origin: string) =>
+  exchange(
+    origin,
+    rawRequest('GET', '/v1/pets', [
+      ['Host', 'localhost'],
+      ['Authorization', `Bearer ${TEST_KEY}`],
+      ['Authorization', `Bearer ${TEST_KEY}`],
+    ]),
+  );
+
+describe('the order of the request pipeline', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({
+      corsOrigins: [SHOP],
+      loadShedding: { maxInFlight: 1, maxEventLoopDelayMs: 0, maxEventLoopUtilization: 0 },
+    });
+  });
+  afterAll(() => t.close());
+
+  /** Runs `whileOverloaded` while a list of pets waits on a lock of the pets table, which another session holds. */
+  async function withBudgetTaken(whileOverloaded: () => Promise<void>): Promise<void> {
+    const holder = new Client({ connectionString: t.database.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+      const inFlight = request(t.origin, '/v1/pets', { headers: auth() });
+      await pollUntil(
+        async () =>
+          (
+            await t.sql.query(
+              `SELECT 1 FROM pg_stat_activity WHERE application_name = 'animal-store' AND wait_event_type = 'Lock'`,
+            )
+          ).rowCount === 1,
+        { timeoutMs: 3_000, intervalMs: 20, what: 'the list of pets to wait on the lock' },
+      );
+      await whileOverloaded();
+      await holder.query('ROLLBACK');
+      expect((await inFlight).status).toBe(200);
+    } finally {
+      await holder.end();
+    }
+  }
+
+  it('refuses a repeated header before anything else, and parses the body before the guard runs', async () => {
+    const repeated = await repeatedAuthorization(t.origin);
+    expect(repeated?.status).toBe(400);
+    expect(repeated?.body).toEqual(error(400, 'validation_failed'));
+    expect(repeated?.headers.get('x-request-id')).toMatch(/\S/);
+    expect(repeated?.headers.get('cache-control')).toBe('no-store');
+
+    const keyless = await request(t.origin, '/v1/pets', { headers: fromShop() });
+    expect(keyless.status).toBe(401);
+    expect(keyless.body).toEqual(error(401, 'unauthorized'));
+    expect(keyless.headers.get('access-control-allow-origin')).toBe(SHOP);
+    expectEdgeHeaders(keyless.headers);
+
+    const keylessMalformed = await request(t.origin, '/v1/pets', malformed());
+    expect(keylessMalformed.status).toBe(400);
+    expect(keylessMalformed.body).toEqual(error(400, 'invalid_json'));
+    expect(keylessMalformed.headers.get('access-control-allow-origin')).toBe(SHOP);
+  });
+
+  it('while the in-flight budget is taken: header check, CORS and body parsing answer first, then shedding, before the guard', async () => {
+    await withBudgetTaken(async () => {
+      expect((await repeatedAuthorization(t.origin))?.status).toBe(400);
+
+      const answer = await preflight(t.origin);
+      expect(answer.status).toBe(204);
+      expect(answer.headers.get('access-control-allow-origin')).toBe(SHOP);
+      expectEdgeHeaders(answer.headers);
+
+      const malformedBody = await request(t.origin, '/v1/pets', malformed(TEST_KEY));
+      expect(malformedBody.status).toBe(400);
+      expect(malformedBody.body).toEqual(error(400, 'invalid_json'));
+
+      // An OPTIONS that is no preflight reaches the route CORS adds, which is shed like any other.
+      const notPreflight = await fetch(`${t.origin}/v1/pets`, { method: 'OPTIONS', headers: fromShop() });
+      expect(notPreflight.status).toBe(503);
+      expect(await notPreflight.json()).toEqual(error(503, 'service_unavailable'));
+
+      for (const headers of [fromShop(auth()), fromShop()]) {
+        const shed = await request(t.origin, '/v1/pets', { headers });
+        expect(shed.status).toBe(503);
+        expect(shed.body).toEqual(error(503, 'service_unavailable'));
+        expect(shed.headers.get('retry-after')).toMatch(/^\d+$/);
+        expect(shed.headers.get('access-control-allow-origin')).toBe(SHOP);
+        expectEdgeHeaders(shed.headers);
+      }
+      expect((await request(t.origin, '/health/live')).status).toBe(200);
+    });
+    const metrics = (await request(t.origin, '/metrics')).text;
+    expect(metrics).toMatch(/^http_requests_total\{method="GET",route="\/v1\/pets",status="503"\} 2$/m);
+    expect(metrics).toMatch(/^http_requests_total\{method="OPTIONS",route="\*",status="204"\} 1$/m);
+  });
+
+  it('while draining, every step answers as before, and each answer from draining on closes its connection', async () => {
+    t.app.get(ShutdownState).begin();
+    // The header check and CORS answer before draining marks the connection.
+    const repeated = await repeatedAuthorization(t.origin);
+    expect(repeated?.status).toBe(400);
+    expect(repeated?.headers.get('connection')).toBe('keep-alive');
+
+    const answer = await preflight(t.origin);
+    expect(answer.status).toBe(204);
+    expect(answer.headers.get('access-control-allow-origin')).toBe(SHOP);
+    expect(answer.headers.get('connection')).toBe('keep-alive');
+
+    const served = await request(t.origin, '/v1/pets', { headers: fromShop(auth()) });
+    expect(served.status).toBe(200);
+    expect(served.headers.get('connection')).toBe('close');
+
+    const keyless = await request(t.origin, '/v1/pets', { headers: fromShop() });
+    expect(keyless.status).toBe(401);
+    expect(keyless.headers.get('connection')).toBe('close');
+
+    const malformedBody = await request(t.origin, '/v1/pets', malformed(TEST_KEY));
+    expect(malformedBody.status).toBe(400);
+    expect(malformedBody.headers.get('connection')).toBe('close');
+
+    await withBudgetTaken(async () => {
+      const shed = await request(t.origin, '/v1/pets', { headers: fromShop(auth()) });
+      expect(shed.status).toBe(503);
+      expect(shed.headers.get('connection')).toBe('close');
+      expect(shed.headers.get('access-control-allow-origin')).toBe(SHOP);
+    });
+  });
+});
