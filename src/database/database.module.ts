@@ -6,7 +6,7 @@ import { DatabaseFaultLog } from './database-fault-log.js';
 import { commandDataSourceOptions, dataSourceOptions } from './data-source-options.js';
 import { pgPool } from './pg-pool.js';
 import { MigrationLockTimeout, runMigrations } from './run-migrations.js';
-import { applySessionTimeouts } from './session-timeouts.js';
+import { warnWithoutSessionTimeouts } from './session-timeouts.js';
 
 @Module({})
 export class DatabaseModule {
@@ -25,7 +25,7 @@ export class DatabaseModule {
             const dataSource = await new DataSource(dataSourceOptions!).initialize();
             pgPool(dataSource).setMaxListeners(0); // each request paused in withRetries waits for a release
             try {
-              await applySessionTimeouts(dataSource);
+              await warnWithoutSessionTimeouts(dataSource);
               if (options.migrationsRun) {
                 // Under the runners' lock and the migrations' bounds (not TypeORM's `migrationsRun`), on a data
                 // source without the requests' query bound.
