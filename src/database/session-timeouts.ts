@@ -24,7 +24,7 @@ export function roleSessionTimeoutsSql(database: string, role = 'CURRENT_USER'):
 
 /** Reads (never writes) the session's statement_timeout at start, and says how to set it when the role has none. */
 export async function warnWithoutSessionTimeouts(dataSource: DataSource): Promise<void> {
-  const [{ statement_timeout }] = (await dataSource.query('SHOW statement_timeout')) as { statement_timeout: string }[];
+  const [{ statement_timeout }] = await dataSource.query<{ statement_timeout: string }[]>('SHOW statement_timeout');
   if (statement_timeout !== '0') return;
   new Logger('Database').warn(
     'Requests run without a statement timeout: the role in DATABASE_URL has none in this database. Connect as the ' +
