@@ -74,6 +74,8 @@ describe("migrations are bounded by their own settings, not the requests'", () =
     beforeEach(async () => {
       holder = new Client({ connectionString: t.database.url });
       await holder.connect();
+      // Another session, which holds the lock for as long as the test needs (not ended by the role's idle bound).
+      await holder.query('SET idle_in_transaction_session_timeout = 0');
       await holder.query('BEGIN');
       await holder.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
     });
