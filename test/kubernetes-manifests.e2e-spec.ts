@@ -20,6 +20,7 @@ import { PodDisruptionBudget, type IPodDisruptionBudget } from 'kubernetes-model
 import { parseAllDocuments } from 'yaml';
 import { OPERATIONS_ROUTES } from '../src/observability/operations-routes.js';
 import { loadConfig } from '../src/config/app-config.js';
+import { SESSION_TIMEOUTS } from '../src/database/session-timeouts.js';
 import { ROOT } from './support/built-service.js';
 
 /**
@@ -98,8 +99,10 @@ describe('Kubernetes manifests (k8s/)', () => {
       'Deployment',
       'HorizontalPodAutoscaler',
       'Job',
+      'Job',
       'PersistentVolumeClaim',
       'PodDisruptionBudget',
+      'Secret',
       'Secret',
       'Service',
     ]);
@@ -107,7 +110,9 @@ describe('Kubernetes manifests (k8s/)', () => {
 
   const deployment = () => only('Deployment');
   const config = () => only('ConfigMap', 'animal-store-config').data!;
-  const secret = () => only('Secret').stringData!;
+  const secret = () => only('Secret', 'animal-store-secrets').stringData!;
+  const ownerSecret = () => only('Secret', 'animal-store-owner');
+  const migrateJob = () => only('Job', 'animal-store-migrate');
   /** The Secret as an operator creates it: the shipped placeholders replaced by values of their own. */
   const ownSecret = () => ({
     ...secret(),
@@ -164,7 +169,7 @@ describe('Kubernetes manifests (k8s/)', () => {
     );
     expect(api().envFrom).toEqual([
       { configMapRef: { name: only('ConfigMap', 'animal-store-config').metadata!.name } },
-      { secretRef: { name: only('Secret').metadata!.name } },
+      { secretRef: { name: 'animal-store-secrets' } },
     ]);
     expect(api().resources!.requests).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
     expect(api().resources!.limits).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
@@ -173,7 +178,7 @@ describe('Kubernetes manifests (k8s/)', () => {
   it('run as the image user, not root, without privileges', () => {
     const dockerfileUser = /^USER (\S+)$/m.exec(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'))?.[1];
     expect(dockerfileUser).toBe('node'); // uid 1000 in the node images
-    for (const workload of [deployment(), only('Job')]) {
+    for (const workload of [deployment(), migrateJob()]) {
       const pod = podOf(workload);
       expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
       for (const container of pod.containers) {
@@ -211,10 +216,81 @@ describe('Kubernetes manifests (k8s/)', () => {
     const packageJson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
     };
-    const job = podOf(only('Job')).containers[0];
+    const job = podOf(migrateJob()).containers[0];
     expect(job.command).toEqual(packageJson.scripts['migration:run'].split(' '));
     expect(job.image).toBe(api().image);
-    expect(job.envFrom).toEqual(api().envFrom);
+    expect(job.envFrom).toEqual([api().envFrom![0], { secretRef: { name: ownerSecret().metadata!.name } }]);
+  });
+
+  describe('a database role per workload (compose/roles.sh makes them)', () => {
+    const rolesScript = readFileSync(join(ROOT, 'compose/roles.sh'), 'utf8');
+    const userOf = (url: string) => new URL(url).username;
+    const backupContainer = () => only('CronJob').spec.jobTemplate.spec!.template.spec!.containers[0];
+
+    it("the Deployment connects as the service's role and reads no owner's URL; it cannot run migrations", () => {
+      expect(userOf(secret().DATABASE_URL)).toBe('animal_store_api');
+      expect(rolesScript).toContain(`('${userOf(secret().DATABASE_URL)}')`);
+      const sources = [...(api().envFrom ?? []), ...(api().env ?? [])].map((source) =>
+        JSON.stringify(source).includes(ownerSecret().metadata!.name!),
+      );
+      expect(sources).not.toContain(true);
+      expect(api().env ?? []).toEqual([]);
+      expect(api().command).toBeUndefined();
+      expect(loadConfig({ ...config(), ...ownSecret() }).migrationsRun).toBe(false);
+    });
+
+    it('the migrate Job and the backup CronJob connect as the owner, directly, not through PgBouncer', () => {
+      const owner = ownerSecret().stringData!.DATABASE_URL;
+      expect(userOf(owner)).toBe('animal_store_owner');
+      expect(rolesScript).toContain(`('${userOf(owner)}')`);
+      expect(new URL(owner).port).not.toBe(new URL(secret().DATABASE_URL).port);
+      expect(backupContainer().env).toEqual([
+        {
+          name: 'DATABASE_URL',
+          valueFrom: { secretKeyRef: { name: ownerSecret().metadata!.name, key: 'DATABASE_URL' } },
+        },
+      ]);
+      // The Job reads the owner's Secret, not the service's (whose DATABASE_URL would otherwise compete).
+      expect(podOf(migrateJob()).containers[0].envFrom).not.toContainEqual({
+        secretRef: { name: 'animal-store-secrets' },
+      });
+    });
+
+    it('the roles Job runs compose/roles.sh itself, from a ConfigMap made of that file, with no copy in k8s/', () => {
+      const job = only('Job', 'animal-store-roles');
+      const pod = podOf(job);
+      const [container] = pod.containers;
+      const scriptVolume = pod.volumes!.find((volume) => volume.configMap)!;
+      const scriptMount = container.volumeMounts!.find((mount) => mount.name === scriptVolume.name)!;
+      expect(container.command).toEqual(['bash', `${scriptMount.mountPath}/roles.sh`]);
+      const jobText = readFileSync(join(DIRECTORY, 'roles-job.yaml'), 'utf8');
+      expect(jobText).toContain(
+        `kubectl create configmap ${scriptVolume.configMap!.name} --from-file=roles.sh=compose/roles.sh`,
+      );
+      expect(manifests.map(({ manifest }) => manifest.metadata.name)).not.toContain(scriptVolume.configMap!.name);
+      for (const file of files)
+        expect({ file, copy: /CREATE ROLE/.test(readFileSync(join(DIRECTORY, file), 'utf8')) }).toEqual({
+          file,
+          copy: false,
+        });
+      // The passwords where the script reads them, and the image the backups use.
+      const secretsDirectory = /^SECRETS=\$\{SECRETS_DIR:-(\S+)\}$/m.exec(rolesScript)![1];
+      const passwords = pod.volumes!.find((volume) => volume.secret)!;
+      expect(container.volumeMounts!.find((mount) => mount.name === passwords.name)!.mountPath).toBe(secretsDirectory);
+      const passwordFile = container.env!.find((variable) => variable.name === 'POSTGRES_PASSWORD_FILE')!.value!;
+      expect(passwordFile.startsWith(`${secretsDirectory}/`)).toBe(true);
+      expect(container.image).toBe(backupContainer().image);
+      expect(container.env!.find((variable) => variable.name === 'PGHOST')!.value).toBe(
+        new URL(ownerSecret().stringData!.DATABASE_URL).hostname,
+      );
+    });
+
+    it("the script gives the service's role the requests' timeouts, SESSION_TIMEOUTS, and the owner none", () => {
+      const given = [...rolesScript.matchAll(/\('(\w+_timeout)', (\d+)\)/g)].map(([, name, ms]) => [name, Number(ms)]);
+      expect(given).toEqual(Object.entries(SESSION_TIMEOUTS));
+      expect(rolesScript).toMatch(/ALTER ROLE animal_store_api IN DATABASE %I SET %s = %s/);
+      expect(rolesScript).not.toMatch(/ALTER ROLE animal_store_owner IN DATABASE/);
+    });
   });
 
   it("back up with the compose files' script, on a schedule, into the claim, keeping what they keep", () => {
@@ -233,7 +309,6 @@ describe('Kubernetes manifests (k8s/)', () => {
     const claimVolume = pod.volumes!.find((volume) => volume.persistentVolumeClaim)!;
     expect(claimVolume.persistentVolumeClaim!.claimName).toBe(claim.metadata!.name);
     expect(container.volumeMounts!.find((mount) => mount.name === claimVolume.name)!.mountPath).toBe('/backups');
-    expect(container.env!.map((variable) => variable.name)).toEqual(['DATABASE_URL']);
     expect(cronJob.spec.concurrencyPolicy).toBe('Forbid');
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
     expect(container.securityContext).toMatchObject({

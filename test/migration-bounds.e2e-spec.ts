@@ -32,7 +32,7 @@ const migrationRun = (root: string, databaseUrl: string, env: Record<string, str
 const applied = async (sql: Client) =>
   (await sql.query<{ name: string }>('SELECT name FROM migrations ORDER BY id')).rows.map((row) => row.name);
 
-/** Migrations through every path, on a database whose role the service has given the requests' bounds. */
+/** Migrations through every path, on a database whose one role has the requests' bounds (as its setup makes them). */
 describe("migrations are bounded by their own settings, not the requests'", () => {
   let t: TestApp;
   let slow: Awaited<ReturnType<typeof buildCopyWith>>;
@@ -41,7 +41,7 @@ describe("migrations are bounded by their own settings, not the requests'", () =
   beforeAll(async () => {
     await ensureBuilt();
     [slow, withNote] = await Promise.all([buildCopyWith([SLOW]), buildCopyWith([SLOW, ADD_NOTE])]);
-    // The service has run: its role now carries the requests' statement_timeout in this database.
+    // One role serves and migrates here: it carries the requests' statement_timeout in this database.
     t = await startTestApp();
   }, 300_000);
 
@@ -49,7 +49,7 @@ describe("migrations are bounded by their own settings, not the requests'", () =
     await Promise.allSettled([t?.close(), slow?.remove(), withNote?.remove()]);
   }, 30_000);
 
-  it(`migration:run applies a ${SLOW_SECONDS} s migration after the service has run`, async () => {
+  it(`migration:run applies a ${SLOW_SECONDS} s migration as a role with the requests' bounds`, async () => {
     const session = new Client({ connectionString: t.database.url });
     await session.connect();
     const { rows } = await session.query<{ statement_timeout: string }>('SHOW statement_timeout');
@@ -74,6 +74,8 @@ describe("migrations are bounded by their own settings, not the requests'", () =
     beforeEach(async () => {
       holder = new Client({ connectionString: t.database.url });
       await holder.connect();
+      // Another session, which holds the lock for as long as the test needs (not ended by the role's idle bound).
+      await holder.query('SET idle_in_transaction_session_timeout = 0');
       await holder.query('BEGIN');
       await holder.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
     });

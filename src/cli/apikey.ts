@@ -14,11 +14,9 @@ runDatabaseCommand(
     run: async (command, dataSource, config) => {
       // The same rule as the service: a fresh database gets its tables before the first key.
       if (config.migrationsRun) await runMigrations(dataSource, config);
-      // The requests' statement bound, a default the service gives its role, is not the command's.
-      return dataSource.transaction(async (manager) => {
-        await manager.query('SET LOCAL statement_timeout = 0');
-        return runCommand(command, new ApiKeysRepository(manager.getRepository(ApiKeyEntity)), terminal);
-      });
+      return dataSource.transaction((manager) =>
+        runCommand(command, new ApiKeysRepository(manager.getRepository(ApiKeyEntity)), terminal),
+      );
     },
   },
   process.argv.slice(2),

@@ -5,7 +5,7 @@ import type { DatabasePoolConfig } from '../config/app-config.js';
 import { DatabaseFaultLog } from './database-fault-log.js';
 import { commandDataSourceOptions, dataSourceOptions } from './data-source-options.js';
 import { MigrationLockTimeout, runMigrations } from './run-migrations.js';
-import { applySessionTimeouts } from './session-timeouts.js';
+import { warnWithoutSessionTimeouts } from './session-timeouts.js';
 
 @Module({})
 export class DatabaseModule {
@@ -23,7 +23,7 @@ export class DatabaseModule {
           dataSourceFactory: async (dataSourceOptions) => {
             const dataSource = await new DataSource(dataSourceOptions!).initialize();
             try {
-              await applySessionTimeouts(dataSource);
+              await warnWithoutSessionTimeouts(dataSource);
               if (options.migrationsRun) {
                 // Under the runners' lock and the migrations' bounds (not TypeORM's `migrationsRun`), on a data
                 // source without the requests' query bound.

@@ -4,7 +4,7 @@ import { ComposeProject } from './support/docker.js';
 import { SESSION_TIMEOUTS } from '../../src/database/session-timeouts.js';
 import { buildCopyWith, ensureBuilt } from '../support/built-service.js';
 
-/** Longer than the requests' statement bound, which the api has written into its role's defaults. */
+/** Longer than the requests' statement bound, which compose/roles.sh makes a default of the api's role. */
 const SLOW_SECONDS = 8;
 /** That bound as `SHOW statement_timeout` prints it. */
 const REQUEST_BOUND = `${SESSION_TIMEOUTS.statement_timeout / 1000}s`;
@@ -36,7 +36,7 @@ describe('docker-compose.yml, upgraded to a build with a migration longer than a
   it(`the migrate service applies a ${SLOW_SECONDS} s migration after the api has run; the api comes back healthy`, async () => {
     await project.composeOk(['up', '-d'], 300_000);
     await project.waitForHealth('api', 'healthy', 90_000);
-    // The api has written the requests' bound into its role's defaults: every new session of it starts with it.
+    // The roles service made the requests' bound a default of the api's role: every new session of it starts with it.
     expect(await project.sql('SHOW statement_timeout', 'animal_store_api')).toBe(REQUEST_BOUND);
     expect(await project.sql('SELECT name FROM migrations')).not.toContain(upgrade.migrations[0]);
     const before = await project.container('migrate');

@@ -70,7 +70,7 @@ describe('docker-compose.yml database roles', () => {
     expect(sessions).toBe('t|0');
   });
 
-  it('the service’s role: no superuser, owns no table, CREATE TABLE refused; the timeouts its role starts with', async () => {
+  it('the service’s role: no superuser, owns no table, CREATE TABLE refused; the timeouts it is made with', async () => {
     expect(
       await project.sql(
         'SELECT rolsuper, rolcreatedb, rolcreaterole, (SELECT count(*) FROM pg_class WHERE relowner = r.oid) ' +
@@ -96,6 +96,23 @@ describe('docker-compose.yml database roles', () => {
     expect(await project.sql('SHOW statement_timeout', 'animal_store_api')).toBe(
       `${SESSION_TIMEOUTS.statement_timeout / 1000}s`,
     );
+    // Set by the roles service on the service's role alone: the owner's jobs run unbounded, and a restart of the api
+    // writes nothing (the same row version).
+    expect(await project.sql('SHOW statement_timeout', 'animal_store_owner')).toBe('0');
+    const settings = () =>
+      project.sql('SELECT s.setrole::regrole, s.setconfig, s.xmin FROM pg_db_role_setting s ORDER BY 1');
+    const before = await settings();
+    expect(before).toMatch(
+      new RegExp(
+        `^animal_store_api\\|\\{${Object.entries(SESSION_TIMEOUTS)
+          .map(([name, ms]) => `${name}=${ms}`)
+          .join(',')}\\}\\|\\d+$`,
+        'm',
+      ),
+    );
+    await project.composeOk(['restart', 'api']);
+    await project.waitForHealth('api', 'healthy', 120_000);
+    expect(await settings()).toBe(before);
   });
 
   it('the owner’s jobs still work: the migrations and a backup', async () => {

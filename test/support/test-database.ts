@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { roleSessionTimeoutsSql } from '../../src/database/session-timeouts.js';
 
 export interface TestDatabase {
   url: string;
@@ -18,12 +19,17 @@ async function withAdmin<T>(adminUrl: string | undefined, work: (client: Client)
 }
 
 /**
- * A fresh, empty database of its own for one test file; its name always says "test".
+ * A fresh, empty database of its own for one test file; its name always says "test". Its role has the requests'
+ * session timeouts there, as the service's role has wherever the roles are made.
  * On the run's server unless a test brings its own (`adminUrl`).
  */
 export async function createTestDatabase(adminUrl = process.env.TEST_DATABASE_ADMIN_URL): Promise<TestDatabase> {
   const name = `test_${randomBytes(6).toString('hex')}`;
-  await withAdmin(adminUrl, (client) => client.query(`CREATE DATABASE ${name}`));
+  // Its role serves and migrates: it gets the requests' bounds, as the development database's does.
+  await withAdmin(adminUrl, async (client) => {
+    await client.query(`CREATE DATABASE ${name}`);
+    await client.query(roleSessionTimeoutsSql(name));
+  });
   const url = new URL(adminUrl!);
   url.pathname = `/${name}`;
   return {

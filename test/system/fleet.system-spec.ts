@@ -1,5 +1,8 @@
 import { expect } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { KEY_CACHE_TTL_MS } from '../../src/auth/api-key-store.js';
@@ -27,7 +30,9 @@ import { ServiceProcess, startService } from '../support/service-process.js';
  * PostgreSQL. The figures are printed (docs/operating.md, "Running several instances", quotes them).
  */
 
-const APP_ROLE = 'animal_store';
+/** The roles compose/roles.sh makes: the service's (rows only, with the requests' timeouts) and the owner's. */
+const APP_ROLE = 'animal_store_api';
+const OWNER_ROLE = 'animal_store_owner';
 const DATABASE = 'animal_store';
 const KEY = 'fleet-test-key-0123456789abcdef';
 const BUDGET_KEY = 'fleet-budget-key-0123456789abcdef';
@@ -48,6 +53,16 @@ let bouncer: PgBouncer;
 let redis: RedisServer;
 let balancer: Balancer;
 let admin: pg.Client;
+/** The database's role settings (with their row versions) as compose/roles.sh left them, before any instance. */
+let madeByRoles: unknown[];
+const roleSettings = async () =>
+  (
+    await sql.query<{ role: string; setconfig: string[]; version: string }>(
+      `SELECT s.setrole::regrole::text AS role, s.setconfig, s.xmin::text AS version
+       FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase
+       WHERE d.datname = current_database() ORDER BY 1`,
+    )
+  ).rows;
 /** The service's database, directly (not through PgBouncer): what was stored. */
 let sql: pg.Client;
 const ports = {} as Record<Name, number>;
@@ -107,14 +122,28 @@ beforeAll(async () => {
   postgres = await startPostgres();
   admin = new pg.Client({ connectionString: postgres.url() });
   await admin.connect();
-  // An ordinary role owning its database, as in production.
-  await admin.query(`CREATE ROLE ${APP_ROLE} LOGIN`);
-  await admin.query(`CREATE DATABASE ${DATABASE} OWNER ${APP_ROLE}`);
+  // The roles as in production, by the script Compose and the Kubernetes roles Job run (passwords unused: trust).
+  await admin.query(`CREATE DATABASE ${DATABASE}`);
+  const secrets = await mkdtemp(join(tmpdir(), 'fleet-roles-'));
+  for (const name of ['postgres', 'owner', 'api']) await writeFile(join(secrets, `${name}-password`), 'unused');
+  const server = new URL(postgres.url());
+  const roles = await run('bash', ['compose/roles.sh'], {
+    PATH: process.env.PATH ?? '',
+    PGHOST: server.hostname,
+    PGPORT: server.port,
+    PGUSER: 'postgres',
+    PGDATABASE: DATABASE,
+    POSTGRES_PASSWORD_FILE: join(secrets, 'postgres-password'),
+    SECRETS_DIR: secrets,
+  });
+  await rm(secrets, { recursive: true });
+  expect(roles).toMatchObject({ code: 0, stdout: expect.stringContaining(`${OWNER_ROLE} and ${APP_ROLE} ready`) });
   sql = new pg.Client({ connectionString: postgres.url(DATABASE) });
   await sql.connect();
+  madeByRoles = await roleSettings();
   redis = await startRedisServer();
 
-  const migrated = await migrate(postgres.url(DATABASE, APP_ROLE));
+  const migrated = await migrate(postgres.url(DATABASE, OWNER_ROLE));
   expect(migrated).toMatchObject({
     code: 0,
     stdout: expect.stringMatching(
@@ -122,7 +151,7 @@ beforeAll(async () => {
     ),
   });
 
-  bouncer = await startPgBouncer(postgres, [APP_ROLE, 'postgres'], 20);
+  bouncer = await startPgBouncer(postgres, [APP_ROLE, OWNER_ROLE, 'postgres'], 20);
   for (const name of NAMES) ports[name] = await freePort();
   for (const name of NAMES) await startInstance(name);
   balancer = await startHaproxy(ports, BALANCER);
@@ -141,7 +170,7 @@ afterAll(async () => {
 }, 60_000);
 
 describe('a fleet through PgBouncer in transaction mode', () => {
-  it('keeps the statement and idle-in-transaction timeouts: a slow statement is cancelled through PgBouncer', async () => {
+  it("keeps the service's role's statement and idle-in-transaction timeouts: a slow statement is cancelled through PgBouncer", async () => {
     const client = new pg.Client({ connectionString: bouncer.url(DATABASE, APP_ROLE) });
     await client.connect();
     try {
@@ -163,11 +192,22 @@ describe('a fleet through PgBouncer in transaction mode', () => {
       await client.end();
     }
     expect(bouncer.output()).not.toMatch(/unsupported startup parameter/);
+    // Set on the service's role only, where the roles are made; the instances' starts wrote nothing.
+    expect(madeByRoles).toEqual([
+      {
+        role: APP_ROLE,
+        setconfig: Object.entries(SESSION_TIMEOUTS).map(([name, ms]) => `${name}=${ms}`),
+        version: expect.any(String),
+      },
+    ]);
+    expect(await roleSettings()).toEqual(madeByRoles);
   }, 30_000);
 
   it('runs concurrent migration runners safely: one applies, the others wait and find nothing', async () => {
-    await admin.query(`CREATE DATABASE migrate_race OWNER ${APP_ROLE}`);
-    const runners = await Promise.all(Array.from({ length: 4 }, () => migrate(bouncer.url('migrate_race', APP_ROLE))));
+    await admin.query(`CREATE DATABASE migrate_race OWNER ${OWNER_ROLE}`);
+    const runners = await Promise.all(
+      Array.from({ length: 4 }, () => migrate(bouncer.url('migrate_race', OWNER_ROLE))),
+    );
     report(
       '4 migration runners at once through PgBouncer',
       runners.map((r) => `exit ${r.code}: ${r.stdout.trim() || r.stderr.trim()}`),
