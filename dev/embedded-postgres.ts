@@ -7,7 +7,7 @@ import { Client } from 'pg';
 import { EmbeddedPostgresError } from './embedded-postgres-error.js';
 import { embeddedPostgresBinaries, ensurePostgresUser, postgresUserAccessProblem } from './postgres-user-access.js';
 
-export const EMBEDDED_DATABASE_NAME = 'animal_store';
+const EMBEDDED_DATABASE_NAME = 'animal_store';
 const USER = 'postgres';
 
 export interface EmbeddedDatabase {
@@ -108,7 +108,7 @@ async function stopOrphan(postmaster: Postmaster, databaseDir: string): Promise<
 }
 
 /** The URL of the embedded cluster under `dataDir`, whether or not it is running. */
-export async function embeddedDatabaseUrl(dataDir: string, port: number, database = EMBEDDED_DATABASE_NAME) {
+async function embeddedDatabaseUrl(dataDir: string, port: number, database = EMBEDDED_DATABASE_NAME) {
   const password = (await readFile(passwordFile(dataDir), 'utf8')).trim();
   return `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
 }
@@ -280,13 +280,11 @@ async function connectionError(url: string): Promise<string | null> {
 }
 
 /**
- * The embedded cluster under `dataDir` for a one-off command (`npm run apikey`, `npm run migration:*`): the one
- * running from it (while `npm start` runs, on whatever port it was given), or started for the command on
- * `port` and stopped again by `close()`.
+ * The URL of the embedded cluster under `dataDir` for a one-off command (`npm run apikey`, `npm run migration:*`):
+ * the one running from it (while `npm start` runs, on whatever port it was given), or one started for the command
+ * on `port`, which stops when the command's process exits.
  */
-export async function openEmbeddedDatabase(
-  options: EmbeddedPostgresOptions,
-): Promise<{ url: string; close(): Promise<void> }> {
+export async function openEmbeddedDatabase(options: EmbeddedPostgresOptions): Promise<string> {
   const running = await runningPostmaster(options.dataDir);
   const owner = running && (await readOwner(options.dataDir));
   // A cluster left behind by a process that no longer exists is not used: startEmbeddedPostgres replaces it.
@@ -304,8 +302,7 @@ export async function openEmbeddedDatabase(
         `The embedded PostgreSQL of DATA_DIR=${options.dataDir} runs on port ${port} (its postmaster.pid) but refused the connection (${refused}): wait until it has started, or set DATABASE_URL.`,
       );
     }
-    return { url, close: () => Promise.resolve() };
+    return url;
   }
-  const started = await startEmbeddedPostgres(options);
-  return { url: started.url, close: () => started.stop() };
+  return (await startEmbeddedPostgres(options)).url;
 }

@@ -23,10 +23,9 @@ export async function withEmbeddedPostgres(entry: () => Promise<unknown>, { serv
         port: config.embeddedPostgresPort,
         notice: (message: string) => process.stderr.write(`${message}\n`),
       };
-      const database = service
-        ? await embedded.startEmbeddedPostgres(options)
+      process.env.DATABASE_URL = service
+        ? (await embedded.startEmbeddedPostgres(options)).url
         : await embedded.openEmbeddedDatabase(options);
-      process.env.DATABASE_URL = database.url;
     }
   } catch (error) {
     if (!(error instanceof EmbeddedPostgresError)) throw error;
