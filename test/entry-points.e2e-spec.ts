@@ -130,13 +130,13 @@ describe('what `nest start` compiles (src/ and migrations/, as start:dev and the
       ['cli/apikey.js', ['list']],
       ['cli/migrations.js', ['run']],
     ] as const) {
-      const refused = await run(process.execPath, [join(out, 'src', script), ...args], env, 15_000);
+      const refused = await run(process.execPath, [join(out, 'src', script), ...args], env, 60_000);
       expect(expectOneLineFailure(refused, 'Invalid configuration')).toBe(
         'Invalid configuration: DATABASE_URL is not set: set it to your PostgreSQL, or run `npm start` (or `npm run apikey`, `npm run migration:*`), which starts an embedded one for development',
       );
     }
     expect(existsSync(join(scratch, 'without-dev'))).toBe(false);
-  }, 60_000);
+  }, 200_000);
 });
 
 describe('.env', () => {
