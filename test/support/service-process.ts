@@ -74,7 +74,8 @@ export async function startService(env: Record<string, string>, where: ServiceLo
       if (exit) throw new Error(`service exited (${JSON.stringify(exit)}): ${stderr.join('\n')}`);
       return (await fetch(`${origin}/health/ready`)).status === 200;
     },
-    { timeoutMs: 30_000, what: 'the service to be ready' },
+    // A first start on the embedded PostgreSQL runs initdb, which a loaded machine can take most of a minute for.
+    { timeoutMs: main === DEVELOPMENT_ENTRY ? 90_000 : 30_000, what: 'the service to be ready' },
   ).catch((error: unknown) => {
     child.kill('SIGKILL');
     throw error;
