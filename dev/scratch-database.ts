@@ -6,7 +6,13 @@ import getPort from 'get-port';
 import { Client } from 'pg';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { oneLine } from '../src/cli/cli-database.js';
-import type { ScratchDatabase } from '../src/database/development-database.js';
+
+/** A database thrown away afterwards, so that nobody's data plays a part. */
+export interface ScratchDatabase {
+  url: string;
+  /** Drops the database (or stops and deletes the cluster). */
+  close(): Promise<void>;
+}
 
 /**
  * An empty database that is thrown away afterwards, so that nobody's data plays a part: a new database in the

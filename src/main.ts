@@ -3,8 +3,7 @@ import { relative } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { createApp } from './app.setup.js';
 import { API_PREFIX, DOCS_PATH } from './edge/http.constants.js';
-import { ConfigError, parseApiKeys, readConfig } from './config/app-config.js';
-import { EmbeddedPostgresError, loadDevelopmentDatabases } from './database/development-database.js';
+import { ConfigError, parseApiKeys, readConfig, requireDatabaseUrl } from './config/app-config.js';
 import { developmentApiKey, developmentKeyFile } from './auth/development-key.js';
 import { stopGracefullyOnSignals } from './edge/graceful-shutdown.js';
 import { configuredSecrets } from './observability/secret-scrubber.js';
@@ -17,6 +16,7 @@ setFlagsFromString('--no-allocation-site-pretenuring');
 async function bootstrap(): Promise<void> {
   const logger = new Logger('Bootstrap');
   const config = await readConfig('service');
+  const databaseUrl = requireDatabaseUrl(config);
 
   let authHint = 'send Authorization: Bearer <one of API_KEYS>';
   if (config.apiKeys.length === 0 && !config.production) {
@@ -25,22 +25,11 @@ async function bootstrap(): Promise<void> {
   }
   scrubTracesOf(configuredSecrets(config));
 
-  // Loaded only without DATABASE_URL: production loads no development tool (the image has none).
-  const development = config.databaseUrl ? null : await loadDevelopmentDatabases(true);
-  const embedded = await development?.startEmbeddedPostgres({
-    dataDir: config.dataDir,
-    port: config.embeddedPostgresPort,
-    notice: (message) => logger.warn(message),
-  });
-
-  const app = await createApp({ ...config, databaseUrl: config.databaseUrl ?? embedded!.url });
+  const app = await createApp({ ...config, databaseUrl });
   stopGracefullyOnSignals(app, {
     drainDelayMs: config.shutdownDrainDelayMs,
     graceMs: config.shutdownGraceMs,
-    afterClose: async () => {
-      await embedded?.stop();
-      await stopTracing();
-    },
+    afterClose: stopTracing,
     logger,
   });
   await app.listen(config.port, config.host);
@@ -50,7 +39,6 @@ async function bootstrap(): Promise<void> {
 
 bootstrap().catch((error: unknown) => {
   if (error instanceof ConfigError) process.stderr.write(`Invalid configuration: ${error.message}\n`);
-  else if (error instanceof EmbeddedPostgresError) process.stderr.write(`${error.message}\n`);
   else new Logger('Bootstrap').error(error instanceof Error ? (error.stack ?? error.message) : String(error));
   process.exit(1);
 });

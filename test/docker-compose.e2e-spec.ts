@@ -69,7 +69,7 @@ describe('docker-compose.yml', () => {
     expect(db.depends_on).toEqual({ secrets: { condition: 'service_completed_successfully' } });
 
     for (const service of [secrets, migrate, api]) expect(service.image).toBe('animal-store:local');
-    expect(migrate.command).toEqual(['npm', 'run', 'migration:run']);
+    expect(migrate.command).toEqual(['node', 'dist/src/cli/migrations.js', 'run']);
     // The roles are made (or a volume from before them upgraded) on every `up`, as the superuser, before anything
     // else connects; the migrations run as the owner, the API as the service's role.
     const { roles } = compose;

@@ -7,10 +7,10 @@ import { pathToFileURL } from 'node:url';
 import { ensureBuilt, ROOT, run } from './support/built-service.js';
 import { freePort } from './support/database-server.js';
 import { pollUntil } from './support/poll.js';
-import { startService } from './support/service-process.js';
+import { DEVELOPMENT_ENTRY, startService } from './support/service-process.js';
 
 /**
- * The service on its embedded PostgreSQL (no DATABASE_URL), as `npm start` runs it, dying in the ways a process
+ * The service on its embedded PostgreSQL (no DATABASE_URL), as `npm start` runs it (dev/start.ts), dying in the ways a process
  * dies: killed outright (SIGKILL: the OOM killer, a crash in native code), or seeing its end coming (an uncaught
  * exception). And two services pointed at one DATA_DIR.
  */
@@ -62,10 +62,12 @@ async function createPet(origin: string, name: string): Promise<number> {
   return ((await response.json()) as { id: number }).id;
 }
 
-const node = (script: string, args: string[], env: Record<string, string>) =>
+/** `npm start` and the commands' npm scripts (dist/dev/), on the embedded PostgreSQL. */
+const start = (env: Record<string, string>) => startService(env, { main: DEVELOPMENT_ENTRY });
+const development = (script: string, args: string[], env: Record<string, string>) =>
   run(
     process.execPath,
-    [join(ROOT, 'dist', 'src', script), ...args],
+    [join(ROOT, 'dist', 'dev', script), ...args],
     { PATH: process.env.PATH ?? '', ...env },
     120_000,
   );
@@ -73,7 +75,7 @@ const node = (script: string, args: string[], env: Record<string, string>) =>
 describe('the embedded PostgreSQL when its service dies', () => {
   it('after a SIGKILL, the next start stops the PostgreSQL left running and serves the same data', async () => {
     const env = await serviceEnv('killed');
-    const first = await startService(env);
+    const first = await start(env);
     const ids = [await createPet(first.origin, 'Rex'), await createPet(first.origin, 'Tom')];
     ids.push(await createPet(first.origin, 'Kiki'));
     const orphan = postmasterPid(env.DATA_DIR);
@@ -82,7 +84,7 @@ describe('the embedded PostgreSQL when its service dies', () => {
     // Nothing ran on the way out: the cluster is still up, re-parented, holding DATA_DIR.
     expect(isRunning(orphan)).toBe(true);
 
-    const second = await startService(env);
+    const second = await start(env);
     try {
       expect([...second.lines, ...second.stderr].join('\n')).toContain(
         `Stopping the PostgreSQL (process ${orphan}) left running by process ${first.pid}, which no longer exists`,
@@ -104,17 +106,17 @@ describe('the embedded PostgreSQL when its service dies', () => {
 
   it('after a SIGKILL, the key and migration commands stop what was left, work, and leave nothing running', async () => {
     const env = await serviceEnv('killed-then-command');
-    const service = await startService(env);
+    const service = await start(env);
     await createPet(service.origin, 'Rex');
     const orphan = postmasterPid(env.DATA_DIR);
     service.kill('SIGKILL');
     await service.exited;
 
-    const listed = await node('cli/apikey.js', ['list'], env);
+    const listed = await development('apikey.js', ['list'], env);
     expect(listed.code).toBe(0);
     expect(listed.stderr).toContain(`Stopping the PostgreSQL (process ${orphan})`);
     expect(isRunning(orphan)).toBe(false);
-    const migrated = await node('cli/migrations.js', ['show'], env);
+    const migrated = await development('migrations.js', ['show'], env);
     expect(migrated.code).toBe(0);
     // The command stopped the cluster it started for itself.
     expect(() => postmasterPid(env.DATA_DIR)).toThrow(/ENOENT/);
@@ -125,7 +127,7 @@ describe('the embedded PostgreSQL when its service dies', () => {
     // A fault the service does not handle, raised on demand from inside the process.
     const crash = join(scratch, 'crash-on-sigusr2.mjs');
     await writeFile(crash, "process.on('SIGUSR2', () => { throw new Error('simulated crash'); });\n");
-    const service = await startService({ ...env, NODE_OPTIONS: `--import=${pathToFileURL(crash).href}` });
+    const service = await start({ ...env, NODE_OPTIONS: `--import=${pathToFileURL(crash).href}` });
     const postgres = postmasterPid(env.DATA_DIR);
     service.kill('SIGUSR2');
     expect((await service.exited).code).toBe(1);
@@ -136,14 +138,14 @@ describe('the embedded PostgreSQL when its service dies', () => {
 describe('two services on one DATA_DIR', () => {
   it('refuses the second, naming the process that holds the cluster, while the first keeps serving', async () => {
     const env = await serviceEnv('shared');
-    const first = await startService(env);
+    const first = await start(env);
     try {
-      const second = await node('main.js', [], { ...env, PORT: String(await freePort()), HOST: '127.0.0.1' });
+      const second = await development('start.js', [], { ...env, PORT: String(await freePort()), HOST: '127.0.0.1' });
       expect(second.code).toBe(1);
       expect(second.stderr.trim().split('\n')).toEqual([
         expect.stringMatching(
           new RegExp(
-            `^A PostgreSQL already runs from .+ for process ${first.pid} \\(.*dist/src/main\\.js\\), which is still running: stop that process, or set another DATA_DIR\\.$`,
+            `^A PostgreSQL already runs from .+ for process ${first.pid} \\(.*dist/dev/start\\.js\\), which is still running: stop that process, or set another DATA_DIR\\.$`,
           ),
         ),
       ]);

@@ -8,12 +8,13 @@ import { Client } from 'pg';
 import { MIGRATIONS } from '../migrations/index.js';
 import { freePort } from './support/database-server.js';
 import { ensureBuilt, Finished, ROOT, run } from './support/built-service.js';
-import { startService } from './support/service-process.js';
+import { DEVELOPMENT_ENTRY, startService } from './support/service-process.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
 
 /**
  * The ways of running the service and its commands a newcomer meets: what `nest start` compiles, `.env`, the
- * CLI in a second shell beside `npm start`, and `migration:revert`. Each runs the built code as a process.
+ * CLI in a second shell beside `npm start` (dev/, on the embedded PostgreSQL), and `migration:revert`. Each runs the
+ * built code as a process.
  */
 const MIGRATION_COUNT = MIGRATIONS.length;
 /** The newest migration and the one before it, whichever they are: adding a migration changes no test. */
@@ -27,6 +28,9 @@ const node = (
   env: Record<string, string>,
   options: { cwd?: string; input?: string } = {},
 ) => run(process.execPath, [join(ROOT, 'dist', 'src', script), ...args], withPath(env), 120_000, options);
+/** A command as its npm script runs it: through dev/, which starts the embedded PostgreSQL without DATABASE_URL. */
+const development = (script: string, args: string[], env: Record<string, string>) =>
+  run(process.execPath, [join(ROOT, 'dist', 'dev', script), ...args], withPath(env), 120_000);
 /**
  * The service, expected to refuse to start: should it start instead, it listens on a port of its own on 127.0.0.1
  * and is killed well within the test's time, which then fails on its exit code.
@@ -118,16 +122,21 @@ describe('what `nest start` compiles (src/ and migrations/, as start:dev and the
     }
   }, 120_000);
 
-  it('holds none of the development tools, and without DATABASE_URL says in one line that it has no embedded PostgreSQL', async () => {
+  it('holds none of the development tools, and without DATABASE_URL the service and the commands say in one line what to set or run', async () => {
     expect(existsSync(join(out, 'dev'))).toBe(false);
-    const refused = await run(
-      process.execPath,
-      [join(out, 'src', 'main.js')],
-      withPath({ HOST: '127.0.0.1', PORT: '0', API_KEYS: KEY, DATA_DIR: join(scratch, 'without-dev') }),
-      15_000,
-    );
-    expectOneLineFailure(refused, 'No embedded PostgreSQL is installed here .*: set DATABASE_URL');
-  }, 30_000);
+    const env = withPath({ HOST: '127.0.0.1', PORT: '0', API_KEYS: KEY, DATA_DIR: join(scratch, 'without-dev') });
+    for (const [script, args] of [
+      ['main.js', []],
+      ['cli/apikey.js', ['list']],
+      ['cli/migrations.js', ['run']],
+    ] as const) {
+      const refused = await run(process.execPath, [join(out, 'src', script), ...args], env, 60_000);
+      expect(expectOneLineFailure(refused, 'Invalid configuration')).toBe(
+        'Invalid configuration: DATABASE_URL is not set: set it to your PostgreSQL, or run `npm start` (or `npm run apikey`, `npm run migration:*`), which starts an embedded one for development',
+      );
+    }
+    expect(existsSync(join(scratch, 'without-dev'))).toBe(false);
+  }, 200_000);
 });
 
 describe('.env', () => {
@@ -246,19 +255,18 @@ describe('the commands in a second shell, beside the service on its embedded Pos
     const dataDir = join(scratch, 'second-shell');
     await mkdir(dataDir, { mode: 0o755 });
     const embeddedPort = await freePort();
-    const service = await startService({
-      DATA_DIR: dataDir,
-      EMBEDDED_POSTGRES_PORT: String(embeddedPort),
-      LOG_LEVEL: 'warn',
-    });
+    const service = await startService(
+      { DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(embeddedPort), LOG_LEVEL: 'warn' },
+      { main: DEVELOPMENT_ENTRY },
+    );
     try {
       // The second shell sets DATA_DIR only: EMBEDDED_POSTGRES_PORT is its default, 5433, not the service's.
-      const listed = await node('cli/apikey.js', ['list'], { DATA_DIR: dataDir });
+      const listed = await development('apikey.js', ['list'], { DATA_DIR: dataDir });
       expect(listed).toMatchObject({
         code: 0,
         stderr: 'No API keys yet: create one with `npm run apikey -- create <name>`.\n',
       });
-      const migrated = await node('cli/migrations.js', ['run'], { DATA_DIR: dataDir });
+      const migrated = await development('migrations.js', ['run'], { DATA_DIR: dataDir });
       expect(migrated).toMatchObject({ code: 0 });
       expect(migrated.stdout).toBe(
         `No pending migrations on 127.0.0.1:${embeddedPort}/animal_store: all ${MIGRATION_COUNT} of this build are applied.\n`,
@@ -269,11 +277,11 @@ describe('the commands in a second shell, beside the service on its embedded Pos
     }
 
     // The service has stopped its cluster; the command would start it on a port something else holds.
-    const failed = await node('cli/apikey.js', ['list'], {
+    const failed = await development('apikey.js', ['list'], {
       DATA_DIR: dataDir,
       EMBEDDED_POSTGRES_PORT: String(blockedPort),
     });
-    const message = expectOneLineFailure(failed, 'apikey failed: ');
+    const message = expectOneLineFailure(failed, 'The embedded PostgreSQL in ');
     expect(message).toContain(`did not start on port ${blockedPort}`);
     expect(message).toContain('EMBEDDED_POSTGRES_PORT');
   }, 180_000);

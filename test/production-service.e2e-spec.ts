@@ -7,7 +7,7 @@ import { Client } from 'pg';
 import { freePort } from './support/database-server.js';
 import { pollUntil } from './support/poll.js';
 import { ensureBuilt } from './support/built-service.js';
-import { ServiceExit, ServiceProcess, startService } from './support/service-process.js';
+import { DEVELOPMENT_ENTRY, ServiceExit, ServiceProcess, startService } from './support/service-process.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
 
 const KEY = 'production-test-key-0123456789';
@@ -272,22 +272,25 @@ describe('the production build, stopping with a request that never finishes', ()
   }, 60_000);
 });
 
-describe('the production build with its embedded PostgreSQL', () => {
+describe('the production build run by `npm start` (dev/start.ts) on its embedded PostgreSQL', () => {
   it('stops the embedded server on SIGTERM and exits 0', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'animal-store-service-'));
     // The embedded cluster may run as the `postgres` user, which must reach its directory.
     await chmod(dataDir, 0o755);
     const postgresPort = await freePort();
-    const service = await startService({
-      NODE_ENV: 'production',
-      // Production leaves migrations to the migrate step; these databases are fresh.
-      MIGRATIONS_RUN: 'true',
-      CURSOR_SECRET: CURSOR_SECRET,
-      DATA_DIR: dataDir,
-      EMBEDDED_POSTGRES_PORT: String(postgresPort),
-      API_KEYS: KEY,
-      LOG_LEVEL: 'warn',
-    });
+    const service = await startService(
+      {
+        NODE_ENV: 'production',
+        // Production leaves migrations to the migrate step; these databases are fresh.
+        MIGRATIONS_RUN: 'true',
+        CURSOR_SECRET: CURSOR_SECRET,
+        DATA_DIR: dataDir,
+        EMBEDDED_POSTGRES_PORT: String(postgresPort),
+        API_KEYS: KEY,
+        LOG_LEVEL: 'warn',
+      },
+      { main: DEVELOPMENT_ENTRY },
+    );
     try {
       const created = await fetch(`${service.origin}/v1/pets`, createPet('Embedded'));
       expect(created.status).toBe(201);

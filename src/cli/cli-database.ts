@@ -1,8 +1,7 @@
 import { inspect } from 'node:util';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import { ConfigError, DatabaseConfig, Problem, readConfig } from '../config/app-config.js';
+import { ConfigError, DatabaseConfig, Problem, readConfig, requireDatabaseUrl } from '../config/app-config.js';
 import { commandDataSourceOptions } from '../database/data-source-options.js';
-import { loadDevelopmentDatabases } from '../database/development-database.js';
 
 /** One line for the operator, whatever was thrown (node-postgres' AggregateError has an empty message). */
 export function oneLine(error: unknown): string {
@@ -45,9 +44,8 @@ export interface DatabaseCommand<C> {
 
 /**
  * The frame every database command shares: usage, or the argument's problem, on bad arguments (exit 2, before any
- * connection); the database part of the configuration read as the service reads it (DATABASE_URL alone is enough);
- * DATABASE_URL, or the embedded cluster under DATA_DIR (the running one, else started for this command); and one
- * line, never a stack, when something fails (exit 1).
+ * connection); the database part of the configuration read as the service reads it (DATABASE_URL alone is enough,
+ * and required); and one line, never a stack, when something fails (exit 1).
  */
 export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonly string[]): void {
   const main = async (): Promise<number> => {
@@ -57,23 +55,18 @@ export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonl
       return 2;
     }
     const config = await readConfig('database');
-    const embedded = { dataDir: config.dataDir, port: config.embeddedPostgresPort, notice: terminal.err };
-    const database = config.databaseUrl
-      ? { url: config.databaseUrl, close: () => Promise.resolve() }
-      : await loadDevelopmentDatabases().then((tools) => tools.openEmbeddedDatabase(embedded));
-    const dataSource = new DataSource({ ...commandDataSourceOptions(database.url), entities: command.entities ?? [] });
+    const databaseUrl = requireDatabaseUrl(config);
+    const dataSource = new DataSource({ ...commandDataSourceOptions(databaseUrl), entities: command.entities ?? [] });
     try {
       await dataSource.initialize().catch((error: unknown) => {
-        if (!config.databaseUrl) throw error;
         throw new Error(
-          `${oneLine(error)} (DATABASE_URL points at ${describeDatabase(config.databaseUrl)}): start that PostgreSQL, correct DATABASE_URL, or unset it to use the embedded one under DATA_DIR.`,
+          `${oneLine(error)} (DATABASE_URL points at ${describeDatabase(databaseUrl)}): start that PostgreSQL, correct DATABASE_URL, or unset it to use the embedded one under DATA_DIR.`,
           { cause: error },
         );
       });
       return await command.run(parsed, dataSource, config);
     } finally {
       if (dataSource.isInitialized) await dataSource.destroy();
-      await database.close();
     }
   };
   main().then(

@@ -256,6 +256,14 @@ function parse<P extends keyof typeof SCHEMAS>(part: P, raw: NodeJS.ProcessEnv):
   throw new ConfigError(`${String(issue.path[0])} ${issue.message}`);
 }
 
+/** DATABASE_URL, or a ConfigError saying how to get one: the embedded PostgreSQL is `dev/`'s, never the service's. */
+export function requireDatabaseUrl({ databaseUrl }: DatabaseConfig): string {
+  if (databaseUrl) return databaseUrl;
+  throw new ConfigError(
+    'DATABASE_URL is not set: set it to your PostgreSQL, or run `npm start` (or `npm run apikey`, `npm run migration:*`), which starts an embedded one for development',
+  );
+}
+
 export const loadDatabaseConfig = (env: NodeJS.ProcessEnv = process.env): DatabaseConfig => parse('database', env);
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => parse('service', env);
 

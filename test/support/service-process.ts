@@ -21,8 +21,11 @@ export interface ServiceProcess {
   kill(signal: NodeJS.Signals): void;
 }
 
+/** What `npm start` runs: the service on the embedded PostgreSQL under DATA_DIR unless DATABASE_URL is set. */
+export const DEVELOPMENT_ENTRY = join(ROOT, 'dist', 'dev', 'start.js');
+
 export interface ServiceLocation {
-  /** The compiled entry point (default: dist/src/main.js of the project). */
+  /** The compiled entry point: default dist/src/main.js of the project; DEVELOPMENT_ENTRY as `npm start` runs it. */
   main?: string;
   /** Working directory, where `.env` and a relative DATA_DIR are found (default: the project root). */
   cwd?: string;
@@ -31,13 +34,19 @@ export interface ServiceLocation {
 }
 
 /**
- * `node --import …/tracing/preload.js dist/src/main.js` (as `npm run start:prod` and the image run it) as a child
+ * `node --import …/tracing/preload.js dist/src/main.js` (as `npm run start:prod` and the image run it, or `npm start`'s
+ * DEVELOPMENT_ENTRY) as a child
  * process with exactly `env` (plus PATH), ready when this resolves.
  */
 export async function startService(env: Record<string, string>, where: ServiceLocation = {}): Promise<ServiceProcess> {
   const port = where.port ?? (await freePort());
   const main = where.main ?? join(ROOT, 'dist', 'src', 'main.js');
-  const preload = join(dirname(main), 'observability', 'tracing', 'preload.js');
+  const preload = join(
+    main === DEVELOPMENT_ENTRY ? join(ROOT, 'dist', 'src') : dirname(main),
+    'observability',
+    'tracing',
+    'preload.js',
+  );
   const child = spawn(process.execPath, ['--import', pathToFileURL(preload).href, main], {
     cwd: where.cwd ?? ROOT,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
@@ -65,7 +74,8 @@ export async function startService(env: Record<string, string>, where: ServiceLo
       if (exit) throw new Error(`service exited (${JSON.stringify(exit)}): ${stderr.join('\n')}`);
       return (await fetch(`${origin}/health/ready`)).status === 200;
     },
-    { timeoutMs: 30_000, what: 'the service to be ready' },
+    // A first start on the embedded PostgreSQL runs initdb, which a loaded machine can take most of a minute for.
+    { timeoutMs: main === DEVELOPMENT_ENTRY ? 90_000 : 30_000, what: 'the service to be ready' },
   ).catch((error: unknown) => {
     child.kill('SIGKILL');
     throw error;
