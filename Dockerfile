@@ -37,6 +37,9 @@ ENV NODE_ENV=production \
     PORT=3000
 WORKDIR /app
 COPY package.json package-lock.json ./
+# dev/ is not in the image: the commands' scripts (`npm run apikey`, `npm run migration:*`) run the production entries
+# of the same name, which need DATABASE_URL, instead of the development ones that start an embedded PostgreSQL.
+RUN sed -i 's#dist/dev/\(apikey\|migrations\)\.js#dist/src/cli/\1.js#' package.json
 COPY --from=production-dependencies /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # The files above stay owned by root: the service cannot rewrite its own code.

@@ -46,7 +46,7 @@ describe('the service image', () => {
 
   it('without DATABASE_URL, the service and the commands say in one line to set it (no embedded PostgreSQL inside)', async () => {
     const cursorSecret = ['-e', `CURSOR_SECRET=${'c'.repeat(40)}`];
-    for (const command of [[], ['node', 'dist/src/cli/migrations.js', 'run']]) {
+    for (const command of [[], ['npm', 'run', '-s', 'migration:run'], ['npm', 'run', '-s', 'apikey', '--', 'list']]) {
       const result = await run(DOCKER, ['run', '--rm', ...cursorSecret, IMAGE, ...command]);
       const output = (result.stdout + result.stderr).trim();
       expect({ command, code: result.code }).toEqual({ command, code: 1 });
