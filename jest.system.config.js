@@ -10,7 +10,15 @@ export default {
   ...base,
   roots: ['<rootDir>/test/system'],
   testRegex: '\\.system-spec\\.ts$',
-  // One file at a time: the fleet and the failover each put a service under steady load and measure its answers;
-  // two of them on two cores would measure each other.
-  maxWorkers: 1,
+  // Two workers, but only the live alerts, which mostly wait, run beside another spec; the fleet and the failover,
+  // which put a service under steady load and measure its answers, run alone (test/system/support/one-at-a-time.ts).
+  maxWorkers: 2,
+  globals: {
+    systemSpecs: {
+      alone: ['fleet.system-spec.ts', 'failover.system-spec.ts'],
+      beside: ['alerts-live.system-spec.ts'],
+    },
+  },
+  testSequencer: '<rootDir>/test/system/support/sequencer.js',
+  setupFilesAfterEnv: ['<rootDir>/test/system/support/one-at-a-time.ts'],
 };
