@@ -297,7 +297,7 @@ async function main(): Promise<number> {
       .map((name) => ({ name, rows: ratios(summaries, name, 'ceiling') }));
 
     // Cold: a fresh DATA_DIR, so the embedded PostgreSQL is created, started and migrated.
-    const coldNodeMs = await coldStart(node, node.path, [join(root, 'dist', 'src', 'main.js')], logDir, 'cold-node');
+    const coldNodeMs = await coldStart(node, node.path, [join(root, 'dist', 'dev', 'start.js')], logDir, 'cold-node');
     // `npm start` builds again first: only the full run pays for that.
     const coldNpmStartMs = quick ? null : await coldStart(node, 'npm', ['start'], logDir, 'cold-npm-start');
 
@@ -348,7 +348,7 @@ async function main(): Promise<number> {
       `start-up to first successful request: node dist/src/main.js with PostgreSQL running ${startupWarmMs.toFixed(0)} ms;`,
     );
     console.log(
-      `  node dist/src/main.js with a cold embedded PostgreSQL ${coldNodeMs.toFixed(0)} ms; npm start (build included) with a cold embedded PostgreSQL ${coldNpmStartMs === null ? 'not measured with --quick' : `${coldNpmStartMs.toFixed(0)} ms`}`,
+      `  node dist/dev/start.js with a cold embedded PostgreSQL ${coldNodeMs.toFixed(0)} ms; npm start (build included) with a cold embedded PostgreSQL ${coldNpmStartMs === null ? 'not measured with --quick' : `${coldNpmStartMs.toFixed(0)} ms`}`,
     );
 
     const resultsDir = fileURLToPath(new URL('../results/', import.meta.url));

@@ -47,7 +47,7 @@ describe('a clone in a directory only its owner can enter', () => {
       // Without a root check the service would start: bounded, and stopped by the timeout below.
       SHUTDOWN_GRACE_MS: '0',
     };
-    const finished = await run(process.execPath, ['dist/src/main.js'], env, 60_000, { cwd: clone });
+    const finished = await run(process.execPath, ['dist/dev/start.js'], env, 60_000, { cwd: clone });
     if (root) {
       expect(finished.code).toBe(1);
       expect(finished.stderr.split('\n').filter(Boolean)).toEqual([
