@@ -17,8 +17,11 @@ COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY src ./src
 COPY migrations ./migrations
 # The service alone: the development tools (dev/) are neither copied nor built. Source maps and the
-# incremental-build state serve development only.
-RUN npm run build:service && find dist \( -name '*.map' -o -name '.tsbuildinfo*' \) -delete
+# incremental-build state serve development only. Without dev/, the commands' scripts (`npm run apikey`,
+# `npm run migration:*`) run the production entries of the same name, which need DATABASE_URL, instead of the
+# development ones that start an embedded PostgreSQL.
+RUN npm run build:service && find dist \( -name '*.map' -o -name '.tsbuildinfo*' \) -delete \
+    && sed -i 's#dist/dev/\(apikey\|migrations\)\.js#dist/src/cli/\1.js#' package.json
 
 FROM ${NODE_IMAGE} AS production-dependencies
 WORKDIR /app
@@ -36,10 +39,7 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000
 WORKDIR /app
-COPY package.json package-lock.json ./
-# dev/ is not in the image: the commands' scripts (`npm run apikey`, `npm run migration:*`) run the production entries
-# of the same name, which need DATABASE_URL, instead of the development ones that start an embedded PostgreSQL.
-RUN sed -i 's#dist/dev/\(apikey\|migrations\)\.js#dist/src/cli/\1.js#' package.json
+COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=production-dependencies /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # The files above stay owned by root: the service cannot rewrite its own code.
