@@ -1,4 +1,4 @@
-/** What a key may be limited to: `pets:read` covers listPets and getPet, `pets:write` covers createPet. */
+/** What a key may be limited to; each operation names the scope it needs with `@RequiresScope`. */
 const API_KEY_SCOPES = ['pets:read', 'pets:write'] as const;
 
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
@@ -8,7 +8,7 @@ export const REQUIRED_SCOPE = 'auth:required-scope';
 
 /** `pets:read,pets:write` as known scopes without repeats, or the one-line problem. */
 export function parseScopes(text: string): readonly ApiKeyScope[] | { problem: string } {
-  const allowed = `use ${API_KEY_SCOPES.join(', ')} or both, comma-separated (e.g. --scopes pets:read)`;
+  const allowed = `use ${API_KEY_SCOPES.join(', ')} or both, comma-separated (e.g. --scopes ${API_KEY_SCOPES[0]})`;
   const parts = text.split(',').map((part) => part.trim());
   const unknown = parts.filter((part) => !(API_KEY_SCOPES as readonly string[]).includes(part));
   if (unknown.length > 0) {

@@ -52,7 +52,7 @@ describe('ApiKeyStore, for keys issued into the database', () => {
     findActiveByDigest.mockResolvedValue({ ...row, revokedAt: new Date() });
     const key = generateApiKey();
     expect(await store.verify(key)).toBe('revoked');
-    expect(await store.screen(key, true)).toBe('revoked');
+    expect(await store.refusalIfKnown(key, true)).toBe('revoked');
     expect(record).not.toHaveBeenCalled();
   });
 
@@ -65,7 +65,7 @@ describe('ApiKeyStore, for keys issued into the database', () => {
     const now = jest.spyOn(Date, 'now').mockReturnValue(expiresAt);
     try {
       expect(await store.verify(key)).toBe('expired');
-      expect(await store.screen(key, true)).toBe('expired');
+      expect(await store.refusalIfKnown(key, true)).toBe('expired');
     } finally {
       now.mockRestore();
     }
@@ -96,30 +96,30 @@ describe('ApiKeyStore, for keys issued into the database', () => {
     expect(findActiveByDigest.mock.calls[0][0]).not.toContain(key.slice(4));
   });
 
-  it('screens a key by the same lookup by digest, only when it may, or when the digest was lately found', async () => {
+  it('answers why a key is refused by the same lookup by digest, only when it may, or when the digest was lately found', async () => {
     const [expired, wrong] = [generateApiKey(), generateApiKey()];
     findActiveByDigest.mockImplementation((digest) =>
       Promise.resolve(digest === keyDigest(expired) ? { ...row, expiresAt: new Date(Date.now() - 1) } : undefined),
     );
-    expect(await store.screen(expired, true)).toBe('expired');
-    expect(await store.screen(wrong, false)).toBeUndefined();
-    expect(await store.screen(wrong, true)).toBe('unknown');
+    expect(await store.refusalIfKnown(expired, true)).toBe('expired');
+    expect(await store.refusalIfKnown(wrong, false)).toBeUndefined();
+    expect(await store.refusalIfKnown(wrong, true)).toBe('unknown');
     // Both answers cached: no lookup, may or not.
-    expect(await store.screen(wrong, false)).toBe('unknown');
+    expect(await store.refusalIfKnown(wrong, false)).toBe('unknown');
     expect(findActiveByDigest).toHaveBeenCalledTimes(2);
     const cache = (store as unknown as { cache: { clear(): void } }).cache;
     cache.clear();
-    expect(await store.screen(expired, false)).toBe('expired');
-    expect(await store.screen(wrong, false)).toBeUndefined();
-    expect(await store.screen('not-a-key', false)).toBe('unknown');
+    expect(await store.refusalIfKnown(expired, false)).toBe('expired');
+    expect(await store.refusalIfKnown(wrong, false)).toBeUndefined();
+    expect(await store.refusalIfKnown('not-a-key', false)).toBe('unknown');
     expect(findActiveByDigest).toHaveBeenCalledTimes(3);
   });
 
-  it('screens a key verified a moment ago from its cached answer, without a query', async () => {
+  it('answers for a key verified a moment ago from its cached answer, without a query', async () => {
     findActiveByDigest.mockResolvedValue(row);
     const key = generateApiKey();
     await store.verify(key);
-    expect(await store.screen(key, false)).toBeNull();
+    expect(await store.refusalIfKnown(key, false)).toBeNull();
     expect(findActiveByDigest).toHaveBeenCalledTimes(1);
   });
 

@@ -13,15 +13,12 @@ import { keyDigest } from './key-digest.js';
 export const KEY_CACHE_TTL_MS = 2_000;
 export const KEY_CACHE_MAX_ENTRIES = 10_000;
 
-interface Validity {
+interface CachedKey {
+  identity: ApiKeyIdentity;
+  replacedBy: string | null;
   revoked: boolean;
   /** Epoch ms; Infinity when the key never expires. */
   expiresAt: number;
-}
-
-interface CachedKey extends Validity {
-  identity: ApiKeyIdentity;
-  replacedBy: string | null;
 }
 
 const toCached = (record: ApiKeyRecord): CachedKey => ({
@@ -31,7 +28,7 @@ const toCached = (record: ApiKeyRecord): CachedKey => ({
   expiresAt: record.expiresAt?.getTime() ?? Infinity,
 });
 
-const refusalOf = (key: Validity, now: number): InvalidKeyReason | null =>
+const refusalOf = (key: CachedKey, now: number): InvalidKeyReason | null =>
   key.revoked ? 'revoked' : now >= key.expiresAt ? 'expired' : null;
 
 /**
@@ -42,7 +39,7 @@ const refusalOf = (key: Validity, now: number): InvalidKeyReason | null =>
 export class ApiKeyStore {
   private readonly env = new Map<string, ApiKeyIdentity>();
   private readonly cache: LRUCache<string, CachedKey | false>;
-  /** Digests lately found in the table (a key stays issued, whatever its state): `screen` may always look them up. */
+  /** Digests lately found in the table (a key stays issued, whatever its state): `refusalIfKnown` may look them up. */
   private readonly issued = new LRUCache<string, true>({ max: KEY_CACHE_MAX_ENTRIES });
 
   constructor(
@@ -83,9 +80,9 @@ export class ApiKeyStore {
 
   /**
    * Why `key` is refused; null: it may be valid. From the cache, else by the same lookup by digest as `verify`, made
-   * only if `mayLookUp` or the digest was lately found; undefined: not answered, as it would have needed a lookup.
+   * only if `mayLookUp` or the digest was lately found; undefined: not known, as that needed a lookup.
    */
-  async screen(key: string, mayLookUp: boolean): Promise<InvalidKeyReason | null | undefined> {
+  async refusalIfKnown(key: string, mayLookUp: boolean): Promise<InvalidKeyReason | null | undefined> {
     const digest = keyDigest(key);
     if (this.env.has(digest)) return null;
     if (!isIssuedKeyFormat(key)) return 'unknown';

@@ -35,11 +35,11 @@ class FakeApiKeyStore extends ApiKeyStore {
     this.presented.push(key);
     return Promise.resolve(VERDICTS[key] ?? 'unknown');
   }
-  /** Whether each screened key could be looked up. */
-  readonly screened: boolean[] = [];
+  /** Whether each key asked about past the budget could be looked up. */
+  readonly askedPastBudget: boolean[] = [];
   /** Like the real store: it answers the keys it holds, and unknown ones only when it may look them up. */
-  screen(key: string, mayLookUp: boolean): Promise<InvalidKeyReason | null | undefined> {
-    this.screened.push(mayLookUp);
+  refusalIfKnown(key: string, mayLookUp: boolean): Promise<InvalidKeyReason | null | undefined> {
+    this.askedPastBudget.push(mayLookUp);
     const verdict = VERDICTS[key] ?? (mayLookUp ? 'unknown' : undefined);
     return Promise.resolve(typeof verdict === 'object' ? null : verdict);
   }
@@ -121,8 +121,6 @@ describe('ApiKeyGuard', () => {
 
   beforeEach(() => {
     store = new FakeApiKeyStore();
-    // Registers the "bearer" strategy with passport, backed by the fake store.
-    new BearerStrategy(store);
     failures = [];
     refused = [];
     // Rate limiting has specs of its own; here it is off, and failed attempts are only recorded.
@@ -132,12 +130,14 @@ describe('ApiKeyGuard', () => {
         failures.push(ip);
         return Promise.resolve();
       },
-      countFailure: (ip: string) => {
+      recordFailureWithout429: (ip: string) => {
         failures.push(ip);
         return Promise.resolve();
       },
     } as unknown as AuthFailureLimiter;
-    guard = new ApiKeyGuard(new Reflector(), authFailures, store, refusals());
+    // Registers the "bearer" strategy with passport, backed by the fake store.
+    new BearerStrategy(store, authFailures, refusals());
+    guard = new ApiKeyGuard(new Reflector(), refusals());
   });
 
   describe('the failed-authentication budget', () => {
@@ -150,7 +150,8 @@ describe('ApiKeyGuard', () => {
         ...loadConfig({}),
         authFailureLimitPerMinute: BUDGET,
       });
-      limited = new ApiKeyGuard(new Reflector(), limiter, store, refusals());
+      new BearerStrategy(store, limiter, refusals());
+      limited = new ApiKeyGuard(new Reflector(), refusals());
     });
     const statusOf = (promise: Promise<unknown>) =>
       promise.then(
@@ -197,11 +198,11 @@ describe('ApiKeyGuard', () => {
 
     it('past it, looks up as many refused keys again as the budget, then answers the rest as unknown', async () => {
       for (let i = 0; i <= BUDGET; i += 1) await statusOf(limited.canActivate(from('203.0.113.4', `Bearer w-${i}`)));
-      store.screened.length = 0;
+      store.askedPastBudget.length = 0;
       for (let i = 0; i <= BUDGET; i += 1) {
         expect(await statusOf(limited.canActivate(from('203.0.113.4', `Bearer wrong-key-${i}-0123456789`)))).toBe(429);
       }
-      expect(store.screened).toEqual([...Array.from({ length: BUDGET }, () => true), false]);
+      expect(store.askedPastBudget).toEqual([...Array.from({ length: BUDGET }, () => true), false]);
       // A key the store knows is still answered as it is.
       expect(await statusOf(limited.canActivate(from('203.0.113.4', `Bearer ${VALID_KEY}`)))).toBe(200);
     });
@@ -362,12 +363,7 @@ describe('ApiKeyGuard', () => {
     it("reads a route's metadata once, whatever the number of requests", async () => {
       const reflector = new Reflector();
       const read = jest.spyOn(reflector, 'getAllAndOverride');
-      const counted = new ApiKeyGuard(
-        reflector,
-        { isBlocked: () => false } as unknown as AuthFailureLimiter,
-        store,
-        refusals(),
-      );
+      const counted = new ApiKeyGuard(reflector, refusals());
       const context = withKey(READ_KEY, 'pets:read');
       for (let i = 0; i < 3; i += 1) await counted.canActivate(context);
       expect(read).toHaveBeenCalledTimes(2);

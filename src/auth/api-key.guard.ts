@@ -3,22 +3,14 @@ import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import { ApiError } from '../edge/errors/api-error.js';
 import { ErrorCode } from '../edge/errors/error-code.js';
-import { AuthFailureLimiter } from './rate-limit/auth-failure-limiter.js';
 import type { ApiKeyIdentity, AuthenticatedRequest } from './api-key-identity.js';
 import { ApiKeyRefusals } from './api-key-refusals.js';
 import { type ApiKeyScope, REQUIRED_SCOPE } from './api-key-scope.js';
-import { ApiKeyStore } from './api-key-store.js';
-import { bearerToken } from './bearer-token.js';
 import { bearerChallenge } from '../edge/http.constants.js';
-import { insufficientScope, KeyRefusedError } from './key-refused.error.js';
+import { insufficientScope } from './key-refused.error.js';
 import { IS_PUBLIC } from './public.decorator.js';
 
-/**
- * The global guard (@nestjs/passport's AuthGuard) → BearerStrategy (passport-http-bearer) → ApiKeyStore. Past its
- * address's failed-authentication budget, an unknown or revoked key gets 429 and an expired one its 401, each from a
- * bounded number of lookups by digest, while a valid one is still served (docs/operating.md, "Rate limits and
- * security headers").
- */
+/** The global guard (@nestjs/passport's AuthGuard): public routes pass; others need a key (BearerStrategy) and scope. */
 @Injectable()
 export class ApiKeyGuard extends AuthGuard('bearer') {
   /** Per handler: public, or the scope it needs (null: any key). */
@@ -26,8 +18,6 @@ export class ApiKeyGuard extends AuthGuard('bearer') {
 
   constructor(
     private readonly reflector: Reflector,
-    private readonly authFailures: AuthFailureLimiter,
-    private readonly keys: ApiKeyStore,
     private readonly refusals: ApiKeyRefusals,
   ) {
     super();
@@ -37,20 +27,8 @@ export class ApiKeyGuard extends AuthGuard('bearer') {
     const access = this.accessOf(context);
     if (access.public) return true;
 
-    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    if (this.authFailures.isBlocked(request.ip)) await this.admitPastBudget(request);
-    try {
-      await super.canActivate(context);
-    } catch (error) {
-      if (error instanceof KeyRefusedError) {
-        this.refusals.count(error.reason);
-        // Only an expired key is told apart from an unknown one: its client has a replacement to move to.
-        if (error.reason === 'expired') await this.authFailures.countFailure(request.ip);
-        else await this.authFailures.recordFailure(request.ip);
-      }
-      throw error;
-    }
-    const scopes = request.user!.scopes;
+    await super.canActivate(context);
+    const scopes = context.switchToHttp().getRequest<AuthenticatedRequest>().user!.scopes;
     if (access.scope !== null && scopes !== null && !scopes.includes(access.scope)) {
       this.refusals.count('insufficient_scope');
       throw insufficientScope(access.scope);
@@ -70,22 +48,6 @@ export class ApiKeyGuard extends AuthGuard('bearer') {
       this.routes.set(handler, access);
     }
     return access;
-  }
-
-  /**
-   * Past the budget, and counted no more: no key goes on to its 401, an expired one gets it here, any other refused
-   * one 429. A key not answered without a lookup (the address spent its lookups) is counted and answered as unknown.
-   */
-  private async admitPastBudget(request: AuthenticatedRequest): Promise<void> {
-    const key = bearerToken(request.headers.authorization);
-    if (key === null) return;
-    const screened = await this.keys.screen(key, this.authFailures.mayLookUp(request.ip));
-    if (screened === null) return;
-    const refusal = screened ?? 'unknown';
-    this.refusals.count(refusal);
-    if (refusal === 'expired') throw new KeyRefusedError(refusal);
-    this.authFailures.countRefusedLookup(request.ip);
-    throw this.authFailures.refusal(request.ip);
   }
 
   /** A refused key arrives as `error` (from the strategy); `status` 400 is passport-http-bearer's malformed header. */

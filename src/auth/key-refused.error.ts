@@ -1,12 +1,12 @@
 import { ApiError } from '../edge/errors/api-error.js';
 import { ErrorCode } from '../edge/errors/error-code.js';
 import { bearerChallenge } from '../edge/http.constants.js';
-import type { ApiKeyRefusalReason } from './api-key-identity.js';
+import type { InvalidKeyReason } from './api-key-identity.js';
 import type { ApiKeyScope } from './api-key-scope.js';
 
-/** A key was presented and is not valid (unknown, revoked or expired): what the failed-authentication budget counts. */
+/** A presented key that is not valid (unknown, revoked or expired): only an expired one is told apart. */
 export class KeyRefusedError extends ApiError {
-  constructor(readonly reason: Exclude<ApiKeyRefusalReason, 'insufficient_scope'>) {
+  constructor(reason: InvalidKeyReason) {
     super(
       401,
       ErrorCode.Unauthorized,

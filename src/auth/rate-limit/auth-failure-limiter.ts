@@ -18,10 +18,10 @@ const WHAT = 'failed authentications';
 @Injectable()
 export class AuthFailureLimiter {
   /**
-   * Address key -> when its block ends (epoch ms), and how many keys it presented since that were looked up and not
-   * valid: past the budget, as many again are looked up per block (docs/operating.md, "Rate limits").
+   * Address key -> when its block ends (epoch ms), and how many of its keys were refused since: past the budget, as many
+   * again are looked up per block (docs/operating.md, "Rate limits").
    */
-  private readonly blocked = new LRUCache<string, { until: number; refusedLookups: number }>({
+  private readonly blocked = new LRUCache<string, { until: number; lookupsSpent: number }>({
     max: MAX_BLOCKED_ADDRESSES,
     ttl: RATE_LIMIT_WINDOW_MS,
   });
@@ -39,16 +39,17 @@ export class AuthFailureLimiter {
   }
 
   /** Whether a key from this blocked address that needs a lookup may have one. */
-  mayLookUp(ip: string): boolean {
-    return (this.blocked.get(clientAddressKey(ip))?.refusedLookups ?? 0) < this.config.authFailureLimitPerMinute;
+  hasLookupsLeft(ip: string): boolean {
+    return (this.blocked.get(clientAddressKey(ip))?.lookupsSpent ?? 0) < this.config.authFailureLimitPerMinute;
   }
 
   /** A key from this blocked address was refused past the budget: one of its lookups is spent. */
-  countRefusedLookup(ip: string): void {
+  spendLookup(ip: string): void {
     const block = this.blocked.get(clientAddressKey(ip));
-    if (block) block.refusedLookups += 1;
+    if (block) block.lookupsSpent += 1;
   }
 
+  /** The 429 for a blocked address. */
   refusal(ip: string): ApiError {
     const until = this.blocked.get(clientAddressKey(ip))?.until ?? Date.now();
     return rateLimitedError(this.config.authFailureLimitPerMinute, Math.ceil((until - Date.now()) / 1000), WHAT);
@@ -56,18 +57,18 @@ export class AuthFailureLimiter {
 
   /** Counts one refused credential; throws the 429 when that exceeds the budget. */
   async recordFailure(ip: string): Promise<void> {
-    const record = await this.countFailure(ip);
+    const record = await this.recordFailureWithout429(ip);
     if (record.isBlocked) throw rateLimitedError(this.config.authFailureLimitPerMinute, record.timeToBlockExpire, WHAT);
   }
 
-  /** Counts one refused credential that is answered as it is whatever the budget (an expired or revoked key). */
-  async countFailure(ip: string): Promise<RateLimitRecord> {
+  /** Counts one refused credential that keeps its own answer whatever the budget (an expired key). */
+  async recordFailureWithout429(ip: string): Promise<RateLimitRecord> {
     const address = clientAddressKey(ip);
     const limit = this.config.authFailureLimitPerMinute;
     const record = await this.storage.increment(address, RATE_LIMIT_WINDOW_MS, limit, RATE_LIMIT_WINDOW_MS, THROTTLER);
     if (record.isBlocked) {
-      const refusedLookups = this.blocked.get(address)?.refusedLookups ?? 0;
-      this.blocked.set(address, { until: Date.now() + record.timeToBlockExpire * 1000, refusedLookups });
+      const lookupsSpent = this.blocked.get(address)?.lookupsSpent ?? 0;
+      this.blocked.set(address, { until: Date.now() + record.timeToBlockExpire * 1000, lookupsSpent });
     }
     return record;
   }
