@@ -107,12 +107,8 @@ function table(keys: readonly ApiKeySummary[]): string[] {
     ]),
   ];
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-  return rows.map((row) =>
-    row
-      .map((cell, column) => cell.padEnd(widths[column]))
-      .join('  ')
-      .trimEnd(),
-  );
+  const line = (row: string[]) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ');
+  return rows.map((row) => line(row).trimEnd());
 }
 
 /** The one key `reference` (an id or a public prefix) names, or null once it has said why there is none. */
