@@ -41,6 +41,7 @@ import {
   RunningService,
   ServerProcess,
   serviceEnv,
+  startProdArguments,
   startServer,
   startService,
 } from './server-process.js';
@@ -105,7 +106,11 @@ async function startYardstick(
   const origin = `http://127.0.0.1:${port}`;
   const server = await startServer({
     command: node.path,
-    args: [fileURLToPath(new URL(`./${script}.js`, import.meta.url))],
+    // The service's V8 flags for the floor, which is measured at its cheapest.
+    args: [
+      ...(name === 'floor' ? startProdArguments().filter((arg) => /^--(?!import$)/.test(arg)) : []),
+      fileURLToPath(new URL(`./${script}.js`, import.meta.url)),
+    ],
     cwd: root,
     env: {
       NODE_ENV: 'production',

@@ -6,11 +6,10 @@
  * query and the body, the Error filter, an interceptor setting the deprecation headers on `GET /v1/pets/{petId}`,
  * and TypeORM's `DataSource` running the same SQL as bench/ceiling.ts, written out, with the same response schemas.
  * No logging, metrics, rate limits, request ids, security headers or cursors: whatever this server costs beyond
- * the ceiling, the service pays before any of its own features. It has the service's two V8 settings
- * (src/main.ts), so that it is measured at its cheapest.
+ * the ceiling, the service pays before any of its own features. bench.ts gives it the service's two V8 flags
+ * (`npm run start:prod`'s), so that it is measured at its cheapest.
  */
 import 'reflect-metadata';
-import { setFlagsFromString } from 'node:v8';
 import {
   Body,
   CallHandler,
@@ -37,9 +36,6 @@ import type { Observable } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { BearerGuard, BearerStrategy, DEPRECATION_HEADERS, ErrorFilter, serveNest } from './nest-yardstick.js';
 import { COLUMNS, PET_SCHEMA, PET_STATUSES, PetRow, toPet } from './yardstick-pets.js';
-
-setFlagsFromString('--heap-growing-percent=50');
-setFlagsFromString('--no-allocation-site-pretenuring');
 
 const database = await new DataSource({
   type: 'postgres',

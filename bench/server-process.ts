@@ -193,21 +193,28 @@ export interface ServiceOptions extends Pick<SpawnOptions, 'logFile' | 'ipc'> {
 
 export type RunningService = ServerProcess & { origin: string };
 
+/** The node arguments of `npm run start:prod` in `checkout`: V8 flags, tracing preload, dist/src/main.js. */
+export function startProdArguments(checkout = root): string[] {
+  const { scripts } = JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string | undefined>;
+  };
+  // An older checkout may have no start:prod: it ran `node dist/src/main.js`.
+  return (scripts['start:prod'] ?? 'node dist/src/main.js').split(' ').slice(1);
+}
+
 /**
- * Runs the build as production does (`node --import <tracing preload> dist/src/main.js`) on a free port against
- * `databaseUrl`; resolves once it lists animals.
+ * Runs the build as production does, with the node arguments of its own `npm run start:prod` (its V8 flags, the
+ * tracing preload, dist/src/main.js), on a free port against `databaseUrl`; resolves once it lists animals.
  */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const checkout = options.checkout ?? root;
   const main = join(checkout, 'dist', 'src', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` in ${checkout} first`);
-  // An older build may predate the tracing preload: it then starts without one.
-  const preload = join(checkout, 'dist', 'src', 'observability', 'tracing', 'preload.js');
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const server = await startServer({
     command: options.node ?? process.execPath,
-    args: [...(options.nodeArgs ?? []), ...(existsSync(preload) ? ['--import', preload] : []), main],
+    args: [...(options.nodeArgs ?? []), ...startProdArguments(checkout)],
     cwd: checkout,
     env: { ...serviceEnv(port, options.apiKey), DATABASE_URL: options.databaseUrl, ...options.env },
     logFile: options.logFile,

@@ -1,22 +1,29 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Module, OnApplicationShutdown } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { AuthModule } from './auth/auth.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { ShutdownModule } from './edge/shutdown-state.js';
+import { GracefulShutdown } from './edge/graceful-shutdown.js';
 import { HealthModule } from './observability/health/health.module.js';
 import { ApiErrorFilter } from './edge/errors/api-error.filter.js';
 import { RequestValidationPipe } from './edge/request-validation.pipe.js';
 import { LoggingModule } from './observability/logging/logging.module.js';
 import { MetricsModule } from './observability/metrics/metrics.module.js';
 import { PetsModule } from './pets/pets.module.js';
+import { stopTracing } from './observability/tracing/tracing-state.js';
 
 /** A configuration whose database is known: DATABASE_URL, or the embedded cluster main.ts started. */
 export type ResolvedConfig = AppConfig & { databaseUrl: string };
 
 @Module({})
-export class AppModule {
+export class AppModule implements OnApplicationShutdown {
+  /** On a signal, once the application is closed, the spans still queued leave (app.close() alone keeps tracing). */
+  async onApplicationShutdown(signal?: string): Promise<void> {
+    if (signal) await stopTracing();
+  }
+
   static forRoot(config: ResolvedConfig): DynamicModule {
     return {
       module: AppModule,
@@ -36,6 +43,7 @@ export class AppModule {
         MetricsModule.forRoot(config),
       ],
       providers: [
+        GracefulShutdown,
         { provide: APP_PIPE, useClass: RequestValidationPipe },
         { provide: APP_FILTER, useClass: ApiErrorFilter },
       ],

@@ -1,17 +1,12 @@
 import { Logger } from '@nestjs/common';
 import { relative } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
 import { createApp } from './app.setup.js';
 import { API_PREFIX, DOCS_PATH } from './edge/http.constants.js';
 import { ConfigError, parseApiKeys, readConfig, requireDatabaseUrl } from './config/app-config.js';
 import { developmentApiKey, developmentKeyFile } from './auth/development-key.js';
-import { stopGracefullyOnSignals } from './edge/graceful-shutdown.js';
+import { SHUTDOWN_SIGNALS } from './edge/graceful-shutdown.js';
 import { configuredSecrets } from './observability/secret-scrubber.js';
-import { scrubTracesOf, stopTracing } from './observability/tracing/tracing-state.js';
-
-// Heap near its live size, request objects not pretenured: set before the app's code runs (docs/performance.md).
-setFlagsFromString('--heap-growing-percent=50');
-setFlagsFromString('--no-allocation-site-pretenuring');
+import { scrubTracesOf } from './observability/tracing/tracing-state.js';
 
 async function bootstrap(): Promise<void> {
   const logger = new Logger('Bootstrap');
@@ -26,12 +21,8 @@ async function bootstrap(): Promise<void> {
   scrubTracesOf(configuredSecrets(config));
 
   const app = await createApp({ ...config, databaseUrl });
-  stopGracefullyOnSignals(app, {
-    drainDelayMs: config.shutdownDrainDelayMs,
-    graceMs: config.shutdownGraceMs,
-    afterClose: stopTracing,
-    logger,
-  });
+  // GracefulShutdown drains first; then exit 0 (by default Nest raises the signal again, which ends the process).
+  app.enableShutdownHooks([...SHUTDOWN_SIGNALS], { useProcessExit: true });
   await app.listen(config.port, config.host);
   logger.log(`Animal store API on http://${config.host}:${config.port}/${API_PREFIX} (${authHint})`);
   logger.log(`API documentation on http://${config.host}:${config.port}/${DOCS_PATH}`);

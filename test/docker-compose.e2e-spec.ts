@@ -5,6 +5,25 @@ import { parse } from 'yaml';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const read = (file: string) => readFile(`${ROOT}/${file}`, 'utf8');
+/** The service's command line, V8 flags included: `npm run start:prod` owns it, the image and compose repeat it. */
+const { scripts } = JSON.parse(await read('package.json')) as { scripts: Record<string, string> };
+const START_PROD = scripts['start:prod'].split(' ');
+
+describe('the command that starts the service', () => {
+  it('gives node the V8 flags on its command line, and `npm start` the same command', () => {
+    expect(START_PROD).toEqual([
+      'node',
+      '--heap-growing-percent=50',
+      '--no-allocation-site-pretenuring',
+      '--import',
+      './dist/src/observability/tracing/preload.js',
+      'dist/src/main.js',
+    ]);
+    expect(scripts.start).toBe(
+      `npm run build && ${scripts['start:prod'].replace('dist/src/main.js', 'dist/dev/start.js')}`,
+    );
+  });
+});
 
 interface Service {
   extends?: { file: string; service: string };
@@ -89,12 +108,7 @@ describe('docker-compose.yml', () => {
     expect(backup.environment).toMatchObject({ PGUSER: 'animal_store_owner' });
 
     expect(api.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' } });
-    expect(api.command).toEqual([
-      'node',
-      '--import',
-      './dist/src/observability/tracing/preload.js',
-      'dist/src/main.js',
-    ]);
+    expect(api.command).toEqual(START_PROD);
     expect(api.ports).toEqual(['${PORT:-3000}:3000']);
     expect(api.restart).toBe('unless-stopped');
     expect(api.environment).toMatchObject({ HOST: '0.0.0.0', PORT: 3000, MIGRATIONS_RUN: 'false' });
@@ -198,9 +212,7 @@ describe('Dockerfile', () => {
     const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
     expect(runtime).toMatch(/^ENV NODE_ENV=production/m);
     expect(runtime).toMatch(/^USER node$/m);
-    expect(runtime).toMatch(
-      /^CMD \["node", "--import", "\.\/dist\/src\/observability\/tracing\/preload.js", "dist\/src\/main.js"\]$/m,
-    );
+    expect(JSON.parse(/^CMD (.+)$/m.exec(runtime)?.[1] ?? 'null')).toEqual(START_PROD);
     expect(runtime).toMatch(/^HEALTHCHECK [\s\S]*\/health\/ready/m);
   });
 

@@ -25,6 +25,10 @@ describe('parseArguments', () => {
     });
   });
 
+  it('reads a name that starts with a dash after --', () => {
+    expect(parseArguments(['create', '--', '-1'])).toMatchObject({ command: 'create', name: '-1' });
+  });
+
   it('reads create without options as a key with every scope that never expires', () => {
     expect(parseArguments(['create', 'Acme shop'])).toEqual({
       command: 'create',
@@ -56,7 +60,10 @@ describe('parseArguments', () => {
     [['create', 'x', '--scopes'], '--scopes needs a value'],
     [['create', 'x', '--expires-in', '1w'], 'Invalid duration "1w" for --expires-in: use a whole number above 0'],
     [['create', 'x', '--expires-in', '0d'], 'Invalid duration "0d" for --expires-in'],
-    [['create', 'x', '--expires-in', '-1h'], 'Invalid duration "-1h" for --expires-in'],
+    [['create', 'x', '--expires-in=-1h'], 'Invalid duration "-1h" for --expires-in'],
+    [['create', 'x', '--expires-in', '-1h'], '--expires-in needs a value: --expires-in 30d'],
+    [['create', 'x', '--scopes='], '--scopes needs a value: --scopes pets:read'],
+    [['create', '-x'], 'Unknown option -x for create: it takes --scopes and --expires-in'],
     [['rotate', '1', '--overlap', '1.5h'], 'Invalid duration "1.5h" for --overlap'],
     [['rotate', '1', '--overlap', '3651d'], 'at most 3650d'],
     [

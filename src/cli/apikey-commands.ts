@@ -34,72 +34,59 @@ type ApiKeyCommand =
 
 const NAME = /^[^\p{Cc}]{1,100}$/u;
 
-const OPTIONS = {
-  create: ['--scopes', '--expires-in'],
-  rotate: ['--overlap', '--expires-in'],
-  list: [],
-  revoke: [],
-} as const;
+type Name = ApiKeyCommand['command'];
+/** Each command's options: each takes a value, and `multiple` lets a repeated one be refused rather than lost. */
+const OPTIONS: Record<Name, Record<string, { type: 'string'; multiple: true }>> = {
+  create: { scopes: { type: 'string', multiple: true }, 'expires-in': { type: 'string', multiple: true } },
+  rotate: { overlap: { type: 'string', multiple: true }, 'expires-in': { type: 'string', multiple: true } },
+  list: {},
+  revoke: {},
+};
+
+const needsValue = (option: string) =>
+  new Problem(`${option} needs a value: ${option === '--scopes' ? '--scopes pets:read' : `${option} 30d`}.`);
 
 /**
  * The command the arguments ask for; a Problem (one line) for a bad scope, duration or option; null when
  * they are not a command at all (the caller prints USAGE). Either way nothing has been done yet.
  */
-export function parseArguments(args: readonly string[]): ApiKeyCommand | Problem | null {
-  const [command, ...rest] = args;
-  if (command !== 'create' && command !== 'rotate' && command !== 'list' && command !== 'revoke') return null;
-  const allowed: readonly string[] = OPTIONS[command];
-  const { tokens } = parseArgs({
-    args: rest,
-    options: Object.fromEntries(allowed.map((option) => [option.slice(2), { type: 'string' as const }])),
-    strict: false,
-    allowPositionals: true,
-    tokens: true,
-  });
-  // An argument that does not start with `--` is positional, as `-1` or `-` may be a name; a short option group
-  // such as -ab is one argument, read as one token per letter, hence by index.
-  const positionals = new Map<number, string>();
-  const options = new Map<string, string>();
-  for (const token of tokens) {
-    const arg = rest[token.index];
-    if (token.kind === 'positional' || !arg.startsWith('--')) {
-      positionals.set(token.index, arg);
-      continue;
-    }
-    const name = arg.split('=', 1)[0];
-    if (token.kind !== 'option' || !allowed.includes(name)) {
-      const takes = allowed.length > 0 ? `it takes ${allowed.join(' and ')}` : 'it takes none';
-      return new Problem(`Unknown option ${name} for ${command}: ${takes} (npm run apikey alone shows the usage).`);
-    }
-    if (options.has(name)) return new Problem(`${name} is given twice: give it once.`);
-    if (token.value === undefined || token.value === '') {
-      return new Problem(`${name} needs a value: ${name === '--scopes' ? '--scopes pets:read' : `${name} 30d`}.`);
-    }
-    options.set(name, token.value);
+export function parseArguments([command = '', ...rest]: readonly string[]): ApiKeyCommand | Problem | null {
+  if (!Object.hasOwn(OPTIONS, command)) return null;
+  const options = OPTIONS[command as Name];
+  let parsed;
+  try {
+    parsed = parseArgs({ args: rest, options, strict: true, allowPositionals: true });
+  } catch (error) {
+    // Node names the option in its message only: `Unknown option '--all'. …`, `Option '--scopes <value>' …`.
+    const { code, message } = error as NodeJS.ErrnoException;
+    const option = /'(-[^' ]*)/.exec(message)?.[1] ?? 'given';
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return needsValue(option);
+    if (code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw error;
+    const takes = Object.keys(options).map((name) => `--${name}`);
+    return new Problem(
+      `Unknown option ${option} for ${command}: it takes ${takes.join(' and ') || 'none'} (npm run apikey alone shows the usage).`,
+    );
   }
-  const positional = [...positionals.values()];
-  const expiresText = options.get('--expires-in');
-  const expiresInMs = expiresText === undefined ? null : parseDuration('--expires-in', expiresText);
-  if (command === 'list') return positional.length === 0 ? { command } : null;
-  if (positional.length !== 1) return null;
-  const argument = positional[0].trim();
-  if (command === 'create') {
-    if (!NAME.test(argument)) return null;
-    const scopesText = options.get('--scopes');
-    const scopes = scopesText === undefined ? null : parseScopes(scopesText);
-    if (scopes !== null && 'problem' in scopes) return new Problem(scopes.problem);
-    if (expiresInMs !== null && typeof expiresInMs !== 'number') return expiresInMs;
-    return { command, name: argument, scopes, expiresInMs };
+  const values: Record<string, string> = {};
+  for (const [name, [value, ...again]] of Object.entries(parsed.values) as [string, string[]][]) {
+    if (again.length > 0) return new Problem(`--${name} is given twice: give it once.`);
+    if (value === '') return needsValue(`--${name}`);
+    values[name] = value;
   }
-  if (argument === '') return null;
-  if (command === 'rotate') {
-    const overlapText = options.get('--overlap');
-    const overlapMs = overlapText === undefined ? DEFAULT_OVERLAP_MS : parseDuration('--overlap', overlapText);
-    if (typeof overlapMs !== 'number') return overlapMs;
-    if (expiresInMs !== null && typeof expiresInMs !== 'number') return expiresInMs;
-    return { command, reference: argument, overlapMs, expiresInMs };
-  }
-  return { command, reference: argument };
+  if (command === 'list') return parsed.positionals.length === 0 ? { command } : null;
+  const [argument, ...extra] = parsed.positionals.map((positional) => positional.trim());
+  if (!argument || extra.length > 0) return null;
+  const duration = (name: string) => (name in values ? parseDuration(`--${name}`, values[name]) : null);
+  const scopes = 'scopes' in values ? parseScopes(values.scopes) : null;
+  if (scopes !== null && 'problem' in scopes) return new Problem(scopes.problem);
+  const overlapMs = duration('overlap') ?? DEFAULT_OVERLAP_MS;
+  if (overlapMs instanceof Problem) return overlapMs;
+  const expiresInMs = duration('expires-in');
+  if (expiresInMs instanceof Problem) return expiresInMs;
+  if (command === 'create') return NAME.test(argument) ? { command, name: argument, scopes, expiresInMs } : null;
+  return command === 'rotate'
+    ? { command, reference: argument, overlapMs, expiresInMs }
+    : { command: 'revoke', reference: argument };
 }
 
 const when = (date: Date | null) => (date ? date.toISOString().replace(/\.\d{3}Z$/, 'Z') : '-');
@@ -120,12 +107,8 @@ function table(keys: readonly ApiKeySummary[]): string[] {
     ]),
   ];
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-  return rows.map((row) =>
-    row
-      .map((cell, column) => cell.padEnd(widths[column]))
-      .join('  ')
-      .trimEnd(),
-  );
+  const line = (row: string[]) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ');
+  return rows.map((row) => line(row).trimEnd());
 }
 
 /** The one key `reference` (an id or a public prefix) names, or null once it has said why there is none. */
@@ -161,6 +144,12 @@ function whyNotRotated(key: ApiKeySummary, replacement: ApiKeySummary | null): s
   return `${named} expired at ${when(key.expiresAt)}, so it cannot be rotated: issue a new key with create.`;
 }
 
+/** A new key, and what is stored of it: the key itself is printed once and kept nowhere. */
+function newKey() {
+  const key = generateApiKey();
+  return { key, prefix: publicPrefix(key), digest: keyDigest(key) };
+}
+
 /** Runs one command against the repository; resolves to the process exit code. */
 export async function runCommand(
   command: ApiKeyCommand,
@@ -169,14 +158,9 @@ export async function runCommand(
 ): Promise<number> {
   switch (command.command) {
     case 'create': {
-      const key = generateApiKey();
-      const created = await keys.insert({
-        name: command.name,
-        prefix: publicPrefix(key),
-        digest: keyDigest(key),
-        scopes: command.scopes,
-        expiresInMs: command.expiresInMs,
-      });
+      const { key, ...stored } = newKey();
+      const { name, scopes, expiresInMs } = command;
+      const created = await keys.insert({ ...stored, name, scopes, expiresInMs });
       output.err(`Created ${describe(created)}.`);
       output.err('Store it now: it is shown only this once.');
       output.out(key);
@@ -185,12 +169,8 @@ export async function runCommand(
     case 'rotate': {
       const found = await findOne(keys, command.reference, 'rotate', output);
       if (!found) return 1;
-      const key = generateApiKey();
-      const rotation = await keys.rotate(found.id, command.overlapMs, {
-        prefix: publicPrefix(key),
-        digest: keyDigest(key),
-        expiresInMs: command.expiresInMs,
-      });
+      const { key, ...stored } = newKey();
+      const rotation = await keys.rotate(found.id, command.overlapMs, { ...stored, expiresInMs: command.expiresInMs });
       if (!rotation.rotated) {
         output.err(whyNotRotated(rotation.key, rotation.replacement));
         return 1;

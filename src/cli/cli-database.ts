@@ -69,12 +69,12 @@ export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonl
       if (dataSource.isInitialized) await dataSource.destroy();
     }
   };
-  main().then(
-    (code) => process.exit(code),
-    (error: unknown) => {
+  // Exits when done: a database server started for the command (by `npm run`) must not keep it running.
+  void main()
+    .catch((error: unknown) => {
       const failed = error instanceof ConfigError ? 'Invalid configuration' : `${command.name} failed`;
       terminal.err(`${failed}: ${oneLine(error)}`);
-      process.exit(1);
-    },
-  );
+      return 1;
+    })
+    .then((code) => process.exit(code));
 }

@@ -1,56 +1,52 @@
-import type { INestApplication, LoggerService } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { constants } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
 import { ShutdownState } from './shutdown-state.js';
 
-const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
-
-interface GracefulShutdownOptions {
-  drainDelayMs: number;
-  graceMs: number;
-  afterClose?: () => Promise<void>;
-  logger: LoggerService;
-}
+/** The signals main.ts hands to Nest's shutdown hooks. */
+export const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
 /**
  * On SIGTERM or SIGINT: not ready at once, serving on with `Connection: close` for the drain delay so that load
- * balancers take the instance out, then the listener closes, the application closes, `afterClose`, exit 0. Past the
- * grace period (from the listener's close), or on a second signal, the process exits at once with a non-zero code.
+ * balancers take the instance out; then Nest closes the listener and the application, and exits 0. Provided by the
+ * root module, whose hooks Nest calls before every other module's.
  */
-export function stopGracefullyOnSignals(app: INestApplication, options: GracefulShutdownOptions): void {
-  let stopping = false;
-  const onSignal = (signal: (typeof SIGNALS)[number]) => {
-    if (stopping) {
-      options.logger.warn(`${signal} received again: exiting now`);
-      process.exit(128 + constants.signals[signal]);
+@Injectable()
+export class GracefulShutdown implements BeforeApplicationShutdown, OnApplicationShutdown {
+  private readonly logger = new Logger(GracefulShutdown.name);
+  private started = 0;
+
+  constructor(
+    private readonly state: ShutdownState,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async beforeApplicationShutdown(signal?: string): Promise<void> {
+    if (!signal) return; // app.close(): nothing to drain
+    const { shutdownDrainDelayMs: drainMs, shutdownGraceMs: graceMs } = this.config;
+    this.started = Date.now();
+    // Nest ignores a second signal and sets no deadline: these two exits are ours.
+    for (const again of SHUTDOWN_SIGNALS) {
+      process.once(again, () => {
+        this.logger.warn(`${again} received again: exiting now`);
+        process.exit(128 + constants.signals[again]);
+      });
     }
-    stopping = true;
-    void shutDown(app, options, signal);
-  };
-  for (const signal of SIGNALS) process.on(signal, onSignal);
-}
-
-async function shutDown(app: INestApplication, options: GracefulShutdownOptions, signal: string): Promise<void> {
-  const { drainDelayMs, graceMs, afterClose, logger } = options;
-  const started = Date.now();
-  logger.log(
-    `${signal} received: no longer ready, serving with Connection: close for ${drainDelayMs} ms, then draining requests (grace period ${graceMs} ms)`,
-  );
-  app.get(ShutdownState).begin();
-  if (drainDelayMs > 0) await new Promise((wake) => setTimeout(wake, drainDelayMs));
-  logger.log('Drain delay over: closing the listener');
-  const deadline = setTimeout(() => {
-    logger.error(`Shutdown still incomplete after ${graceMs} ms: exiting anyway`);
-    process.exit(1);
-  }, graceMs);
-
-  try {
-    await app.close();
-    await afterClose?.();
-  } catch (error) {
-    logger.error(`Shutdown failed: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
+    this.logger.log(
+      `${signal} received: no longer ready, serving with Connection: close for ${drainMs} ms, then draining requests (grace period ${graceMs} ms)`,
+    );
+    this.state.begin();
+    await sleep(drainMs);
+    this.logger.log('Drain delay over: closing the listener');
+    setTimeout(() => {
+      this.logger.error(`Shutdown still incomplete after ${graceMs} ms: exiting anyway`);
+      process.exit(1);
+    }, graceMs).unref();
   }
-  clearTimeout(deadline);
-  logger.log(`Stopped in ${Date.now() - started} ms`);
-  process.exit(0);
+
+  onApplicationShutdown(signal?: string): void {
+    if (signal) this.logger.log(`Stopped in ${Date.now() - this.started} ms`);
+  }
 }

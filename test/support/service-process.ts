@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { freePort } from './database-server.js';
@@ -33,10 +34,17 @@ export interface ServiceLocation {
   port?: number;
 }
 
+/** The node options `npm run start:prod` puts before the tracing preload and the entry: the V8 flags. */
+const PRODUCTION_FLAGS = (
+  JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+).scripts['start:prod']
+  .split(' --import ')[0]
+  .split(' ')
+  .slice(1);
+
 /**
- * `node --import …/tracing/preload.js dist/src/main.js` (as `npm run start:prod` and the image run it, or `npm start`'s
- * DEVELOPMENT_ENTRY) as a child
- * process with exactly `env` (plus PATH), ready when this resolves.
+ * `node <V8 flags> --import …/tracing/preload.js dist/src/main.js` (as `npm run start:prod` and the image run it, or
+ * `npm start`'s DEVELOPMENT_ENTRY) as a child process with exactly `env` (plus PATH), ready when this resolves.
  */
 export async function startService(env: Record<string, string>, where: ServiceLocation = {}): Promise<ServiceProcess> {
   const port = where.port ?? (await freePort());
@@ -47,7 +55,7 @@ export async function startService(env: Record<string, string>, where: ServiceLo
     'tracing',
     'preload.js',
   );
-  const child = spawn(process.execPath, ['--import', pathToFileURL(preload).href, main], {
+  const child = spawn(process.execPath, [...PRODUCTION_FLAGS, '--import', pathToFileURL(preload).href, main], {
     cwd: where.cwd ?? ROOT,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
