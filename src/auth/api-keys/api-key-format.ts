@@ -9,7 +9,7 @@ const PUBLIC_PREFIX_LENGTH = API_KEY_PREFIX.length + 8;
 const UNBIASED_LIMIT = 256 - (256 % ALPHABET.length);
 const KEY_PATTERN = new RegExp(`^${API_KEY_PREFIX}[0-9A-Za-z]{${RANDOM_LENGTH}}$`);
 
-/** A new key: `pet_` and 32 base62 characters from the CSPRNG (rejection sampling, no modulo bias). */
+/** A new key: API_KEY_PREFIX and 32 base62 characters from the CSPRNG (rejection sampling, no modulo bias). */
 export function generateApiKey(random: (size: number) => Buffer = randomBytes): string {
   let body = '';
   while (body.length < RANDOM_LENGTH) {
