@@ -3,7 +3,6 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, type HeadersObject, type SchemaObject } from '@nestjs/swagger';
 import { RATE_LIMIT_HEADERS } from '../auth/rate-limit/rate-limited.error.js';
 import { MAX_LIMIT_PER_MINUTE, RATE_LIMIT_WINDOW_MS } from '../config/app-config.js';
-import { DeprecationPolicy, deprecationHeaders } from '../deprecation/deprecation.interceptor.js';
 import { ErrorBodyDto } from '../edge/errors/error-body.dto.js';
 import { CODE_BY_STATUS } from '../edge/errors/error-code.js';
 import { RETRY_AFTER_SECONDS } from '../edge/errors/to-api-error.js';
@@ -68,26 +67,29 @@ export function rateLimitHeaderDocs({ required }: { required: boolean }): Header
   };
 }
 
-const DEPRECATION_HEADERS = {
+const DEPRECATION_HEADERS: Record<string, string> = {
   Deprecation: 'When the operation became deprecated (RFC 9745): `@` and seconds since the epoch.',
   Sunset: 'When the operation is announced to be removed (RFC 8594), as an HTTP-date.',
   Link: 'The operation to use instead, with `rel="successor-version"`.',
 };
 
-/** The `Deprecation`, `Sunset` and `Link` headers a deprecated operation sends, with the policy's values. */
-export function deprecationHeaderDocs(policy: DeprecationPolicy, { required }: { required: boolean }): HeadersObject {
-  const values = deprecationHeaders(policy);
-  return Object.fromEntries(
-    Object.entries(DEPRECATION_HEADERS).map(([name, description]) => [
-      name,
-      enumHeader(description, required, [values[name]]),
-    ]),
-  );
-}
-
 // 401 by the guard itself; 408, 413 and 415 while the request is read, before any guard runs.
 const REFUSED_BEFORE_THE_KEY = new Set(['401', '408', '413', '415']);
-const ANSWERED_BEFORE_INTERCEPTORS = new Set(['401', '408', '429']);
+// Also the guard's 403 (scope) and 429 (rate limit): no interceptor has run.
+const ANSWERED_BEFORE_INTERCEPTORS = new Set([...REFUSED_BEFORE_THE_KEY, '403', '429']);
+
+/**
+ * What a response carries besides its own headers: the budget's on a success (an error declares its own), and a
+ * deprecated operation's headers (`values`, from @Deprecated) on every response its interceptor runs for.
+ */
+export function interceptedHeaders(status: string, values: Record<string, string> = {}): HeadersObject {
+  const intercepted = !ANSWERED_BEFORE_INTERCEPTORS.has(status);
+  const success = /^2\d\d$/.test(status);
+  const deprecation = Object.entries(intercepted ? values : {}).map(
+    ([name, value]) => [name, enumHeader(DEPRECATION_HEADERS[name], success, [value])] as const,
+  );
+  return { ...Object.fromEntries(deprecation), ...(success ? rateLimitHeaderDocs({ required: false }) : {}) };
+}
 
 /** Errors every operation can answer: the global guard (401), the rate limits (429), the service and its database. */
 const COMMON_ERRORS: Record<string, { description: string; headers?: HeadersObject }> = {
@@ -123,20 +125,13 @@ function errorResponse(status: string, description: string, headers: HeadersObje
   });
 }
 
-/**
- * The operation's own error statuses plus the common ones, each with the `Error` schema. `headers` are those an
- * interceptor sets on the operation's responses: not on 401, 408 and 429, answered before any interceptor runs.
- */
-export function ApiErrorResponses(
-  own: Partial<Record<OperationErrorStatus, string>>,
-  { headers = {} }: { headers?: HeadersObject } = {},
-) {
+/** The operation's own error statuses plus the common ones, each with the `Error` schema. */
+export function ApiErrorResponses(own: Partial<Record<OperationErrorStatus, string>>) {
   const ownResponses = Object.entries(own).map(([status, description]) =>
-    errorResponse(status, description, { ...headers, ...STATUS_HEADERS[status] }),
+    errorResponse(status, description, STATUS_HEADERS[status] ?? {}),
   );
-  const commonResponses = Object.entries(COMMON_ERRORS).map(([status, response]) => {
-    const interceptorHeaders = ANSWERED_BEFORE_INTERCEPTORS.has(status) ? {} : headers;
-    return errorResponse(status, response.description, { ...interceptorHeaders, ...response.headers });
-  });
+  const commonResponses = Object.entries(COMMON_ERRORS).map(([status, response]) =>
+    errorResponse(status, response.description, response.headers ?? {}),
+  );
   return applyDecorators(...ownResponses, ...commonResponses);
 }

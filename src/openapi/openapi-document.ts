@@ -7,7 +7,8 @@ import { API_PREFIX, BODY_LIMIT_BYTES } from '../edge/http.constants.js';
 import type { AppConfig } from '../config/app-config.js';
 import { NO_STORE } from '../edge/security-headers.js';
 import { MAX_BODY_DEPTH } from '../edge/json-body-parser.js';
-import { enumHeader } from './api-error-responses.decorator.js';
+import { DEPRECATION_HEADERS_EXTENSION } from '../deprecation/deprecated.decorator.js';
+import { enumHeader, interceptedHeaders } from './api-error-responses.decorator.js';
 import { REQUIRED_SCOPES_EXTENSION } from './requires-scope.decorator.js';
 
 const BEARER_SCHEME = 'bearer';
@@ -63,9 +64,14 @@ export function createOpenApiDocument(
           SchemaObject | undefined;
         if (schema?.type === 'object') schema.additionalProperties = false;
       }
-      // Sent on every response by the edge (src/edge/security-headers.ts).
-      for (const response of Object.values(operation.responses) as ResponseObject[]) {
-        response.headers = { ...response.headers, 'Cache-Control': noStore() };
+      const extended = operation as { [DEPRECATION_HEADERS_EXTENSION]?: Record<string, string> };
+      const deprecation = extended[DEPRECATION_HEADERS_EXTENSION];
+      delete extended[DEPRECATION_HEADERS_EXTENSION];
+      // Cache-Control: sent on every response by the edge (src/edge/security-headers.ts).
+      for (const [status, response] of Object.entries(operation.responses) as [string, ResponseObject][]) {
+        const { description, headers, ...rest } = response;
+        const all = { ...interceptedHeaders(status, deprecation), ...headers, 'Cache-Control': noStore() };
+        operation.responses[status] = { description, headers: all, ...rest };
       }
       const scopes = (operation as { [REQUIRED_SCOPES_EXTENSION]?: string[] })[REQUIRED_SCOPES_EXTENSION];
       if (scopes) {
