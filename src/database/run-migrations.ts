@@ -78,10 +78,7 @@ async function withMigrationTimeouts<T>(
  * Applies the pending migrations, each in its own transaction, under the runners' lock; returns the ones this runner
  * applied. A failure leaves those before it applied and recorded, itself not, and says so (MigrationFailedError).
  */
-export function runMigrations(
-  dataSource: DataSource,
-  { migrationLockTimeoutMs: lockTimeoutMs }: MigrationLockTimeout,
-): Promise<Migration[]> {
+export function runMigrations(dataSource: DataSource, { migrationLockTimeoutMs }: MigrationLockTimeout) {
   return underRunLock(dataSource, async (executor, runner, lock) => {
     const applied: Migration[] = [];
     for (;;) {
@@ -92,18 +89,20 @@ export function runMigrations(
       const inTransaction = next.instance?.transaction !== false;
       if (!inTransaction) {
         // A build cut before this run (a failover, a killed Job) left an INVALID index its rerun would trip over.
-        const dropped = await dropInvalidIndexes(dataSource, lockTimeoutMs, 'an earlier build left');
+        const dropped = await dropInvalidIndexes(dataSource, migrationLockTimeoutMs, 'an earlier build left');
         if (dropped) new Logger('Migrations').warn(`Before ${next.name}: ${dropped}.`);
       }
       try {
-        await withMigrationTimeouts(runner, inTransaction, lockTimeoutMs, () => executor.executeMigration(next));
+        await withMigrationTimeouts(runner, inTransaction, migrationLockTimeoutMs, () =>
+          executor.executeMigration(next),
+        );
       } catch (error) {
         const left = inTransaction
           ? ''
-          : await dropInvalidIndexes(dataSource, lockTimeoutMs, 'it left').catch(
+          : await dropInvalidIndexes(dataSource, migrationLockTimeoutMs, 'it left').catch(
               () => 'any INVALID index it left is dropped by the next run',
             );
-        throw failure(error, next.name, inTransaction, applied, lockTimeoutMs, left);
+        throw failure(error, next.name, inTransaction, applied, migrationLockTimeoutMs, left);
       }
       applied.push(next);
     }
@@ -111,21 +110,18 @@ export function runMigrations(
 }
 
 /** Reverts the last applied migration, with the timeouts of withMigrationTimeouts, under the runners' lock. */
-export function revertLastMigration(
-  dataSource: DataSource,
-  { migrationLockTimeoutMs: lockTimeoutMs }: MigrationLockTimeout,
-): Promise<void> {
+export function revertLastMigration(dataSource: DataSource, { migrationLockTimeoutMs }: MigrationLockTimeout) {
   return underRunLock(dataSource, async (executor, runner) => {
     const [last] = await executor.getExecutedMigrations();
     const known = last && dataSource.migrations.find((migration) => migration.name === last.name);
     const inTransaction = known?.transaction !== false;
     // In a transaction we start (or none), the executor only runs down() and deletes the record.
     executor.transaction = 'none';
-    await withMigrationTimeouts(runner, inTransaction, lockTimeoutMs, () => executor.undoLastMigration()).catch(
-      (error: unknown) => {
-        throw lockTimeoutExplained(error, lockTimeoutMs, 'nothing was reverted');
-      },
-    );
+    await withMigrationTimeouts(runner, inTransaction, migrationLockTimeoutMs, () =>
+      executor.undoLastMigration(),
+    ).catch((error: unknown) => {
+      throw lockTimeoutExplained(error, migrationLockTimeoutMs, 'nothing was reverted');
+    });
   });
 }
 

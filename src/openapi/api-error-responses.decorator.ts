@@ -49,9 +49,9 @@ const STATUS_HEADERS: Partial<Record<string, HeadersObject>> = {
 
 /**
  * The per-key budget's headers: on every response once the API key is accepted while RATE_LIMIT_PER_MINUTE is
- * above 0, so `required` only on a 429, and never on the statuses of REFUSED_BEFORE_THE_KEY.
+ * above 0, so `required` only on a 429, and never on the statuses of ANSWERED_BEFORE_INTERCEPTORS.
  */
-export function rateLimitHeaderDocs({ required }: { required: boolean }): HeadersObject {
+function rateLimitHeaderDocs({ required }: { required: boolean }): HeadersObject {
   const when = required ? '' : ' Sent once the API key is accepted, while the per-key rate limit is on.';
   const header = (description: string, schema: SchemaObject) => ({ description: description + when, required, schema });
   return {
@@ -73,22 +73,20 @@ const DEPRECATION_HEADERS: Record<string, string> = {
   Link: 'The operation to use instead, with `rel="successor-version"`.',
 };
 
-// 401 by the guard itself; 408, 413 and 415 while the request is read, before any guard runs.
-const REFUSED_BEFORE_THE_KEY = new Set(['401', '408', '413', '415']);
-// Also the guard's 403 (scope) and 429 (rate limit): no interceptor has run.
-const ANSWERED_BEFORE_INTERCEPTORS = new Set([...REFUSED_BEFORE_THE_KEY, '403', '429']);
+// The guard's 401, 403 and 429, and 408, 413 and 415 while the request is read: before the budget is counted
+// (a 429 documents its own) and before any interceptor runs.
+const ANSWERED_BEFORE_INTERCEPTORS = new Set(['401', '403', '408', '413', '415', '429']);
 
 /**
- * What a response carries besides its own headers: the budget's on a success (an error declares its own), and a
- * deprecated operation's headers (`values`, from @Deprecated) on every response its interceptor runs for.
+ * What a response carries besides its own headers once the key is accepted: the budget's, and a deprecated
+ * operation's (`values`, from @Deprecated), required on a success.
  */
 export function interceptedHeaders(status: string, values: Record<string, string> = {}): HeadersObject {
-  const intercepted = !ANSWERED_BEFORE_INTERCEPTORS.has(status);
-  const success = /^2\d\d$/.test(status);
-  const deprecation = Object.entries(intercepted ? values : {}).map(
-    ([name, value]) => [name, enumHeader(DEPRECATION_HEADERS[name], success, [value])] as const,
+  if (ANSWERED_BEFORE_INTERCEPTORS.has(status)) return {};
+  const deprecation = Object.entries(values).map(
+    ([name, value]) => [name, enumHeader(DEPRECATION_HEADERS[name], /^2\d\d$/.test(status), [value])] as const,
   );
-  return { ...Object.fromEntries(deprecation), ...(success ? rateLimitHeaderDocs({ required: false }) : {}) };
+  return { ...Object.fromEntries(deprecation), ...rateLimitHeaderDocs({ required: false }) };
 }
 
 /** Errors every operation can answer: the global guard (401), the rate limits (429), the service and its database. */
@@ -113,25 +111,18 @@ const COMMON_ERRORS: Record<string, { description: string; headers?: HeadersObje
   503: { description: 'The service or its database is temporarily unavailable.', headers: RETRY_AFTER },
 };
 
-function errorResponse(status: string, description: string, headers: HeadersObject) {
-  const budget = REFUSED_BEFORE_THE_KEY.has(status) || status === '429' ? {} : rateLimitHeaderDocs({ required: false });
-  const all = { ...headers, ...budget };
-  return ApiResponse({
-    status: Number(status),
-    description,
-    type: ErrorBodyDto,
-    example: { code: CODE_BY_STATUS[Number(status)], message: description, status: Number(status) },
-    ...(Object.keys(all).length > 0 ? { headers: all } : {}),
-  });
+function errorResponse(status: string, description: string, headers?: HeadersObject) {
+  const example = { code: CODE_BY_STATUS[Number(status)], message: description, status: Number(status) };
+  return ApiResponse({ status: Number(status), description, type: ErrorBodyDto, example, headers });
 }
 
 /** The operation's own error statuses plus the common ones, each with the `Error` schema. */
 export function ApiErrorResponses(own: Partial<Record<OperationErrorStatus, string>>) {
   const ownResponses = Object.entries(own).map(([status, description]) =>
-    errorResponse(status, description, STATUS_HEADERS[status] ?? {}),
+    errorResponse(status, description, STATUS_HEADERS[status]),
   );
   const commonResponses = Object.entries(COMMON_ERRORS).map(([status, response]) =>
-    errorResponse(status, response.description, response.headers ?? {}),
+    errorResponse(status, response.description, response.headers),
   );
   return applyDecorators(...ownResponses, ...commonResponses);
 }
