@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module.js';
 import { createFastifyAdapter } from '../src/app.setup.js';
 import { ConfigError, loadConfig, Problem, readConfig } from '../src/config/app-config.js';
-import { schemaChanges } from '../src/database/schema-drift.js';
+import { schemaChanges } from './schema-drift.js';
 import { oneLine, terminal } from '../src/cli/cli-database.js';
 import { describeRevertDrops, MigrationBody, parseMigrationPath, writeMigration } from './migration-files.js';
 import { PACKAGE_ROOT } from '../src/config/package-root.js';

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { driftReport, schemaChanges } from '../src/database/schema-drift.js';
+import { driftReport, schemaChanges } from '../dev/schema-drift.js';
 import { startTestApp, TestApp } from './support/test-app.js';
 
 /**

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { ApiKeySummary, ApiKeysRepository } from '../auth/api-keys/api-keys.repository.js';
 import { generateApiKey, publicPrefix } from '../auth/api-keys/api-key-format.js';
-import { type ApiKeyScope, parseScopes } from '../auth/api-key-scope.js';
+import { API_KEY_SCOPES, type ApiKeyScope, parseScopes } from '../auth/api-key-scope.js';
 import { keyDigest } from '../auth/key-digest.js';
 import { Problem } from '../config/problem.js';
 import type { CommandOutput } from './cli-database.js';
@@ -13,7 +13,7 @@ export const DEFAULT_OVERLAP_MS = 24 * 3_600_000;
 export const USAGE = `Usage: npm run apikey -- <command>
 
 Commands:
-  create <name> [--scopes pets:read[,pets:write]] [--expires-in <N>{s|m|h|d}]
+  create <name> [--scopes <${API_KEY_SCOPES.join('|')}>[,...]] [--expires-in <N>{s|m|h|d}]
                          issue a new key for <name>; the key is printed once, on its own line. Without --scopes it
                          may do everything; without --expires-in it never expires
   rotate <id|prefix> [--overlap <N>{s|m|h|d}] [--expires-in <N>{s|m|h|d}]
@@ -78,7 +78,7 @@ export function parseArguments([command = '', ...rest]: readonly string[]): ApiK
   if (!argument || extra.length > 0) return null;
   const duration = (name: string) => (name in values ? parseDuration(`--${name}`, values[name]) : null);
   const scopes = 'scopes' in values ? parseScopes(values.scopes) : null;
-  if (scopes !== null && 'problem' in scopes) return new Problem(scopes.problem);
+  if (scopes instanceof Problem) return scopes;
   const overlapMs = duration('overlap') ?? DEFAULT_OVERLAP_MS;
   if (overlapMs instanceof Problem) return overlapMs;
   const expiresInMs = duration('expires-in');

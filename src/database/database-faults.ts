@@ -72,8 +72,8 @@ export function databaseFault(error: unknown): DatabaseFault | null {
     const kind = 'local connection pool full: no connection was free within the connect timeout';
     return { code: 'POOL_FULL', sqlClass: POOL_FULL_CLASS, kind, message, answer: 'unavailable' };
   }
-  const said = UNREACHABLE_MESSAGES.find(([pattern]) => pattern.test(message));
-  return said ? fromRow('08', said[1], message) : null;
+  const unreachable = UNREACHABLE_MESSAGES.find(([pattern]) => pattern.test(message));
+  return unreachable ? fromRow('08', unreachable[1], message) : null;
 }
 
 function fromRow(sqlstate: string, code: string, message: string): DatabaseFault | null {

@@ -25,7 +25,7 @@ export class DatabaseModule {
             try {
               await warnWithoutSessionTimeouts(dataSource);
               if (options.migrationsRun) {
-                // Under the runners' lock and the migrations' bounds (not TypeORM's `migrationsRun`), on a data
+                // Under the runners' lock and the migrations' timeouts (not TypeORM's `migrationsRun`), on a data
                 // source without the requests' query bound.
                 const migrator = await new DataSource(commandDataSourceOptions(options.url)).initialize();
                 await runMigrations(migrator, options).finally(() => migrator.destroy());

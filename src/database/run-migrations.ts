@@ -41,17 +41,17 @@ async function underRunLock<T>(
 
 /**
  * Runs `step` (one migration, up or down, and its record) with no statement or idle timeout and each lock waited for
- * at most `migrationLockTimeoutMs` (requests queue behind a DDL statement waiting for its lock): in a transaction of
+ * at most `lockTimeoutMs` (requests queue behind a DDL statement waiting for its lock): in a transaction of
  * its own with `SET LOCAL`, or, with `transaction = false`, under session settings reset after it.
  */
-async function withMigrationBounds<T>(
+async function withMigrationTimeouts<T>(
   runner: QueryRunner,
   inTransaction: boolean,
-  { migrationLockTimeoutMs }: MigrationLockTimeout,
+  lockTimeoutMs: number,
   step: () => Promise<T>,
 ): Promise<T> {
   const settings = ['statement_timeout = 0', 'idle_in_transaction_session_timeout = 0'];
-  settings.push(`lock_timeout = ${Math.trunc(migrationLockTimeoutMs)}`);
+  settings.push(`lock_timeout = ${Math.trunc(lockTimeoutMs)}`);
   if (!inTransaction) {
     await runner.query(settings.map((setting) => `SET ${setting}`).join('; '));
     try {
@@ -78,7 +78,7 @@ async function withMigrationBounds<T>(
  * Applies the pending migrations, each in its own transaction, under the runners' lock; returns the ones this runner
  * applied. A failure leaves those before it applied and recorded, itself not, and says so (MigrationFailedError).
  */
-export function runMigrations(dataSource: DataSource, bounds: MigrationLockTimeout): Promise<Migration[]> {
+export function runMigrations(dataSource: DataSource, { migrationLockTimeoutMs }: MigrationLockTimeout) {
   return underRunLock(dataSource, async (executor, runner, lock) => {
     const applied: Migration[] = [];
     for (;;) {
@@ -86,37 +86,41 @@ export function runMigrations(dataSource: DataSource, bounds: MigrationLockTimeo
       await lock.query('SELECT 1');
       const [next] = await executor.getPendingMigrations();
       if (!next) return applied;
-      const alone = next.instance?.transaction === false;
-      if (alone) {
+      const inTransaction = next.instance?.transaction !== false;
+      if (!inTransaction) {
         // A build cut before this run (a failover, a killed Job) left an INVALID index its rerun would trip over.
-        const dropped = await dropInvalidIndexes(dataSource, bounds, 'an earlier build left');
+        const dropped = await dropInvalidIndexes(dataSource, migrationLockTimeoutMs, 'an earlier build left');
         if (dropped) new Logger('Migrations').warn(`Before ${next.name}: ${dropped}.`);
       }
       try {
-        await withMigrationBounds(runner, !alone, bounds, () => executor.executeMigration(next));
+        await withMigrationTimeouts(runner, inTransaction, migrationLockTimeoutMs, () =>
+          executor.executeMigration(next),
+        );
       } catch (error) {
-        const left = alone
-          ? await dropInvalidIndexes(dataSource, bounds, 'it left').catch(
+        const left = inTransaction
+          ? ''
+          : await dropInvalidIndexes(dataSource, migrationLockTimeoutMs, 'it left').catch(
               () => 'any INVALID index it left is dropped by the next run',
-            )
-          : '';
-        throw failure(error, next.name, alone, applied, bounds, left);
+            );
+        throw failure(error, next.name, inTransaction, applied, migrationLockTimeoutMs, left);
       }
       applied.push(next);
     }
   });
 }
 
-/** Reverts the last applied migration, with the bounds of withMigrationBounds, under the runners' lock. */
-export function revertLastMigration(dataSource: DataSource, bounds: MigrationLockTimeout): Promise<void> {
+/** Reverts the last applied migration, with the timeouts of withMigrationTimeouts, under the runners' lock. */
+export function revertLastMigration(dataSource: DataSource, { migrationLockTimeoutMs }: MigrationLockTimeout) {
   return underRunLock(dataSource, async (executor, runner) => {
     const [last] = await executor.getExecutedMigrations();
     const known = last && dataSource.migrations.find((migration) => migration.name === last.name);
-    const alone = known?.transaction === false;
+    const inTransaction = known?.transaction !== false;
     // In a transaction we start (or none), the executor only runs down() and deletes the record.
     executor.transaction = 'none';
-    await withMigrationBounds(runner, !alone, bounds, () => executor.undoLastMigration()).catch((error: unknown) => {
-      throw lockTimeoutExplained(error, bounds.migrationLockTimeoutMs, 'nothing was reverted');
+    await withMigrationTimeouts(runner, inTransaction, migrationLockTimeoutMs, () =>
+      executor.undoLastMigration(),
+    ).catch((error: unknown) => {
+      throw lockTimeoutExplained(error, migrationLockTimeoutMs, 'nothing was reverted');
     });
   });
 }
@@ -126,7 +130,7 @@ export function revertLastMigration(dataSource: DataSource, bounds: MigrationLoc
  * in the way of the next run. Drops those of this database that no session is building (concurrently), on a connection
  * of its own (the failed migration's may be gone), and says so, or names the command.
  */
-async function dropInvalidIndexes(dataSource: DataSource, bounds: MigrationLockTimeout, whose: string) {
+async function dropInvalidIndexes(dataSource: DataSource, lockTimeoutMs: number, whose: string) {
   const runner = dataSource.createQueryRunner();
   try {
     const rows = (await runner.query(
@@ -139,7 +143,7 @@ async function dropInvalidIndexes(dataSource: DataSource, bounds: MigrationLockT
     for (const { name } of rows) {
       const drop = `DROP INDEX CONCURRENTLY IF EXISTS ${name}`;
       try {
-        await withMigrationBounds(runner, false, bounds, () => runner.query(drop));
+        await withMigrationTimeouts(runner, false, lockTimeoutMs, () => runner.query(drop));
         said.push(`the INVALID index ${name} ${whose} was dropped`);
       } catch {
         said.push(
@@ -157,20 +161,20 @@ async function dropInvalidIndexes(dataSource: DataSource, bounds: MigrationLockT
 function failure(
   error: unknown,
   name: string,
-  alone: boolean,
+  inTransaction: boolean,
   applied: readonly Migration[],
-  { migrationLockTimeoutMs }: MigrationLockTimeout,
+  lockTimeoutMs: number,
   left: string,
 ): MigrationFailedError {
   const names = new Intl.ListFormat('en-GB').format(applied.map((migration) => migration.name));
   const were = applied.length === 1 ? 'was' : 'were';
   const leftover = left ? ` ${left[0].toUpperCase()}${left.slice(1)}.` : '';
-  const partly = alone
+  const partly = !inTransaction
     ? ` It ran outside a transaction (transaction = false): any statement of it before the failing one stays applied, so make each safe to run again.`
     : '';
   const outcome = names ? `${names} ${were} applied and recorded, ${name} was not` : 'nothing was applied';
   const stopped = ` The migration that stopped: ${name}.${leftover}${partly}`;
-  const explained = lockTimeoutExplained(error, migrationLockTimeoutMs, outcome, stopped);
+  const explained = lockTimeoutExplained(error, lockTimeoutMs, outcome, stopped);
   if (explained instanceof MigrationLockTimeoutError) return explained;
   const cause = (error instanceof Error ? error.message : String(error)).split('\n')[0];
   const before = names

@@ -17,6 +17,7 @@ const POLICY = {
   since: new Date('2026-11-20T00:00:00Z'),
   sunset: new Date('2030-12-05T00:00:00Z'),
   successor: '/v1/pets',
+  advice: 'Use `GET /pets` with the `status` filter instead.',
 };
 
 function getPet() {}

@@ -13,6 +13,8 @@ export interface DeprecationPolicy {
   sunset: Date;
   /** The URL clients should move to. */
   successor: string;
+  /** What to call instead, as the OpenAPI document tells clients. */
+  advice: string;
 }
 
 export const DEPRECATION_POLICY = Symbol('deprecation-policy');

@@ -1,3 +1,4 @@
+import { API_KEY_PREFIX } from '../auth/api-keys/api-key-format.js';
 import type { AppConfig } from '../config/app-config.js';
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -17,7 +18,7 @@ const encodable = (text: string, escape: (char: string) => string = (char) => ch
   [...text].map((char) => `(?:${escapeRegExp(escape(char))}|${percentEncoded(char)})`).join('');
 
 // pino's redact removes fields by path; a key can appear inside any value (an error message, a URL), encoded or not.
-const KEY_SHAPED = `${encodable('pet_')}(?:[A-Za-z0-9_-]|%[0-9A-Fa-f]{2}){16,}`;
+const KEY_SHAPED = `${encodable(API_KEY_PREFIX)}(?:[A-Za-z0-9_-]|%[0-9A-Fa-f]{2}){16,}`;
 // A bearer credential (RFC 6750 b64token), and an Authorization header value, whatever it holds.
 const BEARER_VALUE = '(?<bearer>[Bb]earer\\s+)[A-Za-z0-9._~+/-]+=*';
 const AUTHORIZATION_VALUE = '(?<authorization>"authorization"\\s*:\\s*")[^"]*';

@@ -3,7 +3,6 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, type HeadersObject, type SchemaObject } from '@nestjs/swagger';
 import { RATE_LIMIT_HEADERS } from '../auth/rate-limit/rate-limited.error.js';
 import { MAX_LIMIT_PER_MINUTE, RATE_LIMIT_WINDOW_MS } from '../config/app-config.js';
-import { DeprecationPolicy, deprecationHeaders } from '../deprecation/deprecation.interceptor.js';
 import { ErrorBodyDto } from '../edge/errors/error-body.dto.js';
 import { CODE_BY_STATUS } from '../edge/errors/error-code.js';
 import { RETRY_AFTER_SECONDS } from '../edge/errors/to-api-error.js';
@@ -50,9 +49,9 @@ const STATUS_HEADERS: Partial<Record<string, HeadersObject>> = {
 
 /**
  * The per-key budget's headers: on every response once the API key is accepted while RATE_LIMIT_PER_MINUTE is
- * above 0, so `required` only on a 429, and never on the statuses of REFUSED_BEFORE_THE_KEY.
+ * above 0, so `required` only on a 429, and never on the statuses of ANSWERED_BEFORE_INTERCEPTORS.
  */
-export function rateLimitHeaderDocs({ required }: { required: boolean }): HeadersObject {
+function rateLimitHeaderDocs({ required }: { required: boolean }): HeadersObject {
   const when = required ? '' : ' Sent once the API key is accepted, while the per-key rate limit is on.';
   const header = (description: string, schema: SchemaObject) => ({ description: description + when, required, schema });
   return {
@@ -68,26 +67,27 @@ export function rateLimitHeaderDocs({ required }: { required: boolean }): Header
   };
 }
 
-const DEPRECATION_HEADERS = {
+const DEPRECATION_HEADERS: Record<string, string> = {
   Deprecation: 'When the operation became deprecated (RFC 9745): `@` and seconds since the epoch.',
   Sunset: 'When the operation is announced to be removed (RFC 8594), as an HTTP-date.',
   Link: 'The operation to use instead, with `rel="successor-version"`.',
 };
 
-/** The `Deprecation`, `Sunset` and `Link` headers a deprecated operation sends, with the policy's values. */
-export function deprecationHeaderDocs(policy: DeprecationPolicy, { required }: { required: boolean }): HeadersObject {
-  const values = deprecationHeaders(policy);
-  return Object.fromEntries(
-    Object.entries(DEPRECATION_HEADERS).map(([name, description]) => [
-      name,
-      enumHeader(description, required, [values[name]]),
-    ]),
-  );
-}
+// The guard's 401, 403 and 429, and 408, 413 and 415 while the request is read: before the budget is counted
+// (a 429 documents its own) and before any interceptor runs.
+const ANSWERED_BEFORE_INTERCEPTORS = new Set(['401', '403', '408', '413', '415', '429']);
 
-// 401 by the guard itself; 408, 413 and 415 while the request is read, before any guard runs.
-const REFUSED_BEFORE_THE_KEY = new Set(['401', '408', '413', '415']);
-const ANSWERED_BEFORE_INTERCEPTORS = new Set(['401', '408', '429']);
+/**
+ * What a response carries besides its own headers once the key is accepted: the budget's, and a deprecated
+ * operation's (`values`, from @Deprecated), required on a success.
+ */
+export function interceptedHeaders(status: string, values: Record<string, string> = {}): HeadersObject {
+  if (ANSWERED_BEFORE_INTERCEPTORS.has(status)) return {};
+  const deprecation = Object.entries(values).map(
+    ([name, value]) => [name, enumHeader(DEPRECATION_HEADERS[name], /^2\d\d$/.test(status), [value])] as const,
+  );
+  return { ...Object.fromEntries(deprecation), ...rateLimitHeaderDocs({ required: false }) };
+}
 
 /** Errors every operation can answer: the global guard (401), the rate limits (429), the service and its database. */
 const COMMON_ERRORS: Record<string, { description: string; headers?: HeadersObject }> = {
@@ -111,32 +111,18 @@ const COMMON_ERRORS: Record<string, { description: string; headers?: HeadersObje
   503: { description: 'The service or its database is temporarily unavailable.', headers: RETRY_AFTER },
 };
 
-function errorResponse(status: string, description: string, headers: HeadersObject) {
-  const budget = REFUSED_BEFORE_THE_KEY.has(status) || status === '429' ? {} : rateLimitHeaderDocs({ required: false });
-  const all = { ...headers, ...budget };
-  return ApiResponse({
-    status: Number(status),
-    description,
-    type: ErrorBodyDto,
-    example: { code: CODE_BY_STATUS[Number(status)], message: description, status: Number(status) },
-    ...(Object.keys(all).length > 0 ? { headers: all } : {}),
-  });
+function errorResponse(status: string, description: string, headers?: HeadersObject) {
+  const example = { code: CODE_BY_STATUS[Number(status)], message: description, status: Number(status) };
+  return ApiResponse({ status: Number(status), description, type: ErrorBodyDto, example, headers });
 }
 
-/**
- * The operation's own error statuses plus the common ones, each with the `Error` schema. `headers` are those an
- * interceptor sets on the operation's responses: not on 401, 408 and 429, answered before any interceptor runs.
- */
-export function ApiErrorResponses(
-  own: Partial<Record<OperationErrorStatus, string>>,
-  { headers = {} }: { headers?: HeadersObject } = {},
-) {
+/** The operation's own error statuses plus the common ones, each with the `Error` schema. */
+export function ApiErrorResponses(own: Partial<Record<OperationErrorStatus, string>>) {
   const ownResponses = Object.entries(own).map(([status, description]) =>
-    errorResponse(status, description, { ...headers, ...STATUS_HEADERS[status] }),
+    errorResponse(status, description, STATUS_HEADERS[status]),
   );
-  const commonResponses = Object.entries(COMMON_ERRORS).map(([status, response]) => {
-    const interceptorHeaders = ANSWERED_BEFORE_INTERCEPTORS.has(status) ? {} : headers;
-    return errorResponse(status, response.description, { ...interceptorHeaders, ...response.headers });
-  });
+  const commonResponses = Object.entries(COMMON_ERRORS).map(([status, response]) =>
+    errorResponse(status, response.description, response.headers),
+  );
   return applyDecorators(...ownResponses, ...commonResponses);
 }

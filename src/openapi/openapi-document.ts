@@ -2,17 +2,19 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { ReferenceObject, RequestBodyObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
 import { maxHeaderSize } from 'node:http';
+import { API_KEY_SCOPES } from '../auth/api-key-scope.js';
 import { API_PREFIX, BODY_LIMIT_BYTES } from '../edge/http.constants.js';
 import type { AppConfig } from '../config/app-config.js';
 import { NO_STORE } from '../edge/security-headers.js';
 import { MAX_BODY_DEPTH } from '../edge/json-body-parser.js';
-import { enumHeader } from './api-error-responses.decorator.js';
+import { DEPRECATION_HEADERS_EXTENSION } from '../deprecation/deprecated.decorator.js';
+import { enumHeader, interceptedHeaders } from './api-error-responses.decorator.js';
 import { REQUIRED_SCOPES_EXTENSION } from './requires-scope.decorator.js';
 
 const BEARER_SCHEME = 'bearer';
 
-/** The instance serving the document: `v1` beside `/docs` resolves to it, also under a proxy's path prefix. */
-export const THIS_SERVER = API_PREFIX;
+/** The server entry of the instance serving the document: `v1` beside `/docs` resolves to it, also under a proxy's path prefix. */
+export const RELATIVE_SERVER_URL = API_PREFIX;
 
 const DESCRIPTION = [
   "Manage a store's animals: list them (optionally by availability status), add one, fetch one by id.",
@@ -23,7 +25,7 @@ const DESCRIPTION = [
     `\`validation_failed\`; a body over ${BODY_LIMIT_BYTES / 1024} KiB with 413, one nested deeper than ` +
     `${MAX_BODY_DEPTH} levels with 400 \`invalid_json\`, a compressed one (\`Content-Encoding\`) with 415.`,
   'A request repeating `Host`, `Authorization` or `Idempotency-Key` is refused with 400.',
-  `A key may be limited to scopes (\`pets:read\`, \`pets:write\`): each operation names the one it needs in ` +
+  `A key may be limited to scopes (${API_KEY_SCOPES.map((scope) => `\`${scope}\``).join(', ')}): each operation names the one it needs in ` +
     `\`${REQUIRED_SCOPES_EXTENSION}\`, and a key without it is answered 403 \`insufficient_scope\`. A key without ` +
     'scopes may call every operation. An expired key is answered 401 like an unknown one, with a message saying it expired.',
   "Every response carries `X-Request-Id`: the client's own when it sent a usable one, else a new UUID.",
@@ -40,7 +42,7 @@ export function createOpenApiDocument(
     .setVersion('1.0.0')
     .addServer(config.publicBaseUrl, 'Production')
     .addServer(config.stagingBaseUrl, 'Staging')
-    .addServer(THIS_SERVER, 'This server (local, staging or production: wherever this document is served from)')
+    .addServer(RELATIVE_SERVER_URL, 'This server (local, staging or production: wherever this document is served from)')
     .addTag('animals', "The store's animals.")
     .addBearerAuth(
       { type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'An API key, sent as the bearer token.' },
@@ -62,9 +64,14 @@ export function createOpenApiDocument(
           SchemaObject | undefined;
         if (schema?.type === 'object') schema.additionalProperties = false;
       }
-      // Sent on every response by the edge (src/edge/security-headers.ts).
-      for (const response of Object.values(operation.responses) as ResponseObject[]) {
-        response.headers = { ...response.headers, 'Cache-Control': noStore() };
+      const extended = operation as { [DEPRECATION_HEADERS_EXTENSION]?: Record<string, string> };
+      const deprecation = extended[DEPRECATION_HEADERS_EXTENSION];
+      delete extended[DEPRECATION_HEADERS_EXTENSION];
+      // Cache-Control: sent on every response by the edge (src/edge/security-headers.ts).
+      for (const [status, response] of Object.entries(operation.responses) as [string, ResponseObject][]) {
+        const { description, headers, ...rest } = response;
+        const all = { ...interceptedHeaders(status, deprecation), ...headers, 'Cache-Control': noStore() };
+        operation.responses[status] = { description, headers: all, ...rest };
       }
       const scopes = (operation as { [REQUIRED_SCOPES_EXTENSION]?: string[] })[REQUIRED_SCOPES_EXTENSION];
       if (scopes) {

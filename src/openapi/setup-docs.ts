@@ -6,7 +6,7 @@ import fp from 'fastify-plugin';
 import { DOCS_PATH } from '../edge/http.constants.js';
 import { ApiError } from '../edge/errors/api-error.js';
 import { ErrorCode } from '../edge/errors/error-code.js';
-import { THIS_SERVER } from './openapi-document.js';
+import { RELATIVE_SERVER_URL } from './openapi-document.js';
 
 // The files of swagger-ui-dist the page at /docs loads; the rest of the folder serves no one: 404.
 const UI_ASSETS = new Set([
@@ -50,8 +50,8 @@ export function setupDocs(app: NestFastifyApplication, document: OpenAPIObject):
   SwaggerModule.setup(DOCS_PATH, app, document, { useGlobalPrefix: false, ui: false });
   // The UI's copy lists this instance first, which Swagger UI selects: Try it out reaches the instance whose docs
   // are open, and production and staging stay a pick away.
-  const isThis = (server: { url: string }) => Number(server.url === THIS_SERVER);
-  const servers = document.servers?.toSorted((a, b) => isThis(b) - isThis(a));
+  const isServingInstance = (server: { url: string }) => Number(server.url === RELATIVE_SERVER_URL);
+  const servers = document.servers?.toSorted((a, b) => isServingInstance(b) - isServingInstance(a));
   SwaggerModule.setup(
     DOCS_PATH,
     app,

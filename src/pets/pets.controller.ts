@@ -31,12 +31,12 @@ const nextPageLink = (path: string, limit: number, status: PetStatus | undefined
   `<${path}?limit=${limit}${status === undefined ? '' : `&status=${status}`}&cursor=${cursor}>; rel="next"`;
 const longestStatus = PET_STATUSES.reduce((a, b) => (b.length > a.length ? b : a));
 
-export const GET_PET_DEPRECATION = {
+const GET_PET_DEPRECATION = {
   since: new Date('2026-11-20T00:00:00Z'),
   sunset: new Date('2030-12-05T00:00:00Z'),
   successor: LIST_PETS_URL,
+  advice: 'Use `GET /pets` with the `status` filter instead.',
 };
-const SUNSET_DAY = GET_PET_DEPRECATION.sunset.toLocaleDateString('en-GB', { dateStyle: 'long', timeZone: 'UTC' });
 const ID_RANGE = `${MIN_ID} to 2^${Math.log2(MAX_ID + 1)}-1`;
 
 @ApiTags('animals')
@@ -58,7 +58,6 @@ export class PetsController {
     description: 'The page of animals, ordered by id ascending.',
     schema: { type: 'array', maxItems: LIMIT_MAX, items: { $ref: getSchemaPath(Pet) } },
     headers: {
-      ...docs.rateLimitHeaderDocs({ required: false }),
       Link: {
         description:
           `Present only when more animals match: \`<…${LIST_PETS_URL}?limit=N&status=S&cursor=C>; rel="next"\` (RFC 8288), ` +
@@ -114,7 +113,6 @@ export class PetsController {
     description:
       'The animal was added, with its assigned `id`; or, with a repeated Idempotency-Key, the first response.',
     headers: {
-      ...docs.rateLimitHeaderDocs({ required: false }),
       'Idempotent-Replayed': docs.enumHeader(
         '`true` when this is the stored response of an earlier request with the same Idempotency-Key.',
         false,
@@ -145,29 +143,14 @@ export class PetsController {
   @Get(':petId')
   @Deprecated(GET_PET_DEPRECATION)
   @RequiresScope('pets:read')
-  @ApiOperation({
-    operationId: 'getPet',
-    summary: 'Get an animal',
-    deprecated: true,
-    description: `Deprecated: announced for removal on ${SUNSET_DAY}. Use \`GET /pets\` with the \`status\` filter instead.`,
-  })
+  @ApiOperation({ operationId: 'getPet', summary: 'Get an animal' })
   @ApiParam({
     name: 'petId',
     description: 'Id of the animal to retrieve.',
     schema: { ...ID_SCHEMA, example: 1 },
   })
-  @ApiOkResponse({
-    type: Pet,
-    description: 'The requested animal.',
-    headers: {
-      ...docs.deprecationHeaderDocs(GET_PET_DEPRECATION, { required: true }),
-      ...docs.rateLimitHeaderDocs({ required: false }),
-    },
-  })
-  @docs.ApiErrorResponses(
-    { 400: `\`petId\` is not an integer from ${ID_RANGE}.`, 404: 'No animal has this id.' },
-    { headers: docs.deprecationHeaderDocs(GET_PET_DEPRECATION, { required: false }) },
-  )
+  @ApiOkResponse({ type: Pet, description: 'The requested animal.' })
+  @docs.ApiErrorResponses({ 400: `\`petId\` is not an integer from ${ID_RANGE}.`, 404: 'No animal has this id.' })
   get(@Param('petId', PetIdPipe) petId: number): Promise<Pet> {
     return this.pets.get(petId);
   }

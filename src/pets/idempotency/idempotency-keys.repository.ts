@@ -24,21 +24,14 @@ export class IdempotencyKeysRepository {
     return rows.length === 1;
   }
 
-  async find(
-    manager: EntityManager,
-    { lineage, key }: IdempotencyScope,
-  ): Promise<{ fingerprint: string; response: StoredResponse | null } | undefined> {
-    const [row]: { fingerprint: string; status: number | null; body: unknown }[] = await manager.query(
+  /** The stored key; `status` is null while the request that claimed it is still running. */
+  async find(manager: EntityManager, { lineage, key }: IdempotencyScope) {
+    const [row]: ({ fingerprint: string; status: number | null; body: unknown } | undefined)[] = await manager.query(
       `SELECT request_fingerprint AS fingerprint, response_status AS status, response_body AS body
        FROM idempotency_keys WHERE api_key_id = $1 AND idempotency_key = $2`,
       [lineage, key],
     );
-    return (
-      row && {
-        fingerprint: row.fingerprint,
-        response: row.status === null ? null : { status: row.status, body: row.body },
-      }
-    );
+    return row;
   }
 
   async saveResponse(manager: EntityManager, { lineage, key }: IdempotencyScope, response: StoredResponse) {

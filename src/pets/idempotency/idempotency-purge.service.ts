@@ -4,7 +4,7 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { IDEMPOTENCY_RETENTION_HOURS, IdempotencyKeysRepository } from './idempotency-keys.repository.js';
 
-export const PURGE_EVERY_MS = 60 * 60_000;
+const PURGE_EVERY_MS = 60 * 60_000;
 /** Soon after start, so that an instance restarted more often than hourly still purges. */
 const FIRST_PURGE_AFTER_MS = 60_000;
 /** Rows per DELETE: each statement stays far below the role's statement timeout however large the backlog. */

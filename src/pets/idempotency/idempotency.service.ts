@@ -43,7 +43,7 @@ export class IdempotencyService {
           }
           const record = await this.keys.find(manager, scope);
           // Purged between the two statements: the client may simply retry.
-          if (!record?.response) throw keyInUse();
+          if (!record || record.status === null) throw keyInUse();
           if (record.fingerprint !== fingerprint) {
             throw new ApiError(
               422,
@@ -51,7 +51,7 @@ export class IdempotencyService {
               'This Idempotency-Key was already used with a different request body.',
             );
           }
-          return { status: record.response.status, body: record.response.body as T, replayed: true };
+          return { status: record.status, body: record.body as T, replayed: true };
         }),
       this.dataSource,
     ).catch((error: unknown) => {
