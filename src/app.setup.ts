@@ -60,8 +60,7 @@ const edgeHeaders = ({ corsOrigins }: AppConfig) =>
  * The request pipeline (test/request-pipeline.e2e-spec.ts pins it). First the route rewriters, which must see every
  * route, CORS's own included; then the `onRequest` hooks, in the order they run; then, per route, body parsing, the
  * in-flight count (`preHandler`), Nest's guards, pipes, interceptors and filter; the `onResponse` hooks see every
- * answer. Outside the list: the adapter's options (limits, request ids, Fastify's own errors) and the tracing's
- * `onSend` hook, which start-tracing.ts hangs on every Fastify instance before any exists.
+ * answer. Outside the list: the adapter's options (limits, request ids, Fastify's own errors).
  */
 function requestPipeline(app: NestFastifyApplication, config: ResolvedConfig, document: OpenAPIObject) {
   const shedding = loadShedding(
