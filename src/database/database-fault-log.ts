@@ -1,5 +1,4 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { IntervalThrottle } from '../common/interval-throttle.js';
 import type { DatabaseFault } from './database-faults.js';
 
 /** A kind of fault (its SQLSTATE) is logged at most once per this interval, however many requests it fails. */
@@ -10,8 +9,8 @@ export abstract class DatabaseFaultCounter {
   abstract recordDatabaseFault(sqlClass: string): void;
 }
 
-/** The latest fault of a kind, and the requests it failed since its last line. */
-type Series = { last: DatabaseFault; failed: number };
+/** The latest fault of a kind, the requests it failed since its last line, and the end of its interval. */
+type Series = { last: DatabaseFault; failed: number; timer: NodeJS.Timeout };
 
 /**
  * One warn line when a kind of fault first fails a request, then at most one per interval while it goes on, with its
@@ -20,15 +19,8 @@ type Series = { last: DatabaseFault; failed: number };
 @Injectable()
 export class DatabaseFaultLog implements OnApplicationShutdown {
   private readonly logger = new Logger('DatabaseFaults');
-  private readonly series = new IntervalThrottle<string, Series>({
-    intervalMs: DATABASE_FAULT_LOG_INTERVAL_MS,
-    maxKeys: 1_000, // SQLSTATEs number a few hundred.
-    onIntervalEnd: (_code, { last, failed }) => {
-      if (failed === 0) return undefined;
-      this.write(last, failed);
-      return { last, failed: 0 };
-    },
-  });
+  /** By SQLSTATE (or what stands for it), a bounded set: only the kinds failing within the last interval. */
+  private readonly series = new Map<string, Series>();
 
   constructor(private readonly counter: DatabaseFaultCounter) {}
 
@@ -38,14 +30,31 @@ export class DatabaseFaultLog implements OnApplicationShutdown {
     if (series) {
       series.last = fault;
       series.failed += 1;
-    } else if (this.series.admit(fault.code, { last: fault, failed: 0 })) {
-      this.write(fault, 1);
+      return;
     }
+    this.write(fault, 1);
+    this.hold(fault);
   }
 
   /** The requests failed since each kind's last line are written before the process goes. */
   onApplicationShutdown(): void {
-    this.series.endAll();
+    for (const { last, failed, timer } of this.series.values()) {
+      clearTimeout(timer);
+      if (failed > 0) this.write(last, failed);
+    }
+    this.series.clear();
+  }
+
+  /** Opens an interval for `last`'s kind; at its end, a line if requests failed meanwhile, and another interval. */
+  private hold(last: DatabaseFault): void {
+    const timer = setTimeout(() => {
+      const ended = this.series.get(last.code)!;
+      this.series.delete(last.code);
+      if (ended.failed === 0) return;
+      this.write(ended.last, ended.failed);
+      this.hold(ended.last);
+    }, DATABASE_FAULT_LOG_INTERVAL_MS).unref();
+    this.series.set(last.code, { last, failed: 0, timer });
   }
 
   private write(fault: DatabaseFault, failedRequests: number): void {
