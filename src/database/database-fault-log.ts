@@ -1,20 +1,17 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import type { DatabaseFault } from './database-faults.js';
+import { Counter, Registry } from 'prom-client';
+import { FAULT_CLASSES, type DatabaseFault } from './database-faults.js';
 
 /** A kind of fault (its SQLSTATE) is logged at most once per this interval, however many requests it fails. */
 export const DATABASE_FAULT_LOG_INTERVAL_MS = 10_000;
-
-/** Counts requests failed by database faults, by SQLSTATE class; the metrics module provides it under this token. */
-export abstract class DatabaseFaultCounter {
-  abstract recordDatabaseFault(sqlClass: string): void;
-}
 
 /** The latest fault of a kind, the requests it failed since its last line, and the end of its interval. */
 type Series = { last: DatabaseFault; failed: number; timer: NodeJS.Timeout };
 
 /**
  * One warn line when a kind of fault first fails a request, then at most one per interval while it goes on, with its
- * message and the requests it failed since (no stack); a quiet interval ends the series. Each failure is counted.
+ * message and the requests it failed since (no stack); a quiet interval ends the series. Each failure is counted
+ * in `animal_store_database_faults_total{sqlstate_class}`.
  */
 @Injectable()
 export class DatabaseFaultLog implements OnApplicationShutdown {
@@ -22,10 +19,21 @@ export class DatabaseFaultLog implements OnApplicationShutdown {
   /** By SQLSTATE (or what stands for it), a bounded set: only the kinds failing within the last interval. */
   private readonly series = new Map<string, Series>();
 
-  constructor(private readonly counter: DatabaseFaultCounter) {}
+  private readonly faults: Counter<'sqlstate_class'>;
+
+  constructor(registry: Registry) {
+    this.faults = new Counter({
+      name: 'animal_store_database_faults_total',
+      help: 'Requests answered 503 for a fault of the database (src/database/database-faults.ts), by SQLSTATE class: 08 connection, 25 read-only, 40 conflict, 53 resources, 55 lock wait, 57 shutdown or timeout; pool: the local pool had no free connection.',
+      labelNames: ['sqlstate_class'],
+      registers: [registry],
+    });
+    // Every class from the start, at 0: a burst of faults right after a start shows in rate().
+    for (const sqlClass of FAULT_CLASSES) this.faults.inc({ sqlstate_class: sqlClass }, 0);
+  }
 
   record(fault: DatabaseFault): void {
-    this.counter.recordDatabaseFault(fault.sqlClass);
+    this.faults.inc({ sqlstate_class: fault.sqlClass });
     const series = this.series.get(fault.code);
     if (series) {
       series.last = fault;

@@ -1,7 +1,23 @@
+import { Gauge, type Registry } from 'prom-client';
+
 /** Where the rate-limit counters are being kept: the shared Redis, or this process's memory. */
 export type RateLimitStorageKind = 'redis' | 'memory';
 
-/** Told whenever the counters move between Redis and memory (the metrics expose it as a gauge). */
-export abstract class RateLimitStorageGauge {
-  abstract storageInUse(storage: RateLimitStorageKind): void;
+/** Told whenever the counters move between Redis and memory. */
+export type RateLimitStorageGauge = { storageInUse(storage: RateLimitStorageKind): void };
+
+/** `animal_store_rate_limit_storage{storage}`: 1 for the storage in use, 0 for the other. */
+export function rateLimitStorageGauge(registry: Registry): RateLimitStorageGauge {
+  const gauge = new Gauge({
+    name: 'animal_store_rate_limit_storage',
+    help: 'Where the rate-limit counters are kept: 1 for the storage in use (redis: shared; memory: this instance only).',
+    labelNames: ['storage'],
+    registers: [registry],
+  });
+  return {
+    storageInUse(storage) {
+      gauge.set({ storage: 'redis' }, storage === 'redis' ? 1 : 0);
+      gauge.set({ storage: 'memory' }, storage === 'memory' ? 1 : 0);
+    },
+  };
 }
