@@ -23,7 +23,7 @@ import { API_PREFIX, BODY_LIMIT_BYTES } from './edge/http.constants.js';
 import { closeConnectionsWhileDraining, ShutdownState } from './edge/shutdown-state.js';
 import { OPERATIONS_ROUTES } from './observability/operations-routes.js';
 import { withoutControllerHeadings } from './observability/logging/route-lines.js';
-import { RequestLog } from './observability/logging/logging.module.js';
+import { requestLog } from './observability/logging/logging.module.js';
 import { MetricsService } from './observability/metrics/metrics.service.js';
 
 /** The Fastify server: proxies trusted (TRUST_PROXY, none by default), time limits and the connection cap. */
@@ -93,7 +93,7 @@ function requestPipeline(app: NestFastifyApplication, config: ResolvedConfig, do
     shedding.onEventLoop,
     closeConnectionsWhileDraining(app.get(ShutdownState)),
     app.get(MetricsService).requestMetrics,
-    app.get(RequestLog).plugin,
+    requestLog,
   ];
 }
 
