@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { LoggerModule } from 'nestjs-pino';
 import { AuthModule } from './auth/auth.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
@@ -8,7 +9,7 @@ import { ShutdownModule } from './edge/shutdown-state.js';
 import { HealthModule } from './observability/health/health.module.js';
 import { ApiErrorFilter } from './edge/errors/api-error.filter.js';
 import { RequestValidationPipe } from './edge/request-validation.pipe.js';
-import { LoggingModule } from './observability/logging/logging.module.js';
+import { loggerParams } from './observability/logging/logger-params.js';
 import { MetricsModule } from './observability/metrics/metrics.module.js';
 import { PetsModule } from './pets/pets.module.js';
 
@@ -22,7 +23,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        LoggingModule.forRoot(config),
+        LoggerModule.forRoot(loggerParams(config)),
         DatabaseModule.forRoot({
           url: config.databaseUrl,
           migrationsRun: config.migrationsRun,

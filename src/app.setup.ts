@@ -23,7 +23,7 @@ import { API_PREFIX, BODY_LIMIT_BYTES } from './edge/http.constants.js';
 import { closeConnectionsWhileDraining, ShutdownState } from './edge/shutdown-state.js';
 import { OPERATIONS_ROUTES } from './observability/operations-routes.js';
 import { withoutControllerHeadings } from './observability/logging/route-lines.js';
-import { requestLog } from './observability/logging/logging.module.js';
+import { requestLog } from './observability/logging/request-log.js';
 import { MetricsService } from './observability/metrics/metrics.service.js';
 
 /** The Fastify server: proxies trusted (TRUST_PROXY, none by default), time limits and the connection cap. */

@@ -35,13 +35,9 @@ export class DatabaseFaultLog implements OnApplicationShutdown {
   record(fault: DatabaseFault): void {
     this.faults.inc({ sqlstate_class: fault.sqlClass });
     const series = this.series.get(fault.code);
-    if (series) {
-      series.last = fault;
-      series.failed += 1;
-      return;
-    }
-    this.write(fault, 1);
-    this.hold(fault);
+    if (!series) return this.writeAndHold(fault, 1);
+    series.last = fault;
+    series.failed += 1;
   }
 
   /** The requests failed since each kind's last line are written before the process goes. */
@@ -53,14 +49,13 @@ export class DatabaseFaultLog implements OnApplicationShutdown {
     this.series.clear();
   }
 
-  /** Opens an interval for `last`'s kind; at its end, a line if requests failed meanwhile, and another interval. */
-  private hold(last: DatabaseFault): void {
+  /** A line for `last`'s kind, then an interval: at its end, another line if requests failed meanwhile. */
+  private writeAndHold(last: DatabaseFault, failedRequests: number): void {
+    this.write(last, failedRequests);
     const timer = setTimeout(() => {
       const ended = this.series.get(last.code)!;
       this.series.delete(last.code);
-      if (ended.failed === 0) return;
-      this.write(ended.last, ended.failed);
-      this.hold(ended.last);
+      if (ended.failed > 0) this.writeAndHold(ended.last, ended.failed);
     }, DATABASE_FAULT_LOG_INTERVAL_MS).unref();
     this.series.set(last.code, { last, failed: 0, timer });
   }

@@ -1,9 +1,6 @@
-import { DynamicModule, Logger, Module } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import fp from 'fastify-plugin';
-import { LoggerModule } from 'nestjs-pino';
 import type { AuthenticatedRequest } from '../../auth/api-key-identity.js';
-import type { AppConfig } from '../../config/app-config.js';
-import { loggerParams } from './logger-params.js';
 
 /** One log line per request, written when the response is done: what was called, by whom, how it ended. */
 export const requestLog = fp((fastify, _options, ready) => {
@@ -28,10 +25,3 @@ export const requestLog = fp((fastify, _options, ready) => {
   });
   ready();
 });
-
-@Module({})
-export class LoggingModule {
-  static forRoot(config: AppConfig): DynamicModule {
-    return { module: LoggingModule, imports: [LoggerModule.forRoot(loggerParams(config))] };
-  }
-}
