@@ -1,5 +1,11 @@
 import { LRUCache } from 'lru-cache';
 
+interface IntervalThrottleOptions {
+  intervalMs: number;
+  maxKeys: number;
+  now?: () => number;
+}
+
 /**
  * "At most once per interval per key", on lru-cache: a key admitted is held for `intervalMs` (its ttl), at most
  * `maxKeys` at once (past it, the key admitted longest ago is dropped). `now`: the clock in whole milliseconds.
@@ -7,22 +13,13 @@ import { LRUCache } from 'lru-cache';
 export class IntervalThrottle<K extends NonNullable<unknown>> {
   private readonly held: LRUCache<K, true>;
 
-  constructor({
-    intervalMs,
-    maxKeys,
-    now = () => Date.now(),
-  }: {
-    intervalMs: number;
-    maxKeys: number;
-    now?: () => number;
-  }) {
+  constructor({ intervalMs, maxKeys, now = () => Date.now() }: IntervalThrottleOptions) {
     this.held = new LRUCache<K, true>({
       max: maxKeys,
       // An entry is stale once its age is past the ttl: on a whole-millisecond clock, this ttl admits a key again
       // exactly `intervalMs` after it was admitted.
       ttl: intervalMs - 1,
       ttlResolution: 0,
-      allowStale: false,
       perf: { now },
     });
   }
