@@ -5,9 +5,6 @@ import { FAULT_CLASSES, type DatabaseFault } from './database-faults.js';
 /** A kind of fault (its SQLSTATE) is logged at most once per this interval, however many requests it fails. */
 export const DATABASE_FAULT_LOG_INTERVAL_MS = 10_000;
 
-/** The latest fault of a kind, the requests it failed since its last line, and the end of its interval. */
-type Series = { last: DatabaseFault; failed: number; timer: NodeJS.Timeout };
-
 /**
  * One warn line when a kind of fault first fails a request, then at most one per interval while it goes on, with its
  * message and the requests it failed since (no stack); a quiet interval ends the series. Each failure is counted
@@ -16,9 +13,8 @@ type Series = { last: DatabaseFault; failed: number; timer: NodeJS.Timeout };
 @Injectable()
 export class DatabaseFaultLog implements OnApplicationShutdown {
   private readonly logger = new Logger('DatabaseFaults');
-  /** By SQLSTATE (or what stands for it), a bounded set: only the kinds failing within the last interval. */
-  private readonly series = new Map<string, Series>();
-
+  /** The kinds (SQLSTATEs) failing within the last interval: latest fault, requests failed since its line. */
+  private readonly series = new Map<string, { last: DatabaseFault; failed: number; timer: NodeJS.Timeout }>();
   private readonly faults: Counter<'sqlstate_class'>;
 
   constructor(registry: Registry) {

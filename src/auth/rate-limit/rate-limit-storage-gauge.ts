@@ -15,9 +15,8 @@ export function rateLimitStorageGauge(registry: Registry): RateLimitStorageGauge
     registers: [registry],
   });
   return {
-    storageInUse(storage) {
-      gauge.set({ storage: 'redis' }, storage === 'redis' ? 1 : 0);
-      gauge.set({ storage: 'memory' }, storage === 'memory' ? 1 : 0);
+    storageInUse(inUse) {
+      for (const storage of ['redis', 'memory'] as const) gauge.set({ storage }, storage === inUse ? 1 : 0);
     },
   };
 }
