@@ -1,5 +1,6 @@
 import { DynamicModule, Module, OnApplicationShutdown } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { LoggerModule } from 'nestjs-pino';
 import { AuthModule } from './auth/auth.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
@@ -9,7 +10,7 @@ import { GracefulShutdown } from './edge/graceful-shutdown.js';
 import { HealthModule } from './observability/health/health.module.js';
 import { ApiErrorFilter } from './edge/errors/api-error.filter.js';
 import { RequestValidationPipe } from './edge/request-validation.pipe.js';
-import { LoggingModule } from './observability/logging/logging.module.js';
+import { loggerParams } from './observability/logging/logger-params.js';
 import { MetricsModule } from './observability/metrics/metrics.module.js';
 import { PetsModule } from './pets/pets.module.js';
 import { stopTracing } from './observability/tracing/tracing-state.js';
@@ -29,7 +30,7 @@ export class AppModule implements OnApplicationShutdown {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        LoggingModule.forRoot(config),
+        LoggerModule.forRoot(loggerParams(config)),
         DatabaseModule.forRoot({
           url: config.databaseUrl,
           migrationsRun: config.migrationsRun,

@@ -23,7 +23,7 @@ import { API_PREFIX, BODY_LIMIT_BYTES } from './edge/http.constants.js';
 import { closeConnectionsWhileDraining, ShutdownState } from './edge/shutdown-state.js';
 import { OPERATIONS_ROUTES } from './observability/operations-routes.js';
 import { withoutControllerHeadings } from './observability/logging/route-lines.js';
-import { RequestLog } from './observability/logging/logging.module.js';
+import { requestLog } from './observability/logging/request-log.js';
 import { MetricsService } from './observability/metrics/metrics.service.js';
 
 /** The Fastify server: proxies trusted (TRUST_PROXY, none by default), time limits and the connection cap. */
@@ -60,8 +60,7 @@ const edgeHeaders = ({ corsOrigins }: AppConfig) =>
  * The request pipeline (test/request-pipeline.e2e-spec.ts pins it). First the route rewriters, which must see every
  * route, CORS's own included; then the `onRequest` hooks, in the order they run; then, per route, body parsing, the
  * in-flight count (`preHandler`), Nest's guards, pipes, interceptors and filter; the `onResponse` hooks see every
- * answer. Outside the list: the adapter's options (limits, request ids, Fastify's own errors) and the tracing's
- * `onSend` hook, which start-tracing.ts hangs on every Fastify instance before any exists.
+ * answer. Outside the list: the adapter's options (limits, request ids, Fastify's own errors).
  */
 function requestPipeline(app: NestFastifyApplication, config: ResolvedConfig, document: OpenAPIObject) {
   const shedding = loadShedding(
@@ -94,7 +93,7 @@ function requestPipeline(app: NestFastifyApplication, config: ResolvedConfig, do
     shedding.onEventLoop,
     closeConnectionsWhileDraining(app.get(ShutdownState)),
     app.get(MetricsService).requestMetrics,
-    app.get(RequestLog).plugin,
+    requestLog,
   ];
 }
 

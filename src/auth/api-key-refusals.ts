@@ -7,20 +7,19 @@ const REASONS: readonly ApiKeyRefusalReason[] = ['unknown', 'revoked', 'expired'
 /** `animal_store_api_key_refusals_total{reason}`, every reason's series present from the start (at 0). */
 @Injectable()
 export class ApiKeyRefusals {
-  private readonly byReason = new Map<ApiKeyRefusalReason, Counter.Internal>();
+  private readonly refusals: Counter<'reason'>;
 
   constructor(registry: Registry) {
-    const counter = new Counter({
+    this.refusals = new Counter({
       name: 'animal_store_api_key_refusals_total',
       help: 'Presented API keys refused, by reason: unknown (no such key), revoked, expired, insufficient_scope (403).',
       labelNames: ['reason'],
       registers: [registry],
     });
-    for (const reason of REASONS) this.byReason.set(reason, counter.labels({ reason }));
-    for (const series of this.byReason.values()) series.inc(0);
+    for (const reason of REASONS) this.refusals.inc({ reason }, 0);
   }
 
   count(reason: ApiKeyRefusalReason): void {
-    this.byReason.get(reason)!.inc();
+    this.refusals.inc({ reason });
   }
 }

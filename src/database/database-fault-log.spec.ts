@@ -1,22 +1,22 @@
 import { jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
-import { DATABASE_FAULT_LOG_INTERVAL_MS, DatabaseFaultCounter, DatabaseFaultLog } from './database-fault-log.js';
-import { databaseFault } from './database-faults.js';
+import { Registry } from 'prom-client';
+import { DATABASE_FAULT_LOG_INTERVAL_MS, DatabaseFaultLog } from './database-fault-log.js';
+import { databaseFault, FAULT_CLASSES, POOL_FULL_CLASS } from './database-faults.js';
 
 const readOnly = databaseFault({ code: '25006', message: 'cannot execute INSERT in a read-only transaction' })!;
 const diskFull = databaseFault({ code: '53100', message: 'could not extend file "base/16384/16390": No space left' })!;
 
 describe('DatabaseFaultLog', () => {
   let warned: jest.SpiedFunction<Logger['warn']>;
-  let counted: string[];
+  let registry: Registry;
   let log: DatabaseFaultLog;
 
   beforeEach(() => {
     jest.useFakeTimers();
     warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    counted = [];
-    const counter: DatabaseFaultCounter = { recordDatabaseFault: (sqlClass) => counted.push(sqlClass) };
-    log = new DatabaseFaultLog(counter);
+    registry = new Registry();
+    log = new DatabaseFaultLog(registry);
   });
 
   afterEach(() => {
@@ -26,8 +26,16 @@ describe('DatabaseFaultLog', () => {
   });
 
   const lines = () => warned.mock.calls.map(([fields]) => fields as Record<string, unknown>);
+  const counted = async (): Promise<Record<string, number>> => {
+    const metric = await registry.getSingleMetric('animal_store_database_faults_total')!.get();
+    return Object.fromEntries(metric.values.map(({ labels, value }) => [String(labels.sqlstate_class), value]));
+  };
 
-  it('writes one line when a kind first fails a request, then one per interval with the count, and counts each', () => {
+  it('serves every class at 0 from the start, so that a first burst of faults shows in rate()', async () => {
+    expect(await counted()).toEqual(Object.fromEntries(FAULT_CLASSES.map((sqlClass) => [sqlClass, 0])));
+  });
+
+  it('writes one line when a kind first fails a request, then one per interval with the count, and counts each', async () => {
     for (let i = 0; i < 500; i += 1) log.record(readOnly);
     expect(lines()).toEqual([
       { sqlstate: '25006', sqlClass: '25', postgresMessage: readOnly.message, failedRequests: 1 },
@@ -36,8 +44,7 @@ describe('DatabaseFaultLog', () => {
 
     jest.advanceTimersByTime(DATABASE_FAULT_LOG_INTERVAL_MS);
     expect(lines().map((line) => line.failedRequests)).toEqual([1, 499]);
-    expect(counted).toHaveLength(500);
-    expect(new Set(counted)).toEqual(new Set(['25']));
+    expect(await counted()).toMatchObject({ '25': 500, '08': 0, [POOL_FULL_CLASS]: 0 });
   });
 
   it('keeps kinds apart, and ends a series after a quiet interval (the next fault is logged at once)', () => {

@@ -1,51 +1,59 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { IntervalThrottle } from '../common/interval-throttle.js';
-import type { DatabaseFault } from './database-faults.js';
+import { Counter, Registry } from 'prom-client';
+import { FAULT_CLASSES, type DatabaseFault } from './database-faults.js';
 
 /** A kind of fault (its SQLSTATE) is logged at most once per this interval, however many requests it fails. */
 export const DATABASE_FAULT_LOG_INTERVAL_MS = 10_000;
 
-/** Counts requests failed by database faults, by SQLSTATE class; the metrics module provides it under this token. */
-export abstract class DatabaseFaultCounter {
-  abstract recordDatabaseFault(sqlClass: string): void;
-}
-
-/** The latest fault of a kind, and the requests it failed since its last line. */
-type Series = { last: DatabaseFault; failed: number };
-
 /**
  * One warn line when a kind of fault first fails a request, then at most one per interval while it goes on, with its
- * message and the requests it failed since (no stack); a quiet interval ends the series. Each failure is counted.
+ * message and the requests it failed since (no stack); a quiet interval ends the series. Each failure is counted
+ * in `animal_store_database_faults_total{sqlstate_class}`.
  */
 @Injectable()
 export class DatabaseFaultLog implements OnApplicationShutdown {
   private readonly logger = new Logger('DatabaseFaults');
-  private readonly series = new IntervalThrottle<string, Series>({
-    intervalMs: DATABASE_FAULT_LOG_INTERVAL_MS,
-    maxKeys: 1_000, // SQLSTATEs number a few hundred.
-    onIntervalEnd: (_code, { last, failed }) => {
-      if (failed === 0) return undefined;
-      this.write(last, failed);
-      return { last, failed: 0 };
-    },
-  });
+  /** The kinds (SQLSTATEs) failing within the last interval: latest fault, requests failed since its line. */
+  private readonly series = new Map<string, { last: DatabaseFault; failed: number; timer: NodeJS.Timeout }>();
+  private readonly faults: Counter<'sqlstate_class'>;
 
-  constructor(private readonly counter: DatabaseFaultCounter) {}
+  constructor(registry: Registry) {
+    this.faults = new Counter({
+      name: 'animal_store_database_faults_total',
+      help: 'Requests answered 503 for a fault of the database (src/database/database-faults.ts), by SQLSTATE class: 08 connection, 25 read-only, 40 conflict, 53 resources, 55 lock wait, 57 shutdown or timeout; pool: the local pool had no free connection.',
+      labelNames: ['sqlstate_class'],
+      registers: [registry],
+    });
+    // Every class from the start, at 0: a burst of faults right after a start shows in rate().
+    for (const sqlClass of FAULT_CLASSES) this.faults.inc({ sqlstate_class: sqlClass }, 0);
+  }
 
   record(fault: DatabaseFault): void {
-    this.counter.recordDatabaseFault(fault.sqlClass);
+    this.faults.inc({ sqlstate_class: fault.sqlClass });
     const series = this.series.get(fault.code);
-    if (series) {
-      series.last = fault;
-      series.failed += 1;
-    } else if (this.series.admit(fault.code, { last: fault, failed: 0 })) {
-      this.write(fault, 1);
-    }
+    if (!series) return this.writeAndHold(fault, 1);
+    series.last = fault;
+    series.failed += 1;
   }
 
   /** The requests failed since each kind's last line are written before the process goes. */
   onApplicationShutdown(): void {
-    this.series.endAll();
+    for (const { last, failed, timer } of this.series.values()) {
+      clearTimeout(timer);
+      if (failed > 0) this.write(last, failed);
+    }
+    this.series.clear();
+  }
+
+  /** A line for `last`'s kind, then an interval: at its end, another line if requests failed meanwhile. */
+  private writeAndHold(last: DatabaseFault, failedRequests: number): void {
+    this.write(last, failedRequests);
+    const timer = setTimeout(() => {
+      const ended = this.series.get(last.code)!;
+      this.series.delete(last.code);
+      if (ended.failed > 0) this.writeAndHold(ended.last, ended.failed);
+    }, DATABASE_FAULT_LOG_INTERVAL_MS).unref();
+    this.series.set(last.code, { last, failed: 0, timer });
   }
 
   private write(fault: DatabaseFault, failedRequests: number): void {

@@ -1,7 +1,6 @@
 import { expect, jest } from '@jest/globals';
-import { CallHandler, ExecutionContext } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Logger } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { PinoLogger } from 'nestjs-pino';
 import { firstValueFrom, of } from 'rxjs';
 import {
   DEPRECATION_LOG_INTERVAL_MS,
@@ -52,16 +51,12 @@ describe('deprecationHeaders', () => {
   });
 });
 
-/** A PinoLogger whose child loggers push their warn lines into `warned`. */
-function pinoInto(warned: { context: string; fields: object; message: string }[]): PinoLogger {
-  const pino = {
-    logger: {
-      child: ({ context }: { context: string }) => ({
-        warn: (fields: object, message: string) => warned.push({ context, fields, message }),
-      }),
-    },
-  };
-  return pino as unknown as PinoLogger;
+/** Nest's Logger, its warn lines pushed into `warned` with the logger's context. */
+function warnInto(warned: { context: string; fields: object; message: string }[]) {
+  return jest.spyOn(Logger.prototype, 'warn').mockImplementation(function (this: Logger, fields, message) {
+    const { context } = this as unknown as { context: string };
+    warned.push({ context, fields: fields as object, message: message as string });
+  });
 }
 
 describe('DeprecationInterceptor', () => {
@@ -75,8 +70,11 @@ describe('DeprecationInterceptor', () => {
     const metrics = {
       recordDeprecatedCall: (operation: string) => deprecatedCalls.push(operation),
     };
-    interceptor = new DeprecationInterceptor(new Reflector(), metrics, pinoInto(warned));
+    warnInto(warned);
+    interceptor = new DeprecationInterceptor(new Reflector(), metrics);
   });
+
+  afterEach(() => jest.restoreAllMocks());
 
   it('sets the three headers and passes the handler’s result through', async () => {
     const { executionContext, sent } = context(getPet, { id: 'env-1', name: 'API_KEYS #1' });

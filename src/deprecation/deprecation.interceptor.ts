@@ -1,8 +1,6 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply } from 'fastify';
-import { PinoLogger } from 'nestjs-pino';
-import type { Logger as Pino } from 'pino';
 import { Observable } from 'rxjs';
 import type { AuthenticatedRequest } from '../auth/api-key-identity.js';
 import { IntervalThrottle } from '../common/interval-throttle.js';
@@ -45,7 +43,7 @@ export function deprecationHeaders(policy: DeprecationPolicy): Record<string, st
 /** Sets the headers before the handler runs (errors carry them too), counts every call, logs a key's first per interval. */
 @Injectable()
 export class DeprecationInterceptor implements NestInterceptor {
-  private readonly logger: Pino;
+  private readonly logger = new Logger('Deprecation');
   private readonly operations = new WeakMap<
     object,
     { headers: Record<string, string>; operationId: string; logged: IntervalThrottle<string> }
@@ -54,10 +52,7 @@ export class DeprecationInterceptor implements NestInterceptor {
   constructor(
     private readonly reflector: Reflector,
     private readonly metrics: DeprecatedCallCounter,
-    pino: PinoLogger,
-  ) {
-    this.logger = pino.logger.child({ context: 'Deprecation' });
-  }
+  ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const handler = context.getHandler();

@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
 import { ThrottlerModule, type ThrottlerModuleOptions } from '@nestjs/throttler';
+import { Registry } from 'prom-client';
 import { type AppConfig, RATE_LIMIT_WINDOW_MS } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { AuthFailureLimiter } from './auth-failure-limiter.js';
 import { MemoryRateLimitStorage } from './memory-rate-limit-storage.js';
-import { RateLimitStorageGauge } from './rate-limit-storage-gauge.js';
+import { rateLimitStorageGauge } from './rate-limit-storage-gauge.js';
 
 /**
  * @nestjs/throttler with the per-key budget (RATE_LIMIT_PER_MINUTE, 0: off), counted in Redis when REDIS_URL is set.
@@ -13,8 +14,10 @@ import { RateLimitStorageGauge } from './rate-limit-storage-gauge.js';
 @Module({
   imports: [
     ThrottlerModule.forRootAsync({
-      inject: [APP_CONFIG, { token: RateLimitStorageGauge, optional: true }],
-      useFactory: async (config: AppConfig, gauge?: RateLimitStorageGauge): Promise<ThrottlerModuleOptions> => {
+      // The registry is the metrics module's (absent where a test loads this module alone).
+      inject: [APP_CONFIG, { token: Registry, optional: true }],
+      useFactory: async (config: AppConfig, registry?: Registry): Promise<ThrottlerModuleOptions> => {
+        const gauge = registry && rateLimitStorageGauge(registry);
         if (!config.redisUrl) gauge?.storageInUse('memory');
         return {
           throttlers: [

@@ -7,11 +7,13 @@ import type { DatabaseFault } from '../../database/database-faults.js';
 import { ApiError } from './api-error.js';
 import { ApiErrorFilter } from './api-error.filter.js';
 import { ErrorCode } from './error-code.js';
+import { faultCodeOf } from './fault-codes.js';
 
 /** The routes the fake Fastify instance knows, as "METHOD path". */
 const ROUTES = new Set(['GET /v1/pets', 'HEAD /v1/pets', 'POST /v1/pets', 'GET /v1/pets/1', 'HEAD /v1/pets/1']);
 
 class FakeReply {
+  readonly raw = {};
   readonly sent: Record<string, string> = {};
   headers(values: Record<string, string>) {
     Object.assign(this.sent, values);
@@ -57,7 +59,7 @@ function setUp() {
     catchFor(exception, 'POST', '/v1/pets', { complete: false, destroyed: true, socket: {} });
     return replied;
   };
-  return { send, abandon, faults };
+  return { send, abandon, faults, reply };
 }
 
 describe('ApiErrorFilter', () => {
@@ -164,7 +166,7 @@ describe('ApiErrorFilter', () => {
 
   describe('5xx', () => {
     it('logs the error with the request and answers with the generic body only', () => {
-      const { send } = setUp();
+      const { send, reply } = setUp();
       const bug = new Error('relation "pets" does not exist: SELECT id FROM pets');
 
       const result = send(bug, 'POST');
@@ -177,6 +179,8 @@ describe('ApiErrorFilter', () => {
         { err: bug, reqId: 'req-1', method: 'POST', route: '/v1/pets' },
         'POST /v1/pets failed with 500',
       );
+      // For the request's SERVER span.
+      expect(faultCodeOf(reply.raw)).toBe('internal_error');
     });
 
     it('hands a database fault to the fault log (once per kind, no stack) instead of logging it, and sends Retry-After', () => {

@@ -7,6 +7,7 @@ import { databaseFault } from '../../database/database-faults.js';
 import { bearerChallenge } from '../http.constants.js';
 import { ApiError } from './api-error.js';
 import { ErrorCode } from './error-code.js';
+import { noteFaultCode } from './fault-codes.js';
 import { toApiError } from './to-api-error.js';
 import { timedOut } from './framework-errors.js';
 
@@ -49,6 +50,7 @@ export class ApiErrorFilter implements ExceptionFilter {
       );
     }
 
+    noteFaultCode(reply.raw, error.getStatus(), error.code);
     reply.headers(error.headers);
     if (error.getStatus() === 401 && !reply.hasHeader('WWW-Authenticate')) {
       reply.header('WWW-Authenticate', bearerChallenge());

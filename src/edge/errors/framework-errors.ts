@@ -5,6 +5,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError } from './api-error.js';
 import { ErrorCode } from './error-code.js';
+import { noteFaultCode } from './fault-codes.js';
 import { REQUEST_ID_HEADER } from '../request-id.js';
 import { API_RESPONSE_HEADERS, type SecurityHeaders } from '../security-headers.js';
 import { toApiError } from './to-api-error.js';
@@ -20,6 +21,7 @@ export function frameworkErrorHandler(
 }
 
 export function sendApiError(reply: FastifyReply, apiError: ApiError): void {
+  noteFaultCode(reply.raw, apiError.getStatus(), apiError.code);
   reply
     .code(apiError.getStatus())
     .headers(apiError.headers)

@@ -1,9 +1,7 @@
 import { DynamicModule, Global, Injectable, Logger, Module, OnApplicationBootstrap } from '@nestjs/common';
 import { Registry } from 'prom-client';
-import { RateLimitStorageGauge } from '../../auth/rate-limit/rate-limit-storage-gauge.js';
 import { RateLimitModule } from '../../auth/rate-limit/rate-limit.module.js';
 import type { AppConfig } from '../../config/app-config.js';
-import { DatabaseFaultCounter } from '../../database/database-fault-log.js';
 import { DeprecatedCallCounter } from '../../deprecation/deprecation.interceptor.js';
 import { OPERATIONS_ROUTES } from '../operations-routes.js';
 import { MetricsController, MetricsTokenGuard } from './metrics.controller.js';
@@ -37,12 +35,10 @@ export class MetricsModule {
       providers: [
         MetricsService,
         { provide: DeprecatedCallCounter, useExisting: MetricsService },
-        { provide: DatabaseFaultCounter, useExisting: MetricsService },
-        { provide: RateLimitStorageGauge, useExisting: MetricsService },
         { provide: Registry, inject: [MetricsService], useFactory: (metrics: MetricsService) => metrics.registry },
         ...(served ? [MetricsTokenGuard] : [MetricsClosedWarning]),
       ],
-      exports: [MetricsService, Registry, DeprecatedCallCounter, DatabaseFaultCounter, RateLimitStorageGauge],
+      exports: [MetricsService, Registry, DeprecatedCallCounter],
     };
   }
 }

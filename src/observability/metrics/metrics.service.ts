@@ -4,14 +4,12 @@ import fp from 'fastify-plugin';
 import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
-import type { DatabaseFaultCounter } from '../../database/database-fault-log.js';
-import type { RateLimitStorageGauge, RateLimitStorageKind } from '../../auth/rate-limit/rate-limit-storage-gauge.js';
-import { FAULT_CLASSES } from '../../database/database-faults.js';
+import type { DeprecatedCallCounter } from '../../deprecation/deprecation.interceptor.js';
 import { pgPool } from '../../database/pg-pool.js';
 
 /** The application's own Prometheus registry (several apps in one test process never clash). */
 @Injectable()
-export class MetricsService implements DatabaseFaultCounter, RateLimitStorageGauge {
+export class MetricsService implements DeprecatedCallCounter {
   readonly registry = new Registry();
 
   private readonly requests = new Counter({
@@ -36,20 +34,6 @@ export class MetricsService implements DatabaseFaultCounter, RateLimitStorageGau
     registers: [this.registry],
   });
 
-  private readonly databaseFaults = new Counter({
-    name: 'animal_store_database_faults_total',
-    help: 'Requests answered 503 for a fault of the database (src/database/database-faults.ts), by SQLSTATE class: 08 connection, 25 read-only, 40 conflict, 53 resources, 55 lock wait, 57 shutdown or timeout; pool: the local pool had no free connection.',
-    labelNames: ['sqlstate_class'],
-    registers: [this.registry],
-  });
-
-  private readonly rateLimitStorage = new Gauge({
-    name: 'animal_store_rate_limit_storage',
-    help: 'Where the rate-limit counters are kept: 1 for the storage in use (redis: shared; memory: this instance only).',
-    labelNames: ['storage'],
-    registers: [this.registry],
-  });
-
   // Per route and status (and per deprecated operation), a Map lookup instead of prom-client hashing the
   // labels on every request (docs/performance.md).
   private readonly series = new Map<string, { requests: Counter.Internal; duration: Histogram.Internal<string> }>();
@@ -57,8 +41,6 @@ export class MetricsService implements DatabaseFaultCounter, RateLimitStorageGau
 
   constructor(@InjectDataSource() dataSource: DataSource) {
     collectDefaultMetrics({ register: this.registry });
-    // Every class from the start, at 0: a burst of faults right after a start shows in rate().
-    for (const sqlClass of FAULT_CLASSES) this.databaseFaults.inc({ sqlstate_class: sqlClass }, 0);
     new Gauge({
       name: 'animal_store_db_pool_connections',
       help: 'Database pool: connections open (total), idle, and requests waiting for one (waiting).',
@@ -90,15 +72,6 @@ export class MetricsService implements DatabaseFaultCounter, RateLimitStorageGau
     });
     ready();
   });
-
-  recordDatabaseFault(sqlClass: string): void {
-    this.databaseFaults.inc({ sqlstate_class: sqlClass });
-  }
-
-  storageInUse(storage: RateLimitStorageKind): void {
-    this.rateLimitStorage.set({ storage: 'redis' }, storage === 'redis' ? 1 : 0);
-    this.rateLimitStorage.set({ storage: 'memory' }, storage === 'memory' ? 1 : 0);
-  }
 
   recordDeprecatedCall(operation: string): void {
     let counter = this.deprecatedCallers.get(operation);

@@ -1,7 +1,6 @@
 import { register } from 'node:module';
-import { subscribe } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { createAddHookMessageChannel } from 'import-in-the-middle';
 import { FastifyOtelInstrumentation } from '@fastify/otel';
@@ -23,8 +22,8 @@ import {
   ATTR_URL_PATH,
   ATTR_URL_QUERY,
 } from '@opentelemetry/semantic-conventions';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PACKAGE_ROOT } from '../../config/package-root.js';
+import { faultCodeOf } from '../../edge/errors/fault-codes.js';
 import { OPERATIONS_ROUTES } from '../operations-routes.js';
 import { RedactingSpanExporter } from './redacting-span-exporter.js';
 import { markTracingStarted, scrubForExport } from './tracing-state.js';
@@ -36,23 +35,9 @@ const UNTRACED_PATHS = new Set(Object.values(OPERATIONS_ROUTES).map((route) => `
 const pathOf = (url: string | undefined) => url?.split('?', 1)[0] ?? '';
 const untraced = (url: string | undefined) => UNTRACED_PATHS.has(pathOf(url));
 
-/** The Error body's `code` of each 5xx response, for its SERVER span's status. */
-const faultCodes = new WeakMap<ServerResponse, string>();
-
-function recordFaultCode(_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: () => void): void {
-  if (reply.statusCode >= 500 && typeof payload === 'string') {
-    try {
-      const code = (JSON.parse(payload) as { code?: unknown }).code;
-      if (typeof code === 'string') faultCodes.set(reply.raw, code);
-    } catch {
-      // Not an Error body: the span keeps the HTTP instrumentation's bare error status.
-    }
-  }
-  done();
-}
-
+/** A 5xx's SERVER span is an error, named by the code its answer noted (the filter's, or `sendApiError`'s). */
 function markFault(span: Span, _request: unknown, response: unknown): void {
-  const code = faultCodes.get(response as ServerResponse);
+  const code = faultCodeOf(response as object);
   if (code === undefined) return;
   span.setStatus({ code: SpanStatusCode.ERROR, message: code });
   span.setAttribute(ATTR_ERROR_TYPE, code);
@@ -133,9 +118,6 @@ export async function startTracing(): Promise<void> {
     ],
   });
   sdk.start();
-  subscribe('fastify.initialization', (message) =>
-    (message as { fastify: FastifyInstance }).fastify.addHook('onSend', recordFaultCode),
-  );
   // A collector that is down must not hold the shutdown up.
   markTracingStarted(() =>
     Promise.race([sdk.shutdown(), new Promise<void>((resolve) => setTimeout(resolve, 2_000).unref())]),

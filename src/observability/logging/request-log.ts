@@ -1,0 +1,27 @@
+import { Logger } from '@nestjs/common';
+import fp from 'fastify-plugin';
+import type { AuthenticatedRequest } from '../../auth/api-key-identity.js';
+
+/** One log line per request, written when the response is done: what was called, by whom, how it ended. */
+export const requestLog = fp((fastify, _options, ready) => {
+  // Not pino-http's autoLogging: it needs nestjs-pino's per-request middleware (docs/performance.md), and its raw
+  // Node request has neither Fastify's route template nor the caller's key id.
+  const logger = new Logger('Request');
+  fastify.addHook('onResponse', (request, reply, done) => {
+    const status = reply.statusCode;
+    // No per-request logger exists (no middleware): the line names its reqId itself.
+    logger[status >= 500 ? 'warn' : 'log'](
+      {
+        reqId: request.id,
+        method: request.method,
+        route: request.routeOptions.url ?? null,
+        status,
+        durationMs: Math.round(reply.elapsedTime * 100) / 100,
+        keyId: (request as AuthenticatedRequest).user?.id ?? null,
+      },
+      'request completed',
+    );
+    done();
+  });
+  ready();
+});
