@@ -1,19 +1,9 @@
 import { ArgumentMetadata } from '@nestjs/common';
-import { ApiError } from '../../edge/errors/api-error.js';
 import { RequestValidationPipe } from '../../edge/request-validation.pipe.js';
+import { rejectionBody as rejection } from '../../../test/support/api-error-body.js';
 import { NewPet } from './create-pet.dto.js';
 
 const body: ArgumentMetadata = { type: 'body', metatype: NewPet };
-
-async function rejection(work: () => unknown): Promise<ReturnType<ApiError['toBody']>> {
-  try {
-    await work();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ApiError);
-    return (error as ApiError).toBody();
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('NewPet through RequestValidationPipe', () => {
   const pipe = new RequestValidationPipe();
