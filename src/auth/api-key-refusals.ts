@@ -4,22 +4,29 @@ import type { ApiKeyRefusalReason } from './api-key-identity.js';
 
 const REASONS: readonly ApiKeyRefusalReason[] = ['unknown', 'revoked', 'expired', 'insufficient_scope'];
 
-/** `animal_store_api_key_refusals_total{reason}`, every reason's series present from the start (at 0). */
+/**
+ * `animal_store_api_key_refusals_total{reason}`, every reason's series present from the start (at 0) and bound once,
+ * so a flood of wrong keys costs a Map lookup per refusal, not prom-client hashing its labels.
+ */
 @Injectable()
 export class ApiKeyRefusals {
-  private readonly refusals: Counter<'reason'>;
+  private readonly byReason = new Map<ApiKeyRefusalReason, Counter.Internal>();
 
   constructor(registry: Registry) {
-    this.refusals = new Counter({
+    const refusals = new Counter({
       name: 'animal_store_api_key_refusals_total',
       help: 'Presented API keys refused, by reason: unknown (no such key), revoked, expired, insufficient_scope (403).',
       labelNames: ['reason'],
       registers: [registry],
     });
-    for (const reason of REASONS) this.refusals.inc({ reason }, 0);
+    for (const reason of REASONS) {
+      const series = refusals.labels({ reason });
+      series.inc(0);
+      this.byReason.set(reason, series);
+    }
   }
 
   count(reason: ApiKeyRefusalReason): void {
-    this.refusals.inc({ reason });
+    this.byReason.get(reason)!.inc();
   }
 }
