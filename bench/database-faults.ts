@@ -4,7 +4,7 @@ import { chown, mkdir, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { built, freePort, root, serviceEnv, startScratchCluster, startServer } from './server-process.js';
-import { startTcpProxy } from './tcp-proxy.js';
+import { startTcpProxy } from '../test/support/tcp-proxy.js';
 
 /**
  * `npm run bench:faults [-- --seconds 10] [--main path/to/main.js]`: the built service (production settings)
