@@ -599,7 +599,14 @@ describe('contract fuzzing (e2e)', () => {
             );
           },
         ),
-        settings.parameters(),
+        everyCaseAnd(
+          (['Host', 'Authorization', 'Idempotency-Key'] as const).map((header) => [
+            operations.find((operation) => operation.method === 'POST')!,
+            header,
+            ['not-the-key-at-all', TEST_KEY] as [string, string],
+            'lower',
+          ]),
+        ),
       );
       expect((await t.sql.query(`SELECT 1 FROM pets WHERE name = 'Twice'`)).rowCount).toBe(0);
     });

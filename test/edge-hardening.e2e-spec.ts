@@ -69,20 +69,9 @@ describe('the hardened edge (e2e)', () => {
       );
     });
 
-    it.each([
-      ['arrays in name', nestedIn('name', 5_000)],
-      ['objects', `{"name":"B","categoryId":1,"x":${'{"a":'.repeat(2_500)}1${'}'.repeat(2_500)}}`],
-      ['brackets inside strings do not count', `{"name":"${'['.repeat(100)}","x":${'['.repeat(40)}${']'.repeat(40)}}`],
-    ])('answers %s past the limit with 400 invalid_json', async (_case, body) => {
+    it('answers 40 levels past the limit with invalid_json, whatever brackets a string holds', async () => {
+      const body = `{"name":"${'['.repeat(100)}","x":${'['.repeat(40)}${']'.repeat(40)}}`;
       expectEdgeError(await post(body), 400, 'invalid_json');
-    });
-
-    it(`reads a body exactly ${MAX_BODY_DEPTH} levels deep (then refuses the unknown property)`, async () => {
-      const atLimit = await post(nestedIn('x', MAX_BODY_DEPTH));
-      expectEdgeError(atLimit, 400, 'validation_failed');
-      expect((atLimit.body as { message: string }).message).toBe('property x should not exist.');
-
-      expectEdgeError(await post(nestedIn('x', MAX_BODY_DEPTH + 1)), 400, 'invalid_json');
     });
   });
 
@@ -150,40 +139,6 @@ describe('the hardened edge (e2e)', () => {
   });
 
   describe('repeated single-value headers', () => {
-    const create = (headers: [string, string][]) =>
-      exchange(t.origin, rawRequest('POST', '/v1/pets', [...headers, JSON_TYPE], '{"name":"Dup","categoryId":1}'));
-    const countDup = async () =>
-      Number((await t.sql.query<{ n: string }>(`SELECT count(*) AS n FROM pets WHERE name = 'Dup'`)).rows[0].n);
-
-    it('refuses two Idempotency-Key headers with 400, creating nothing', async () => {
-      const response = await create([HOST, BEARER, ['Idempotency-Key', 'dupA'], ['Idempotency-Key', 'dupB']]);
-
-      expectEdgeError(response, 400, 'validation_failed');
-      expect((response!.body as { message: string }).message).toBe(
-        'The request carries more than one Idempotency-Key header; send it once.',
-      );
-      expect(await countDup()).toBe(0);
-    });
-
-    it('refuses two Authorization headers with 400, whichever comes first', async () => {
-      const response = await create([HOST, ['authorization', 'Bearer not-the-key-at-all'], BEARER]);
-
-      expectEdgeError(response, 400, 'validation_failed');
-      expect((response!.body as { message: string }).message).toBe(
-        'The request carries more than one Authorization header; send it once.',
-      );
-      expect(await countDup()).toBe(0);
-    });
-
-    it('refuses two Host headers with 400 (RFC 9112 §3.2)', async () => {
-      const response = await exchange(t.origin, rawRequest('GET', '/v1/pets', [HOST, ['host', 'other.test'], BEARER]));
-
-      expectEdgeError(response, 400, 'validation_failed');
-      expect((response!.body as { message: string }).message).toBe(
-        'The request carries more than one Host header; send it once.',
-      );
-    });
-
     it('still serves one of each, in any letter case', async () => {
       const response = await exchange(
         t.origin,
