@@ -108,21 +108,6 @@ describe('keyset pagination of GET /v1/pets', () => {
     for (const link of links) expect(link).toMatch(/^\/v1\/pets\?limit=7&cursor=[A-Za-z0-9_-]+$/);
   });
 
-  it('keeps the body a plain array of whitelisted animals', async () => {
-    const response = await get('/v1/pets?limit=3');
-    const { rows } = await t.sql.query<{ id: string; name: string; category_id: string; status: string }>(
-      'SELECT id, name, category_id, status FROM pets ORDER BY id LIMIT 3',
-    );
-    expect(response.body).toEqual(
-      rows.map((row) => ({
-        id: Number(row.id),
-        name: row.name,
-        categoryId: Number(row.category_id),
-        status: row.status,
-      })),
-    );
-  });
-
   it('carries the status filter and the limit over to every next link', async () => {
     for (const status of Object.values(PetStatus)) {
       const { pages, links } = await walk(t.origin, `/v1/pets?status=${status}&limit=7`);
