@@ -66,9 +66,8 @@ export class ApiKeyStore {
     const digest = keyDigest(key);
     const fromEnv = this.env.get(digest);
     if (fromEnv) return fromEnv;
-    if (!isIssuedKeyFormat(key)) return 'unknown';
-    // A hit answers without the promise fetch() always returns.
-    const cached = this.cache.get(digest) ?? (await this.cache.fetch(digest));
+    // A hit answers without the promise fetch() always returns, nor the format check its entry already passed.
+    const cached = this.cache.get(digest) ?? (isIssuedKeyFormat(key) && (await this.cache.fetch(digest)));
     if (!cached) return 'unknown';
     const now = Date.now();
     const refusal = refusalOf(cached, now);

@@ -65,7 +65,7 @@ function contextFor(request: FakeRequest, marking?: Marking, scope?: ApiKeyScope
   return {
     getHandler: () => handler,
     getClass: () => Controller,
-    switchToHttp: () => ({ getRequest: () => request, getResponse: () => ({}) }),
+    getArgByIndex: (index: number) => [request, {}][index],
   } as unknown as ExecutionContext;
 }
 

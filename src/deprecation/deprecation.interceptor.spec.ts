@@ -1,6 +1,7 @@
 import { expect, jest } from '@jest/globals';
 import { CallHandler, ExecutionContext, Logger } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { Registry } from 'prom-client';
 import { firstValueFrom, of } from 'rxjs';
 import {
   DEPRECATION_LOG_INTERVAL_MS,
@@ -34,7 +35,7 @@ function context(handler: () => void, user?: { id: string; name: string }) {
   const executionContext = {
     getHandler: () => handler,
     getClass: () => Object,
-    switchToHttp: () => ({ getRequest: () => request, getResponse: () => reply }),
+    getArgByIndex: (index: number) => [request, reply][index],
   } as unknown as ExecutionContext;
   return { executionContext, sent };
 }
@@ -61,17 +62,19 @@ function warnInto(warned: { context: string; fields: object; message: string }[]
 
 describe('DeprecationInterceptor', () => {
   let warned: { context: string; fields: object; message: string }[];
-  let deprecatedCalls: string[];
+  let registry: Registry;
   let interceptor: DeprecationInterceptor;
+  const deprecatedCalls = async () =>
+    (await registry.getSingleMetric('animal_store_deprecated_calls_total')!.get()).values.map(({ labels, value }) => ({
+      labels,
+      value,
+    }));
 
   beforeEach(() => {
     warned = [];
-    deprecatedCalls = [];
-    const metrics = {
-      recordDeprecatedCall: (operation: string) => deprecatedCalls.push(operation),
-    };
+    registry = new Registry();
     warnInto(warned);
-    interceptor = new DeprecationInterceptor(new Reflector(), metrics);
+    interceptor = new DeprecationInterceptor(new Reflector(), registry);
   });
 
   afterEach(() => jest.restoreAllMocks());
@@ -124,7 +127,7 @@ describe('DeprecationInterceptor', () => {
       },
     ]);
     expect(JSON.stringify(warned)).not.toContain(KEY);
-    expect(deprecatedCalls).toEqual(['getPet', 'getPet', 'getPet']);
+    expect(await deprecatedCalls()).toEqual([{ labels: { operation: 'getPet' }, value: 3 }]);
   });
 
   it('logs a key again once DEPRECATION_LOG_INTERVAL_MS has passed since its last line, not before', async () => {
@@ -144,7 +147,7 @@ describe('DeprecationInterceptor', () => {
       expect.objectContaining({ keyId: 'env-1' }),
       expect.objectContaining({ keyId: 'env-1' }),
     ]);
-    expect(deprecatedCalls).toHaveLength(3);
+    expect(await deprecatedCalls()).toEqual([{ labels: { operation: 'getPet' }, value: 3 }]);
   });
 
   it('says "unknown" when no identity is attached', async () => {

@@ -1,6 +1,7 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply } from 'fastify';
+import { Counter, Registry } from 'prom-client';
 import { Observable } from 'rxjs';
 import type { AuthenticatedRequest } from '../auth/api-key-identity.js';
 import { IntervalThrottle } from '../common/interval-throttle.js';
@@ -16,11 +17,6 @@ export interface DeprecationPolicy {
 }
 
 export const DEPRECATION_POLICY = Symbol('deprecation-policy');
-
-/** Counts calls to a deprecated operation (never by key: that label would grow with the keys); the metrics module provides it. */
-export abstract class DeprecatedCallCounter {
-  abstract recordDeprecatedCall(operationId: string): void;
-}
 
 /**
  * Who still calls is in the log: a key's calls are logged once per interval (every one is counted, by operation
@@ -40,19 +36,30 @@ export function deprecationHeaders(policy: DeprecationPolicy): Record<string, st
   };
 }
 
-/** Sets the headers before the handler runs (errors carry them too), counts every call, logs a key's first per interval. */
+/**
+ * Sets the headers before the handler runs (errors carry them too), counts every call, logs a key's first per interval.
+ * Per operation, its headers, its counter's series and its throttle are made on its first call.
+ */
 @Injectable()
 export class DeprecationInterceptor implements NestInterceptor {
   private readonly logger = new Logger('Deprecation');
+  private readonly calls: Counter<'operation'>;
   private readonly operations = new WeakMap<
     object,
-    { headers: Record<string, string>; operationId: string; logged: IntervalThrottle<string> }
+    { headers: Record<string, string>; operationId: string; calls: Counter.Internal; logged: IntervalThrottle<string> }
   >();
 
   constructor(
     private readonly reflector: Reflector,
-    private readonly metrics: DeprecatedCallCounter,
-  ) {}
+    registry: Registry,
+  ) {
+    this.calls = new Counter({
+      name: 'animal_store_deprecated_calls_total',
+      help: 'Calls to deprecated operations, by operation (no key label, whose values would grow with the keys: the "Deprecation" log lines name each caller).',
+      labelNames: ['operation'],
+      registers: [registry],
+    });
+  }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const handler = context.getHandler();
@@ -60,20 +67,22 @@ export class DeprecationInterceptor implements NestInterceptor {
     if (!operation) {
       const policy = this.reflector.get<DeprecationPolicy | undefined>(DEPRECATION_POLICY, handler);
       const apiOperation = this.reflector.get<{ operationId?: string } | undefined>(API_OPERATION_METADATA, handler);
+      const operationId = apiOperation?.operationId ?? handler.name;
       operation = {
         headers: policy ? deprecationHeaders(policy) : {},
-        operationId: apiOperation?.operationId ?? handler.name,
+        operationId,
+        calls: this.calls.labels({ operation: operationId }),
         // Past maxKeys, the key logged longest ago may be logged again within the interval.
         logged: new IntervalThrottle({ intervalMs: DEPRECATION_LOG_INTERVAL_MS, maxKeys: 10_000 }),
       };
       this.operations.set(handler, operation);
     }
 
-    const http = context.switchToHttp();
-    http.getResponse<FastifyReply>().headers(operation.headers);
-    const request = http.getRequest<AuthenticatedRequest>();
+    // getArgByIndex, not switchToHttp(), which assigns three new closures to the context on every call.
+    context.getArgByIndex<FastifyReply>(1).headers(operation.headers);
+    const request = context.getArgByIndex<AuthenticatedRequest>(0);
     const keyId = request.user?.id ?? 'unknown';
-    this.metrics.recordDeprecatedCall(operation.operationId);
+    operation.calls.inc();
     if (operation.logged.admit(keyId)) {
       this.logger.warn(
         { reqId: request.id, operation: operation.operationId, keyId },

@@ -25,6 +25,7 @@ const SELECT_PET = 'SELECT id, name, category_id AS "categoryId", status FROM pe
 // order: given the equality it may walk the primary key instead, past most of the table for a rare status.
 const PAGE_ALL = `${SELECT_PET} WHERE id > $1 ORDER BY id LIMIT $2`;
 const PAGE_BY_STATUS = `${SELECT_PET} WHERE (status, id) > ($1, $2) AND status <= $1 ORDER BY status, id LIMIT $3`;
+const BY_ID = `${SELECT_PET} WHERE id = $1`;
 
 /** The queries the API runs, as plain parameterised SQL on raw rows: no entity hydration, no implicit transaction. */
 @Injectable()
@@ -48,7 +49,7 @@ export class PetsRepository {
 
   async findById(id: number): Promise<Pet | undefined> {
     const [row] = await withRetries(
-      () => this.pets.query<(PetRow | undefined)[]>(`${SELECT_PET} WHERE id = $1`, [id]),
+      () => this.pets.query<(PetRow | undefined)[]>(BY_ID, [id]),
       this.pets.manager.connection,
     );
     return row && toPet(row);

@@ -23,7 +23,7 @@ describe('RateLimitModule: the per-key budget', () => {
     const context = {
       getClass: () => PetsController,
       getHandler: () => list,
-      switchToHttp: () => ({ getRequest: () => request, getResponse: () => ({ header: () => undefined }) }),
+      getArgByIndex: (index: number) => [request, { header: () => undefined }][index],
     } as unknown as ExecutionContext;
 
     await expect(moduleRef.get(ApiKeyThrottlerGuard).canActivate(context)).resolves.toBe(true);

@@ -1,16 +1,17 @@
-import { Logger } from '@nestjs/common';
 import fp from 'fastify-plugin';
+import { PinoLogger } from 'nestjs-pino';
 import type { AuthenticatedRequest } from '../../auth/api-key-identity.js';
 
 /** One log line per request, written when the response is done: what was called, by whom, how it ended. */
 export const requestLog = fp((fastify, _options, ready) => {
   // Not pino-http's autoLogging: it needs nestjs-pino's per-request middleware (docs/performance.md), and its raw
-  // Node request has neither Fastify's route template nor the caller's key id.
-  const logger = new Logger('Request');
+  // Node request has neither Fastify's route template nor the caller's key id. Written on nestjs-pino's root logger,
+  // where Nest's Logger('Request') would send it, through a child that serialises its context once, not per line.
+  const logger = PinoLogger.root.child({ context: 'Request' });
   fastify.addHook('onResponse', (request, reply, done) => {
     const status = reply.statusCode;
     // No per-request logger exists (no middleware): the line names its reqId itself.
-    logger[status >= 500 ? 'warn' : 'log'](
+    logger[status >= 500 ? 'warn' : 'info'](
       {
         reqId: request.id,
         method: request.method,

@@ -2,7 +2,6 @@ import { DynamicModule, Global, Injectable, Logger, Module, OnApplicationBootstr
 import { Registry } from 'prom-client';
 import { RateLimitModule } from '../../auth/rate-limit/rate-limit.module.js';
 import type { AppConfig } from '../../config/app-config.js';
-import { DeprecatedCallCounter } from '../../deprecation/deprecation.interceptor.js';
 import { OPERATIONS_ROUTES } from '../operations-routes.js';
 import { MetricsController, MetricsTokenGuard } from './metrics.controller.js';
 import { MetricsService } from './metrics.service.js';
@@ -34,11 +33,10 @@ export class MetricsModule {
       controllers: served ? [MetricsController] : [],
       providers: [
         MetricsService,
-        { provide: DeprecatedCallCounter, useExisting: MetricsService },
         { provide: Registry, inject: [MetricsService], useFactory: (metrics: MetricsService) => metrics.registry },
         ...(served ? [MetricsTokenGuard] : [MetricsClosedWarning]),
       ],
-      exports: [MetricsService, Registry, DeprecatedCallCounter],
+      exports: [MetricsService, Registry],
     };
   }
 }

@@ -4,12 +4,11 @@ import fp from 'fastify-plugin';
 import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
-import type { DeprecatedCallCounter } from '../../deprecation/deprecation.interceptor.js';
 import { pgPool } from '../../database/pg-pool.js';
 
 /** The application's own Prometheus registry (several apps in one test process never clash). */
 @Injectable()
-export class MetricsService implements DeprecatedCallCounter {
+export class MetricsService {
   readonly registry = new Registry();
 
   private readonly requests = new Counter({
@@ -27,17 +26,8 @@ export class MetricsService implements DeprecatedCallCounter {
     registers: [this.registry],
   });
 
-  private readonly deprecatedCalls = new Counter({
-    name: 'animal_store_deprecated_calls_total',
-    help: 'Calls to deprecated operations, by operation (no key label, whose values would grow with the keys: the "Deprecation" log lines name each caller).',
-    labelNames: ['operation'],
-    registers: [this.registry],
-  });
-
-  // Per route and status (and per deprecated operation), a Map lookup instead of prom-client hashing the
-  // labels on every request (docs/performance.md).
+  // Per method, status and route, the children bound once (prom-client still hashes their labels on each call).
   private readonly series = new Map<string, { requests: Counter.Internal; duration: Histogram.Internal<string> }>();
-  private readonly deprecatedCallers = new Map<string, Counter.Internal>();
 
   constructor(@InjectDataSource() dataSource: DataSource) {
     collectDefaultMetrics({ register: this.registry });
@@ -72,13 +62,4 @@ export class MetricsService implements DeprecatedCallCounter {
     });
     ready();
   });
-
-  recordDeprecatedCall(operation: string): void {
-    let counter = this.deprecatedCallers.get(operation);
-    if (!counter) {
-      counter = this.deprecatedCalls.labels({ operation });
-      this.deprecatedCallers.set(operation, counter);
-    }
-    counter.inc();
-  }
 }
