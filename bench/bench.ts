@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --floor] [-- --lean] [-- --baseline <dir>]`: the built service, on Node 24, beside
+ * `npm run bench [-- --quick] [-- --floor] [-- --lean] [-- --baseline <dir>] [-- --rounds <n>]`: the built service, on Node 24, beside
  * three yardsticks on one PostgreSQL: the same app with the same production features written the usual way
  * (bench/feature-equal-app.ts), the straightforward NestJS + TypeORM app (bench/straightforward-app.ts) and a bare
  * Fastify + pg server (bench/ceiling.ts), taking turns on every route in every round; plus the list latency at
@@ -53,7 +53,7 @@ const baseline = await baselineOption(process.argv);
 const withTraced = process.argv.includes('--traced');
 const settings = {
   mode: quick ? 'quick' : 'full',
-  rounds: 3,
+  rounds: roundsOption(process.argv),
   seconds: quick ? 2 : 5,
   warmupSeconds: quick ? 1 : 2,
   connections: 50,
@@ -392,3 +392,12 @@ main().then(
     process.exit(1);
   },
 );
+
+/** `--rounds <n>`: more rounds when one build's rounds differ by more than the builds compared (3 by default). */
+function roundsOption(argv: readonly string[]): number {
+  const at = argv.indexOf('--rounds');
+  if (at === -1) return 3;
+  const rounds = Number(argv[at + 1]);
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds needs a whole number of rounds, 1 or more');
+  return rounds;
+}

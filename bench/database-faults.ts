@@ -4,7 +4,6 @@ import { chown, mkdir, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { built, freePort, root, serviceEnv, startScratchCluster, startServer } from './server-process.js';
-import { startTcpProxy } from '../test/support/tcp-proxy.js';
 
 /**
  * `npm run bench:faults [-- --seconds 10] [--main path/to/main.js]`: the built service (production settings)
@@ -26,6 +25,12 @@ const MAIN = argument('main', join(root, 'dist', 'src', 'main.js'));
 
 const { postgresUser } = (await import(built('../dev/postgres-user-access.js'))) as {
   postgresUser: () => { uid: number; gid: number } | null;
+};
+// The tests' proxy (dev/tcp-proxy.ts), from the build: bench/ compiles on its own.
+const { startTcpProxy } = (await import(built('../dev/tcp-proxy.js'))) as {
+  startTcpProxy: (
+    targetPort: number,
+  ) => Promise<{ port: number; forward(): void; blackHole(): void; close(): Promise<void> }>;
 };
 
 interface Outcome {

@@ -1,7 +1,7 @@
 import { expect } from '@jest/globals';
 import { Client } from 'pg';
 import { EmbeddedServer, startEmbeddedServer } from './support/database-server.js';
-import { startTcpProxy, TcpProxy } from './support/tcp-proxy.js';
+import { startTcpProxy, TcpProxy } from '../dev/tcp-proxy.js';
 import { terminateServiceSessions } from './support/test-database.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
 import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';

@@ -9,7 +9,7 @@ import { dataSourceOptions } from '../src/database/data-source-options.js';
 import { runMigrations } from '../src/database/run-migrations.js';
 import { roleSessionTimeoutsSql, SESSION_TIMEOUTS } from '../src/database/session-timeouts.js';
 import { databaseFault } from '../src/database/database-faults.js';
-import { startTcpProxy, TcpProxy } from './support/tcp-proxy.js';
+import { startTcpProxy, TcpProxy } from '../dev/tcp-proxy.js';
 import { TEST_KEY } from './support/test-app.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
 

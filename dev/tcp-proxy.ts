@@ -1,3 +1,4 @@
+// Hand-written: a proxy that can cut or stall the path to PostgreSQL on demand, which no test library offers.
 import { createServer, connect, Socket } from 'node:net';
 
 export interface TcpProxy {
