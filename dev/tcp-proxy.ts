@@ -1,5 +1,6 @@
 // Hand-written: a proxy that can cut or stall the path to PostgreSQL on demand, which no test library offers.
-import { createServer, connect, Socket } from 'node:net';
+import type { Socket } from 'node:net';
+import { createServer, connect } from 'node:net';
 
 export interface TcpProxy {
   port: number;
