@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Registry } from 'prom-client';
-import type { ApiKeyRefusalReason } from './api-key-identity.js';
-
-const REASONS: readonly ApiKeyRefusalReason[] = ['unknown', 'revoked', 'expired', 'insufficient_scope'];
+import { API_KEY_REFUSAL_REASONS, type ApiKeyRefusalReason } from './api-key-identity.js';
 
 /**
  * `animal_store_api_key_refusals_total{reason}`, every reason's series present from the start (at 0) and bound once,
@@ -19,7 +17,7 @@ export class ApiKeyRefusals {
       labelNames: ['reason'],
       registers: [registry],
     });
-    for (const reason of REASONS) {
+    for (const reason of API_KEY_REFUSAL_REASONS) {
       const series = refusals.labels({ reason });
       series.inc(0);
       this.byReason.set(reason, series);

@@ -1,6 +1,7 @@
 import { inspect } from 'node:util';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import { ConfigError, DatabaseConfig, Problem, readConfig, requireDatabaseUrl } from '../config/app-config.js';
+import { DatabaseConfig, readConfig, requireDatabaseUrl } from '../config/app-config.js';
+import { ConfigError, Problem } from '../config/problem.js';
 import { commandDataSourceOptions } from '../database/data-source-options.js';
 
 /** One line for the operator, whatever was thrown (node-postgres' AggregateError has an empty message). */
@@ -31,7 +32,7 @@ export const terminal: CommandOutput = {
   err: (line) => process.stderr.write(`${line}\n`),
 };
 
-export interface DatabaseCommand<C> {
+interface DatabaseCommand<C> {
   /** Names the command in its one-line failure message (`apikey failed: …`). */
   name: string;
   usage: string;

@@ -7,8 +7,6 @@ import { z } from 'zod';
 import { ConfigError } from './problem.js';
 import { PUBLISHED_EXAMPLE_SECRETS, SECRET_VARIABLES } from './published-secrets.js';
 
-export { ConfigError, Problem } from './problem.js';
-
 /** The window both rate-limit budgets count in; no Retry-After is longer. */
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 /** The largest RATE_LIMIT_PER_MINUTE and AUTH_FAILURE_LIMIT_PER_MINUTE (the OpenAPI document's bound too). */
