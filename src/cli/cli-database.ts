@@ -24,6 +24,9 @@ export function describeDatabase(databaseUrl: string): string {
   return `${url.hostname}:${url.port || 5432}${url.pathname}`;
 }
 
+/** A time as the commands print it, to the second; `-` for none. */
+export const when = (date: Date | null) => (date ? date.toISOString().replace(/\.\d{3}Z$/, 'Z') : '-');
+
 export type CommandOutput = Record<'out' | 'err', (line: string) => void>;
 
 /** Results on stdout (so they can be captured, e.g. a new key alone), everything said to the operator on stderr. */
@@ -44,9 +47,8 @@ interface DatabaseCommand<C> {
 }
 
 /**
- * The frame every database command shares: usage, or the argument's problem, on bad arguments (exit 2, before any
- * connection); the database part of the configuration read as the service reads it (DATABASE_URL alone is enough,
- * and required); and one line, never a stack, when something fails (exit 1).
+ * The frame every database command shares: usage or the arguments' problem (exit 2, before connecting); the database
+ * part of the configuration (DATABASE_URL alone is enough, and required); one line, never a stack, on failure (exit 1).
  */
 export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonly string[]): void {
   const main = async (): Promise<number> => {

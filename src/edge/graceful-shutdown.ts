@@ -9,9 +9,8 @@ import { ShutdownState } from './shutdown-state.js';
 export const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
 /**
- * On SIGTERM or SIGINT: not ready at once, serving on with `Connection: close` for the drain delay so that load
- * balancers take the instance out; then Nest closes the listener and the application, and exits 0. Provided by the
- * root module, whose hooks Nest calls before every other module's.
+ * On a signal, the drain of docs/operating.md ("Shutdown"), then Nest closes the listener and the application.
+ * Provided by the root module, whose hooks Nest calls before every other module's.
  */
 @Injectable()
 export class GracefulShutdown implements BeforeApplicationShutdown, OnApplicationShutdown {

@@ -1,4 +1,3 @@
-// Hand-written: Fastify's JSON parser decodes any charset, invalid UTF-8 as U+FFFD and any depth; this wraps it with those checks.
 import { isUtf8 } from 'node:buffer';
 import fp from 'fastify-plugin';
 import { ApiError } from './errors/api-error.js';
@@ -39,8 +38,8 @@ function nestedDeeperThan(body: Buffer, limit: number): boolean {
 }
 
 /**
- * Fastify's JSON parser, behind refusals of compressed, non-UTF-8 (RFC 8259 §8.1) and too deeply nested bodies; the
- * only parser: Fastify's default text/plain one would let other bodies through to validation.
+ * Fastify's JSON parser (which takes any charset, invalid UTF-8 and any depth), behind refusals of compressed, non-UTF-8
+ * (RFC 8259 §8.1) and too deep bodies; the only parser: Fastify's text/plain one would let other bodies through.
  */
 export const jsonBodyParser = fp((fastify, _options, done) => {
   fastify.removeContentTypeParser('text/plain');

@@ -1,8 +1,7 @@
 import { ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
 import { validateSync, type ValidatorOptions } from 'class-validator';
 import { LRUCache } from 'lru-cache';
-import { ApiError } from './errors/api-error.js';
-import { ErrorCode } from './errors/error-code.js';
+import { validationFailed } from './errors/api-error.js';
 
 const firstMessages = (errors: ValidationError[]): string[] =>
   errors.flatMap((error) => [
@@ -21,8 +20,7 @@ const OPTIONS = {
   transform: true,
   whitelist: true,
   validationError: { target: false, value: false },
-  exceptionFactory: (errors: ValidationError[]) =>
-    new ApiError(400, ErrorCode.ValidationFailed, `${firstMessages(errors).join('; ')}.`),
+  exceptionFactory: (errors: ValidationError[]) => validationFailed(`${firstMessages(errors).join('; ')}.`),
 };
 
 /** Validated queries kept at once; past it, the one kept longest ago is dropped. */
@@ -45,7 +43,7 @@ export class RequestValidationPipe implements PipeTransform {
     if (metadata.type === 'query') return this.validQuery(value, metadata);
     if (metadata.type !== 'body') return value;
     if (value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) {
-      throw new ApiError(400, ErrorCode.ValidationFailed, 'The request body must be a JSON object.');
+      throw validationFailed('The request body must be a JSON object.');
     }
     return this.body.transform(value ?? {}, metadata);
   }

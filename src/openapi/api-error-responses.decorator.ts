@@ -1,4 +1,3 @@
-// The response headers and error responses operations share, declared with @nestjs/swagger's ApiResponse.
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, type HeadersObject, type SchemaObject } from '@nestjs/swagger';
 import { RATE_LIMIT_HEADERS } from '../auth/rate-limit/rate-limited.error.js';

@@ -37,10 +37,7 @@ export function successResponseSchemas(document: OpenAPIObject, prefix: string):
   return schemas;
 }
 
-/**
- * Routes registered from now on serialise their successful responses with fast-json-stringify, compiled from the
- * document's schemas. Error bodies leave through the error filter, with the default serializer.
- */
+/** Routes registered from now on serialise their 2xx bodies with fast-json-stringify, from the document's schemas. */
 export const serializeResponsesWithDocumentSchemas = (document: OpenAPIObject, prefix: string) =>
   fp((fastify, _options, done) => {
     const schemas = successResponseSchemas(document, prefix);

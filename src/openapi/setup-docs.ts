@@ -4,8 +4,7 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import type { onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { DOCS_PATH } from '../edge/http.constants.js';
-import { ApiError } from '../edge/errors/api-error.js';
-import { ErrorCode } from '../edge/errors/error-code.js';
+import { noResourceAtPath } from '../edge/errors/api-error.js';
 import { RELATIVE_SERVER_URL } from './openapi-document.js';
 
 // The files of swagger-ui-dist the page at /docs loads; the rest of the folder serves no one: 404.
@@ -17,7 +16,7 @@ const UI_ASSETS = new Set([
   'favicon-16x16.png',
 ]);
 
-const NOT_AN_ASSET = new ApiError(404, ErrorCode.NotFound, 'No resource exists at this path.');
+const NOT_AN_ASSET = noResourceAtPath();
 
 const onlyUiAssets: onRequestHookHandler = (request, _reply, done) => {
   done(UI_ASSETS.has((request.params as { '*'?: string })['*'] ?? '') ? undefined : NOT_AN_ASSET);

@@ -5,7 +5,7 @@ import { allowedMethods } from '../allowed-methods.js';
 import { DatabaseFaultLog } from '../../database/database-fault-log.js';
 import { databaseFault } from '../../database/database-faults.js';
 import { bearerChallenge } from '../http.constants.js';
-import { ApiError } from './api-error.js';
+import { ApiError, noResourceAtPath } from './api-error.js';
 import { ErrorCode } from './error-code.js';
 import { noteFaultCode } from './fault-codes.js';
 import { toApiError } from './to-api-error.js';
@@ -63,9 +63,7 @@ export class ApiErrorFilter implements ExceptionFilter {
     if (error.getStatus() !== 404 || exception instanceof ApiError) return error;
     const allowed = allowedMethods(this.adapterHost.httpAdapter.getInstance<FastifyInstance>(), request.url);
     // A route for this very method answered 404 (a missing file under /docs/*, `/v1/pets/` with an empty petId).
-    if (allowed.length === 0 || allowed.includes(request.method)) {
-      return new ApiError(404, ErrorCode.NotFound, 'No resource exists at this path.');
-    }
+    if (allowed.length === 0 || allowed.includes(request.method)) return noResourceAtPath();
     return new ApiError(405, ErrorCode.MethodNotAllowed, `${request.method} is not allowed on this path.`, {
       Allow: allowed.join(', '),
     });

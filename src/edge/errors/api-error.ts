@@ -7,10 +7,7 @@ export interface ErrorBody {
   status: number;
 }
 
-/**
- * An error that already knows how it leaves the service: status, stable code,
- * a message safe to show the client, and any headers the status calls for.
- */
+/** An error that knows how it leaves: status, stable code, a message safe to show, the headers its status needs. */
 export class ApiError extends HttpException {
   constructor(
     status: number,
@@ -25,3 +22,8 @@ export class ApiError extends HttpException {
     return { code: this.code, message: this.message, status: this.getStatus() };
   }
 }
+
+/** A 400 `validation_failed`: the request breaks a rule the message states. */
+export const validationFailed = (message: string) => new ApiError(400, ErrorCode.ValidationFailed, message);
+
+export const noResourceAtPath = () => new ApiError(404, ErrorCode.NotFound, 'No resource exists at this path.');
