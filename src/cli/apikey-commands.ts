@@ -146,7 +146,6 @@ function newKey() {
   return { key, prefix: publicPrefix(key), digest: keyDigest(key) };
 }
 
-/** Runs one command against the repository; resolves to the process exit code. */
 export async function runCommand(
   command: ApiKeyCommand,
   keys: ApiKeysRepository,

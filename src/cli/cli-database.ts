@@ -42,7 +42,6 @@ interface DatabaseCommand<C> {
   /** The command; a Problem with the arguments, printed alone; or null, answered with the usage. */
   parse(args: readonly string[]): C | Problem | null;
   entities?: DataSourceOptions['entities'];
-  /** Runs on a connected data source; resolves to the exit code. */
   run(command: C, dataSource: DataSource, config: DatabaseConfig): Promise<number>;
 }
 

@@ -6,10 +6,7 @@ interface IntervalThrottleOptions {
   now?: () => number;
 }
 
-/**
- * "At most once per interval per key", on lru-cache: a key admitted is held for `intervalMs` (its ttl), at most
- * `maxKeys` at once (past it, the key admitted longest ago is dropped). `now`: the clock in whole milliseconds.
- */
+/** "At most once per interval per key", at most `maxKeys` at once (the oldest dropped); `now` in whole ms. */
 export class IntervalThrottle<K extends NonNullable<unknown>> {
   private readonly held: LRUCache<K, true>;
 

@@ -52,21 +52,18 @@ const baseUrlEndingInV1 = (example: string) =>
     .transform((raw) => raw.replace(/\/$/, ''))
     .default(example);
 
-/** The rule of every comma-separated variable: entries trimmed, empty ones dropped. */
 export const commaList = (raw: string): string[] =>
   raw
     .split(',')
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '');
 
-/** A comma-separated variable: its entries checked in order, a refusal naming the first bad one. */
 const list = <T>(entry: z.ZodType<T, string>) => z.string().transform(commaList).pipe(z.array(entry)).default([]);
 
 const TOKEN = /^[\x21-\x7e]{16,512}$/;
 const TOKEN_RULE = '16 to 512 printable characters without spaces';
 /** An API_KEYS entry `name:key`: the name, not the position, identifies the key (logs, rate limits, Idempotency-Keys). */
 const NAMED_KEY = /^([a-z][a-z0-9-]{0,31}):(.*)$/;
-/** An API_KEYS entry's key, without its name. */
 const keyOfEntry = (entry: string) => NAMED_KEY.exec(entry)?.[2] ?? entry;
 /** API_KEYS: each key with its id, `env-` and its name, or its position in the list for a plain entry. */
 const apiKeyEntries = list(

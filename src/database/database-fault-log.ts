@@ -6,9 +6,8 @@ import { FAULT_CLASSES, type DatabaseFault } from './database-faults.js';
 export const DATABASE_FAULT_LOG_INTERVAL_MS = 10_000;
 
 /**
- * One warn line when a kind of fault first fails a request, then at most one per interval while it goes on, with its
- * message and the requests it failed since (no stack); a quiet interval ends the series. Each failure is counted
- * in `animal_store_database_faults_total{sqlstate_class}`.
+ * A warn line when a kind of fault first fails a request, then at most one per interval while it goes on, with the
+ * requests it failed since (no stack); each failure counted in `animal_store_database_faults_total`.
  */
 @Injectable()
 export class DatabaseFaultLog implements OnApplicationShutdown {

@@ -6,7 +6,7 @@ import { pgPool } from './pg-pool.js';
 type FaultAnswer = 'unavailable' | 'retry-once' | 'retry-until-deadline';
 
 /**
- * The one table of database faults (503, counted by SQLSTATE class); what matches no row is a bug (500, with its stack).
+ * The one table of database faults (503, counted by SQLSTATE class); what matches no row is a bug (500, logged).
  * A SQLSTATE or its first characters (`53`, `57P`); the first row that matches wins. SQLSTATEs:
  * https://www.postgresql.org/docs/current/errcodes-appendix.html
  */
@@ -38,7 +38,6 @@ const UNREACHABLE_MESSAGES: readonly [RegExp, string][] = [
 export const POOL_FULL_CLASS = 'pool';
 const POOL_FULL_MESSAGE = /timeout exceeded when trying to connect/i;
 
-/** Every class a request answered 503 for a database fault is counted under. */
 export const FAULT_CLASSES: readonly string[] = [
   ...new Set(DATABASE_FAULTS.map((row) => row.sqlstate.slice(0, 2))),
   POOL_FULL_CLASS,
@@ -97,7 +96,6 @@ class SlotQueue {
     return this.waiting.size > 0;
   }
 
-  /** Resolves when this request is woken, or at `deadline`. */
   wait(deadline: number): Promise<void> {
     return new Promise((resolve) => {
       const wake = () => {

@@ -9,10 +9,7 @@ type MigrationLockTimeout = { migrationLockTimeoutMs: number };
 class MigrationFailedError extends Error {}
 export class MigrationLockTimeoutError extends MigrationFailedError {}
 
-/**
- * Runs `work` on a connection of its own while another holds the runners' advisory lock, polled rather than queued
- * for: why, in docs/operating.md ("Runners take turns").
- */
+/** Runs `work` while another connection holds the runners' lock (docs/operating.md, "Runners take turns"). */
 async function underRunLock<T>(
   dataSource: DataSource,
   work: (executor: MigrationExecutor, runner: QueryRunner, lock: QueryRunner) => Promise<T>,
@@ -36,10 +33,7 @@ async function underRunLock<T>(
   }
 }
 
-/**
- * Runs `step` (one migration, up or down, and its record) under a migration's bounds (docs/operating.md, "Bounds of a
- * migration"): in a transaction with `SET LOCAL`, or, with `transaction = false`, under session settings reset after.
- */
+/** Runs `step` (a migration, up or down, and its record) under docs/operating.md's "Bounds of a migration". */
 async function withMigrationTimeouts<T>(
   runner: QueryRunner,
   inTransaction: boolean,

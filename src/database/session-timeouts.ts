@@ -1,10 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 
-/**
- * The server-side bounds of every request's statements, in ms: settings of the service's role, made with the roles
- * (compose/roles.sh; roleSessionTimeoutsSql elsewhere). Why role settings: docs/operating.md, "PgBouncer".
- */
+/** The requests' server-side bounds, in ms: settings of the service's role (docs/operating.md, "PgBouncer"). */
 export const SESSION_TIMEOUTS = {
   /** Cancelled by the server past it: SQLSTATE 57014, answered 503. */
   statement_timeout: 5_000,

@@ -8,10 +8,7 @@ import { ShutdownState } from './shutdown-state.js';
 /** The signals main.ts hands to Nest's shutdown hooks. */
 export const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
-/**
- * On a signal, the drain of docs/operating.md ("Shutdown"), then Nest closes the listener and the application.
- * Provided by the root module, whose hooks Nest calls before every other module's.
- */
+/** The drain of docs/operating.md, "Shutdown"; in the root module, whose hooks Nest calls before the others'. */
 @Injectable()
 export class GracefulShutdown implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger(GracefulShutdown.name);

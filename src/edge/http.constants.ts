@@ -18,5 +18,4 @@ export function bearerChallenge({
   return `Bearer realm="${realm}"${error ? `, error="${error}"` : ''}${scope ? `, scope="${scope}"` : ''}`;
 }
 
-/** The largest request body accepted; larger ones get a 413 `payload_too_large`. */
 export const BODY_LIMIT_BYTES = 16 * 1024;

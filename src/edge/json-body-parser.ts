@@ -38,8 +38,8 @@ function nestedDeeperThan(body: Buffer, limit: number): boolean {
 }
 
 /**
- * Fastify's JSON parser (which takes any charset, invalid UTF-8 and any depth), behind refusals of compressed, non-UTF-8
- * (RFC 8259 §8.1) and too deep bodies; the only parser: Fastify's text/plain one would let other bodies through.
+ * Fastify's JSON parser (which takes any charset, invalid UTF-8 and any depth) behind those refusals (RFC 8259 §8.1);
+ * the only parser: Fastify's text/plain one would let other bodies through.
  */
 export const jsonBodyParser = fp((fastify, _options, done) => {
   fastify.removeContentTypeParser('text/plain');

@@ -23,15 +23,11 @@ const OPTIONS = {
   exceptionFactory: (errors: ValidationError[]) => validationFailed(`${firstMessages(errors).join('; ')}.`),
 };
 
-/** Validated queries kept at once; past it, the one kept longest ago is dropped. */
 export const VALIDATED_QUERIES_MAX = 1_000;
 /** A query whose JSON form is longer than this is validated every time rather than kept. */
 const VALIDATED_QUERY_MAX_LENGTH = 512;
 
-/**
- * Bodies are closed (`additionalProperties: false`), queries ignore unknown parameters, path parameters have their
- * own pipes. A valid query is kept, frozen, and served again without validation (docs/performance.md).
- */
+/** Bodies are closed, queries ignore unknown parameters; a valid query is kept, frozen (docs/performance.md). */
 @Injectable()
 export class RequestValidationPipe implements PipeTransform {
   private readonly body = new SynchronousValidationPipe({ ...OPTIONS, forbidNonWhitelisted: true });

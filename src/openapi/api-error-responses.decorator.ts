@@ -19,7 +19,6 @@ const int32 = (minimum: number, maximum: number, example: number): SchemaObject 
   example,
 });
 
-/** A string header documented with the exact values it takes. */
 export const enumHeader = (description: string, required: boolean, values: string[]) => ({
   description,
   required,
@@ -115,7 +114,6 @@ function errorResponse(status: string, description: string, headers?: HeadersObj
   return ApiResponse({ status: Number(status), description, type: ErrorBodyDto, example, headers });
 }
 
-/** The operation's own error statuses plus the common ones, each with the `Error` schema. */
 export function ApiErrorResponses(own: Partial<Record<OperationErrorStatus, string>>) {
   const ownResponses = Object.entries(own).map(([status, description]) =>
     errorResponse(status, description, STATUS_HEADERS[status]),

@@ -19,7 +19,6 @@ function inlineRefs(schema: unknown, document: OpenAPIObject): unknown {
 /** `/pets/{petId}` under the `/v1` server as Fastify writes it: `/v1/pets/:petId`. */
 const fastifyUrl = (prefix: string, path: string) => `/${prefix}${path.replace(/\{([^}]+)\}/g, ':$1')}`;
 
-/** Each operation's successful JSON response schemas, by method and Fastify URL. */
 export function successResponseSchemas(document: OpenAPIObject, prefix: string): Map<string, Record<string, Schema>> {
   const schemas = new Map<string, Record<string, Schema>>();
   for (const [path, item] of Object.entries(document.paths)) {

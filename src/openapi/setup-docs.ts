@@ -32,10 +32,7 @@ export const onlyUiAssetsUnderDocs = fp((fastify, _options, done) => {
   done();
 });
 
-/**
- * Swagger UI at /docs, the document at /docs-json and /docs-yaml, outside the /v1 prefix: plain Fastify routes,
- * which the global API key guard does not protect. The UI's assets come from swagger-ui-dist, never a CDN.
- */
+/** Swagger UI at /docs, the document at /docs-json and /docs-yaml: plain Fastify routes, which the guard skips. */
 export function setupDocs(app: NestFastifyApplication, document: OpenAPIObject): void {
   const fastify = app.getHttpAdapter().getInstance();
   // Swagger UI resolves the relative server against the page's address, so /docs/ would send Try it out to

@@ -23,5 +23,4 @@ export class PetIdPipe implements PipeTransform<unknown, number> {
   }
 }
 
-/** The schema of an id in the document. */
 export const ID_SCHEMA = { type: 'integer', format: 'int64', minimum: MIN_ID, maximum: MAX_ID } as const;

@@ -23,7 +23,6 @@ export class ApiError extends HttpException {
   }
 }
 
-/** A 400 `validation_failed`: the request breaks a rule the message states. */
 export const validationFailed = (message: string) => new ApiError(400, ErrorCode.ValidationFailed, message);
 
 export const noResourceAtPath = () => new ApiError(404, ErrorCode.NotFound, 'No resource exists at this path.');

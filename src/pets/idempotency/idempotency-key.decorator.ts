@@ -12,7 +12,6 @@ export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 export const IDEMPOTENCY_KEY_PATTERN = String.raw`^[\x21-\x7e]+(?: +[\x21-\x7e]+)*$`;
 const PRINTABLE_KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 
-/** Absent, or a key as above; anything else is a 400. */
 export function parseIdempotencyKey(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.length > IDEMPOTENCY_KEY_MAX_LENGTH || !PRINTABLE_KEY.test(value)) {
@@ -23,7 +22,6 @@ export function parseIdempotencyKey(value: unknown): string | undefined {
   return value;
 }
 
-/** The optional `Idempotency-Key` request header, validated. */
 export const IdempotencyKey = createParamDecorator((_data: unknown, context: ExecutionContext) =>
   parseIdempotencyKey(
     context.switchToHttp().getRequest<FastifyRequest>().headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()],
