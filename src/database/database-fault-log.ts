@@ -5,10 +5,7 @@ import { FAULT_CLASSES, type DatabaseFault } from './database-faults.js';
 /** A kind of fault (its SQLSTATE) is logged at most once per this interval, however many requests it fails. */
 export const DATABASE_FAULT_LOG_INTERVAL_MS = 10_000;
 
-/**
- * A warn line when a kind of fault first fails a request, then at most one per interval while it goes on, with the
- * requests it failed since (no stack); each failure counted in `animal_store_database_faults_total`.
- */
+/** A warn line per kind of fault, then at most one per interval while it lasts, with the requests it failed since. */
 @Injectable()
 export class DatabaseFaultLog implements OnApplicationShutdown {
   private readonly logger = new Logger('DatabaseFaults');

@@ -5,11 +5,8 @@ import { pgPool } from './pg-pool.js';
 /** How withRetries answers a fault before it is answered 503: not, once more, or until RETRY_DEADLINE_MS. */
 type FaultAnswer = 'unavailable' | 'retry-once' | 'retry-until-deadline';
 
-/**
- * The one table of database faults (503, counted by SQLSTATE class); what matches no row is a bug (500, logged).
- * A SQLSTATE or its first characters (`53`, `57P`); the first row that matches wins. SQLSTATEs:
- * https://www.postgresql.org/docs/current/errcodes-appendix.html
- */
+// SQLSTATEs: https://www.postgresql.org/docs/current/errcodes-appendix.html
+/** The one table of database faults (503; no row: a bug, 500): the first row whose SQLSTATE prefix matches wins. */
 const DATABASE_FAULTS: readonly { sqlstate: string; kind: string; answer: FaultAnswer }[] = [
   { sqlstate: '08', kind: 'connection failure', answer: 'unavailable' },
   { sqlstate: '57P', kind: 'server shutting down or not accepting connections', answer: 'unavailable' },
@@ -80,10 +77,7 @@ export const RETRY_DEADLINE_MS = 2_000;
 /** While requests wait for a slot and the pool releases none, the first in line asks the server again this often. */
 const PROBE_EVERY_MS = 100;
 
-/**
- * Requests waiting for a connection slot, oldest first, one woken per connection the pool releases (the others wait
- * rather than open connections the server refuses), the first also every PROBE_EVERY_MS. One listener per pool.
- */
+/** Requests waiting for a slot, oldest first: one woken per released connection, the first also each PROBE_EVERY_MS. */
 class SlotQueue {
   private readonly waiting = new Set<() => void>();
   private probe?: NodeJS.Timeout;
@@ -118,10 +112,7 @@ class SlotQueue {
 const slotQueues = new WeakMap<EventEmitter, SlotQueue>();
 const slotQueue = (pool: EventEmitter) => slotQueues.get(pool) ?? slotQueues.set(pool, new SlotQueue(pool)).get(pool)!;
 
-/**
- * The service's one retry path, around a whole unit of work (a statement, or a transaction PostgreSQL rolled back
- * entirely), as its fault's FaultAnswer says; while others wait for a slot, it joins the line before asking.
- */
+/** The one retry path, around a whole unit of work (a statement, or a rolled-back transaction), as FaultAnswer says. */
 export async function withRetries<T>(work: () => Promise<T>, dataSource: DataSource): Promise<T> {
   const deadline = Date.now() + RETRY_DEADLINE_MS;
   const slots = slotQueue(pgPool(dataSource));

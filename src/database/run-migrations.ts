@@ -112,10 +112,7 @@ export function revertLastMigration(dataSource: DataSource, { migrationLockTimeo
   });
 }
 
-/**
- * A failed or cut `CREATE INDEX CONCURRENTLY` leaves its index INVALID, in the way of the next run: drops those no
- * session is building, on a connection of its own (the failed migration's may be gone), and says so, or how to.
- */
+/** Drops the INVALID indexes a cut `CREATE INDEX CONCURRENTLY` left (in the next run's way); says so, or how to. */
 async function dropInvalidIndexes(dataSource: DataSource, lockTimeoutMs: number, whose: string) {
   const runner = dataSource.createQueryRunner();
   try {

@@ -45,10 +45,7 @@ const STATUS_HEADERS: Partial<Record<string, HeadersObject>> = {
   },
 };
 
-/**
- * The per-key budget's headers: on every response once the API key is accepted while RATE_LIMIT_PER_MINUTE is
- * above 0, so `required` only on a 429, and never on the statuses of ANSWERED_BEFORE_INTERCEPTORS.
- */
+/** The per-key budget's headers: `required` only on a 429, never on the statuses of ANSWERED_BEFORE_INTERCEPTORS. */
 function rateLimitHeaderDocs({ required }: { required: boolean }): HeadersObject {
   const when = required ? '' : ' Sent once the API key is accepted, while the per-key rate limit is on.';
   const header = (description: string, schema: SchemaObject) => ({ description: description + when, required, schema });
@@ -75,10 +72,7 @@ const DEPRECATION_HEADERS: Record<string, string> = {
 // (a 429 documents its own) and before any interceptor runs.
 const ANSWERED_BEFORE_INTERCEPTORS = new Set(['401', '403', '408', '413', '415', '429']);
 
-/**
- * What a response carries besides its own headers once the key is accepted: the budget's, and a deprecated
- * operation's (`values`, from @Deprecated), required on a success.
- */
+/** What a response carries once the key is accepted: the budget's headers, a deprecated operation's (@Deprecated). */
 export function interceptedHeaders(status: string, values: Record<string, string> = {}): HeadersObject {
   if (ANSWERED_BEFORE_INTERCEPTORS.has(status)) return {};
   const deprecation = Object.entries(values).map(

@@ -1,10 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 
-/**
- * Whose key it is: keys of different API keys never meet, except an API key and its replacements (`lineage`, stored
- * in `api_key_id`: the id of the lineage's first key), so that a retry sent with the new key finds the first response.
- */
+/** Whose key: an API key's lineage (`api_key_id`), so a retry sent with its replacement finds the first response. */
 export type IdempotencyScope = { lineage: string; key: string };
 export type StoredResponse = { status: number; body: unknown };
 
