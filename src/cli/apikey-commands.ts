@@ -7,7 +7,6 @@ import { Problem } from '../config/problem.js';
 import { type CommandOutput, when } from './cli-database.js';
 import { parseDuration } from './duration.js';
 
-/** How long a rotated-out key keeps working when `rotate` is not given `--overlap`. */
 export const DEFAULT_OVERLAP_MS = 24 * 3_600_000;
 
 export const USAGE = `Usage: npm run apikey -- <command>

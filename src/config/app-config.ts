@@ -15,7 +15,6 @@ export const DATABASE_POOL_DEFAULTS = { max: 10, idleTimeoutMs: 10_000 } as cons
 
 const mustBe = (allowed: string) => (issue: { input?: unknown }) => `must be ${allowed}, got "${String(issue.input)}"`;
 
-/** A whole decimal number from `min` to `max`: ` 80`, `1e3` and `80.5` are refused. */
 const integer = (min: number, max: number) =>
   z
     .string()

@@ -5,7 +5,6 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { ShutdownState } from './shutdown-state.js';
 
-/** The signals main.ts hands to Nest's shutdown hooks. */
 export const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
 /** The drain of docs/operating.md, "Shutdown"; in the root module, whose hooks Nest calls before the others'. */

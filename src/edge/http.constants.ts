@@ -1,8 +1,6 @@
-/** The versioned API's path prefix: every product route lives under `/v1`. */
 export const API_PREFIX = 'v1';
 export const API_PATH = `/${API_PREFIX}/`;
 
-/** Where Swagger UI and the OpenAPI document are served, outside the versioned API. */
 export const DOCS_PATH = 'docs';
 
 /** The `WWW-Authenticate` value of every bearer challenge the service sends or documents (RFC 6750 §3). */

@@ -24,7 +24,6 @@ const OPTIONS = {
 };
 
 export const VALIDATED_QUERIES_MAX = 1_000;
-/** A query whose JSON form is longer than this is validated every time rather than kept. */
 const VALIDATED_QUERY_MAX_LENGTH = 512;
 
 /** Bodies are closed, queries ignore unknown parameters; a valid query is kept, frozen (docs/performance.md). */

@@ -1,4 +1,3 @@
-// Hand-written: the cursor's byte layout is this API's own format (signed with node:crypto's HMAC).
 import { createHmac, createSecretKey, KeyObject, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { MAX_ID, MIN_ID } from './pet-id.js';

@@ -1,11 +1,8 @@
 import { HttpException } from '@nestjs/common';
+import type { ErrorBodyDto } from './error-body.dto.js';
 import { ErrorCode } from './error-code.js';
 
-export interface ErrorBody {
-  code: ErrorCode;
-  message: string;
-  status: number;
-}
+export type ErrorBody = ErrorBodyDto;
 
 /** An error that knows how it leaves: status, stable code, a message safe to show, the headers its status needs. */
 export class ApiError extends HttpException {

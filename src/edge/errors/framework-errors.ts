@@ -30,7 +30,6 @@ export function sendApiError(reply: FastifyReply, apiError: ApiError): void {
     .send(apiError.toBody());
 }
 
-/** The sockets whose request did not arrive in time and was answered 408 by `handleClientError`. */
 const timedOutSockets = new WeakSet<object>();
 
 export const timedOut = (socket: object | null | undefined): boolean => !!socket && timedOutSockets.has(socket);

@@ -13,7 +13,6 @@ export const serviceUnavailable = () =>
     'Retry-After': RETRY_AFTER_SECONDS,
   });
 
-/** Errors Fastify raises itself (body parsing, router), keyed by their `code`. */
 const fastifyErrors: Record<string, () => ApiError> = {
   FST_ERR_CTP_INVALID_JSON_BODY: () => new ApiError(400, ErrorCode.InvalidJson, 'The request body is not valid JSON.'),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => new ApiError(400, ErrorCode.InvalidJson, 'The request body is empty.'),
