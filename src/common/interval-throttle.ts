@@ -13,8 +13,7 @@ export class IntervalThrottle<K extends NonNullable<unknown>> {
   constructor({ intervalMs, maxKeys, now = () => Date.now() }: IntervalThrottleOptions) {
     this.held = new LRUCache<K, true>({
       max: maxKeys,
-      // An entry is stale once its age is past the ttl: on a whole-millisecond clock, this ttl admits a key again
-      // exactly `intervalMs` after it was admitted.
+      // Stale once its age is past the ttl: on a whole-millisecond clock, again exactly `intervalMs` after admission.
       ttl: intervalMs - 1,
       ttlResolution: 0,
       perf: { now },

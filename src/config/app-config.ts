@@ -172,7 +172,6 @@ const SCHEMAS = {
         refuse('REQUEST_TIMEOUT_MS', `must be at least HEADERS_TIMEOUT_MS, got "${env.REQUEST_TIMEOUT_MS}"`);
       } else if (env.NODE_ENV === 'production') {
         // A page on a remote plain-http origin holds its key where anyone on the way can read and change it.
-        // Only hosts that never leave the machine may be reached over plain http.
         const plainHttp = env.CORS_ORIGINS.find(
           (entry) =>
             entry.startsWith('http://') && !['localhost', '127.0.0.1', '[::1]'].includes(new URL(entry).hostname),

@@ -68,8 +68,7 @@ const DEPRECATION_HEADERS: Record<string, string> = {
   Link: 'The operation to use instead, with `rel="successor-version"`.',
 };
 
-// The guard's 401, 403 and 429, and 408, 413 and 415 while the request is read: before the budget is counted
-// (a 429 documents its own) and before any interceptor runs.
+// The guard's 401, 403 and 429, and 408, 413 and 415 while the request is read: before the budget and interceptors.
 const ANSWERED_BEFORE_INTERCEPTORS = new Set(['401', '403', '408', '413', '415', '429']);
 
 /** What a response carries once the key is accepted: the budget's headers, a deprecated operation's (@Deprecated). */

@@ -44,8 +44,7 @@ export function setupDocs(app: NestFastifyApplication, document: OpenAPIObject):
   });
   // The document as committed in openapi.json: production first, the base URL generated clients default to.
   SwaggerModule.setup(DOCS_PATH, app, document, { useGlobalPrefix: false, ui: false });
-  // The UI's copy lists this instance first, which Swagger UI selects: Try it out reaches the instance whose docs
-  // are open, and production and staging stay a pick away.
+  // The UI's copy lists this instance first, which Swagger UI selects: Try it out reaches the one whose docs are open.
   const isServingInstance = (server: { url: string }) => Number(server.url === RELATIVE_SERVER_URL);
   const servers = document.servers?.toSorted((a, b) => isServingInstance(b) - isServingInstance(a));
   SwaggerModule.setup(

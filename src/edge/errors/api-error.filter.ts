@@ -36,8 +36,7 @@ export class ApiErrorFilter implements ExceptionFilter {
       );
       return;
     }
-    // An ApiError or a library's deliberate 503 was reported by its thrower; a database fault answered 503 is
-    // reported once per kind, without a stack; a bug is logged here with its stack.
+    // An ApiError or deliberate 503 was reported by its thrower, a database fault is by kind; a bug is logged here.
     const onPurpose = exception instanceof ApiError || exception instanceof ServiceUnavailableException;
     const fault = onPurpose ? null : databaseFault(exception);
     const error = this.routeAwareError(toApiError(exception, fault), exception, request);

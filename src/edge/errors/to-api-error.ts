@@ -23,8 +23,7 @@ const fastifyErrors: Record<string, () => ApiError> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
     new ApiError(415, ErrorCode.UnsupportedMediaType, 'The request body must be application/json.'),
   FST_ERR_BAD_URL: () => validationFailed('The request URL is malformed.'),
-  // Refused before routing (RFC 10008 §2), yet no route here takes QUERY: the router's 404, or 405 with Allow
-  // (ApiErrorFilter), as for any other method a path lacks.
+  // Refused before routing (RFC 10008 §2), yet no route takes QUERY: a 404 (or 405, ApiErrorFilter) as any other.
   FST_ERR_ROUTE_MISSING_CONTENT_TYPE: noResourceAtPath,
   FST_ERR_MAX_PARAM_LENGTH: () => validationFailed('A path parameter is longer than allowed.'),
 };
