@@ -2,10 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Counter, Registry } from 'prom-client';
 import { API_KEY_REFUSAL_REASONS, type ApiKeyRefusalReason } from './api-key-identity.js';
 
-/**
- * `animal_store_api_key_refusals_total{reason}`, every reason's series present from the start (at 0) and bound once,
- * so a flood of wrong keys costs a Map lookup per refusal, not prom-client hashing its labels.
- */
+/** `animal_store_api_key_refusals_total`, each reason's series bound at start (at 0): a refusal is a Map lookup. */
 @Injectable()
 export class ApiKeyRefusals {
   private readonly byReason = new Map<ApiKeyRefusalReason, Counter.Internal>();

@@ -121,7 +121,6 @@ async function findOne(keys: ApiKeysRepository, reference: string, verb: string,
 const describe = (key: ApiKeySummary) =>
   `API key ${key.id} "${key.name}" (prefix ${key.prefix}, scopes ${scopesOf(key)}, expires ${key.expiresAt ? when(key.expiresAt) : 'never'})`;
 
-/** The one line `rotate` answers for a key it cannot rotate, as it stands now. */
 function whyNotRotated(key: ApiKeySummary, replacement: ApiKeySummary | null): string {
   const named = `API key ${key.id} "${key.name}"`;
   if (key.state === 'revoked') {

@@ -45,10 +45,7 @@ interface DatabaseCommand<C> {
   run(command: C, dataSource: DataSource, config: DatabaseConfig): Promise<number>;
 }
 
-/**
- * The frame every database command shares: usage or the arguments' problem (exit 2, before connecting); the database
- * part of the configuration (DATABASE_URL alone is enough, and required); one line, never a stack, on failure (exit 1).
- */
+/** Every database command's frame: usage or problem (exit 2), DATABASE_URL required, one line on failure (exit 1). */
 export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonly string[]): void {
   const main = async (): Promise<number> => {
     const parsed = command.parse(args);

@@ -41,7 +41,6 @@ export class DatabaseFaultLog implements OnApplicationShutdown {
     this.series.clear();
   }
 
-  /** A line for `last`'s kind, then an interval: at its end, another line if requests failed meanwhile. */
   private writeAndHold(last: DatabaseFault, failedRequests: number): void {
     this.write(last, failedRequests);
     const timer = setTimeout(() => {

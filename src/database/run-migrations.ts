@@ -140,7 +140,6 @@ async function dropInvalidIndexes(dataSource: DataSource, lockTimeoutMs: number,
   }
 }
 
-/** The failure of migration `name` as one line: what was applied before it, what it left, and what to do. */
 function failure(
   error: unknown,
   name: string,

@@ -37,10 +37,7 @@ function nestedDeeperThan(body: Buffer, limit: number): boolean {
   return false;
 }
 
-/**
- * Fastify's JSON parser (which takes any charset, invalid UTF-8 and any depth) behind those refusals (RFC 8259 §8.1);
- * the only parser: Fastify's text/plain one would let other bodies through.
- */
+/** Fastify's JSON parser (any charset, invalid UTF-8, any depth) behind those refusals; the only parser (no text/plain). */
 export const jsonBodyParser = fp((fastify, _options, done) => {
   fastify.removeContentTypeParser('text/plain');
   const { onProtoPoisoning, onConstructorPoisoning } = fastify.initialConfig;

@@ -4,7 +4,6 @@ import fp from 'fastify-plugin';
 
 type Schema = Record<string, unknown>;
 
-/** The schema with every local `$ref` (`#/components/schemas/X`) replaced by what it points at. */
 function inlineRefs(schema: unknown, document: OpenAPIObject): unknown {
   if (Array.isArray(schema)) return schema.map((item) => inlineRefs(item, document));
   if (schema === null || typeof schema !== 'object') return schema;

@@ -5,7 +5,6 @@ import type { EntityManager } from 'typeorm';
 export type IdempotencyScope = { lineage: string; key: string };
 export type StoredResponse = { status: number; body: unknown };
 
-/** Keys are kept at least this long; the purge deletes older ones. */
 export const IDEMPOTENCY_RETENTION_HOURS = 24;
 const EXPIRED = `created_at < now() - make_interval(hours => ${IDEMPOTENCY_RETENTION_HOURS})`;
 
