@@ -25,7 +25,7 @@ export class DatabaseModule {
             try {
               await warnWithoutSessionTimeouts(dataSource);
               if (config.migrationsRun) {
-                // Under the runners' lock and bounds (not TypeORM's `migrationsRun`), free of the requests' query_timeout.
+                // Under the runners' lock and bounds (not TypeORM's `migrationsRun`), free of query_timeout.
                 const migrator = await new DataSource(commandDataSourceOptions(config.databaseUrl)).initialize();
                 await runMigrations(migrator, config).finally(() => migrator.destroy());
               }

@@ -37,7 +37,7 @@ function nestedDeeperThan(body: Buffer, limit: number): boolean {
   return false;
 }
 
-/** Fastify's JSON parser (any charset, invalid UTF-8, any depth) behind those refusals; the only parser (no text/plain). */
+/** Fastify's JSON parser (any charset, bad UTF-8, any depth) behind those refusals; the only parser (no text/plain). */
 export const jsonBodyParser = fp((fastify, _options, done) => {
   fastify.removeContentTypeParser('text/plain');
   const { onProtoPoisoning, onConstructorPoisoning } = fastify.initialConfig;
