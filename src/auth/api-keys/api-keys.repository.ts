@@ -141,9 +141,8 @@ export class ApiKeysRepository {
   }
 
   findByReference(reference: string): Promise<ApiKeySummary[]> {
-    return /^\d{1,18}$/.test(reference)
-      ? this.keys.query(`SELECT ${SUMMARY} FROM api_keys WHERE id = $1`, [reference])
-      : this.keys.query(`SELECT ${SUMMARY} FROM api_keys WHERE prefix = $1 ORDER BY id`, [reference]);
+    const column = /^\d{1,18}$/.test(reference) ? 'id' : 'prefix';
+    return this.keys.query(`SELECT ${SUMMARY} FROM api_keys WHERE ${column} = $1 ORDER BY id`, [reference]);
   }
 
   async revoke(id: string): Promise<ApiKeySummary> {
