@@ -1,4 +1,5 @@
-import { ConfigError, readConfig } from '../src/config/app-config.js';
+import { readConfig } from '../src/config/app-config.js';
+import { ConfigError } from '../src/config/problem.js';
 import { EmbeddedPostgresError } from './embedded-postgres-error.js';
 import { loadEmbeddedPostgres } from './load-embedded-postgres.js';
 

@@ -15,7 +15,7 @@ import { MetricsModule } from './observability/metrics/metrics.module.js';
 import { PetsModule } from './pets/pets.module.js';
 import { stopTracing } from './observability/tracing/tracing-state.js';
 
-/** A configuration whose database is known: DATABASE_URL, or the embedded cluster main.ts started. */
+/** A configuration whose DATABASE_URL is set (requireDatabaseUrl). */
 export type ResolvedConfig = AppConfig & { databaseUrl: string };
 
 @Module({})
@@ -31,12 +31,7 @@ export class AppModule implements OnApplicationShutdown {
       imports: [
         ConfigModule.forRoot(config),
         LoggerModule.forRoot(loggerParams(config)),
-        DatabaseModule.forRoot({
-          url: config.databaseUrl,
-          migrationsRun: config.migrationsRun,
-          migrationLockTimeoutMs: config.migrationLockTimeoutMs,
-          pool: config.databasePool,
-        }),
+        DatabaseModule.forRoot(config),
         ShutdownModule,
         AuthModule,
         PetsModule,

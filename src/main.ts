@@ -2,8 +2,9 @@ import { Logger } from '@nestjs/common';
 import { relative } from 'node:path';
 import { createApp } from './app.setup.js';
 import { API_PREFIX, DOCS_PATH } from './edge/http.constants.js';
-import { ConfigError, parseApiKeys, readConfig, requireDatabaseUrl } from './config/app-config.js';
-import { developmentApiKey, developmentKeyFile } from './auth/development-key.js';
+import { parseApiKeys, readConfig, requireDatabaseUrl } from './config/app-config.js';
+import { ConfigError } from './config/problem.js';
+import { developmentApiKey } from './auth/development-key.js';
 import { SHUTDOWN_SIGNALS } from './edge/graceful-shutdown.js';
 import { configuredSecrets } from './observability/secret-scrubber.js';
 import { scrubTracesOf } from './observability/tracing/tracing-state.js';
@@ -15,8 +16,9 @@ async function bootstrap(): Promise<void> {
 
   let authHint = 'send Authorization: Bearer <one of API_KEYS>';
   if (config.apiKeys.length === 0 && !config.production) {
-    config.apiKeys.push(...parseApiKeys(await developmentApiKey(config.dataDir)));
-    authHint = `send Authorization: Bearer $(cat ${relative(process.cwd(), developmentKeyFile(config.dataDir))})`;
+    const { key, file } = await developmentApiKey(config.dataDir);
+    config.apiKeys.push(...parseApiKeys(key));
+    authHint = `send Authorization: Bearer $(cat ${relative(process.cwd(), file)})`;
   }
   scrubTracesOf(configuredSecrets(config));
 

@@ -12,7 +12,8 @@ export interface ApiKeyIdentity {
 }
 
 /** Why a presented key was refused, as counted in `animal_store_api_key_refusals_total`. */
-export type ApiKeyRefusalReason = 'unknown' | 'revoked' | 'expired' | 'insufficient_scope';
+export const API_KEY_REFUSAL_REASONS = ['unknown', 'revoked', 'expired', 'insufficient_scope'] as const;
+export type ApiKeyRefusalReason = (typeof API_KEY_REFUSAL_REASONS)[number];
 
 export type InvalidKeyReason = Exclude<ApiKeyRefusalReason, 'insufficient_scope'>;
 

@@ -1,13 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Registry } from 'prom-client';
-import type { ApiKeyRefusalReason } from './api-key-identity.js';
+import { API_KEY_REFUSAL_REASONS, type ApiKeyRefusalReason } from './api-key-identity.js';
 
-const REASONS: readonly ApiKeyRefusalReason[] = ['unknown', 'revoked', 'expired', 'insufficient_scope'];
-
-/**
- * `animal_store_api_key_refusals_total{reason}`, every reason's series present from the start (at 0) and bound once,
- * so a flood of wrong keys costs a Map lookup per refusal, not prom-client hashing its labels.
- */
+/** `animal_store_api_key_refusals_total`, each reason's series bound at start (at 0): a refusal is a Map lookup. */
 @Injectable()
 export class ApiKeyRefusals {
   private readonly byReason = new Map<ApiKeyRefusalReason, Counter.Internal>();
@@ -19,7 +14,7 @@ export class ApiKeyRefusals {
       labelNames: ['reason'],
       registers: [registry],
     });
-    for (const reason of REASONS) {
+    for (const reason of API_KEY_REFUSAL_REASONS) {
       const series = refusals.labels({ reason });
       series.inc(0);
       this.byReason.set(reason, series);

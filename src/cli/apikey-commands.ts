@@ -4,10 +4,9 @@ import { generateApiKey, publicPrefix } from '../auth/api-keys/api-key-format.js
 import { API_KEY_SCOPES, type ApiKeyScope, parseScopes } from '../auth/api-key-scope.js';
 import { keyDigest } from '../auth/key-digest.js';
 import { Problem } from '../config/problem.js';
-import type { CommandOutput } from './cli-database.js';
+import { type CommandOutput, when } from './cli-database.js';
 import { parseDuration } from './duration.js';
 
-/** How long a rotated-out key keeps working when `rotate` is not given `--overlap`. */
 export const DEFAULT_OVERLAP_MS = 24 * 3_600_000;
 
 export const USAGE = `Usage: npm run apikey -- <command>
@@ -46,10 +45,7 @@ const OPTIONS: Record<Name, Record<string, { type: 'string'; multiple: true }>> 
 const needsValue = (option: string) =>
   new Problem(`${option} needs a value: ${option === '--scopes' ? '--scopes pets:read' : `${option} 30d`}.`);
 
-/**
- * The command the arguments ask for; a Problem (one line) for a bad scope, duration or option; null when
- * they are not a command at all (the caller prints USAGE). Either way nothing has been done yet.
- */
+/** The command the arguments ask for; a Problem for a bad scope, duration or option; null for USAGE. */
 export function parseArguments([command = '', ...rest]: readonly string[]): ApiKeyCommand | Problem | null {
   if (!Object.hasOwn(OPTIONS, command)) return null;
   const options = OPTIONS[command as Name];
@@ -89,7 +85,6 @@ export function parseArguments([command = '', ...rest]: readonly string[]): ApiK
     : { command: 'revoke', reference: argument };
 }
 
-const when = (date: Date | null) => (date ? date.toISOString().replace(/\.\d{3}Z$/, 'Z') : '-');
 /** Null scopes are every scope: keys issued without --scopes, and all keys issued before scopes existed. */
 const scopesOf = (key: ApiKeySummary) => (key.scopes === null ? 'all' : key.scopes.join(','));
 
@@ -126,7 +121,6 @@ async function findOne(keys: ApiKeysRepository, reference: string, verb: string,
 const describe = (key: ApiKeySummary) =>
   `API key ${key.id} "${key.name}" (prefix ${key.prefix}, scopes ${scopesOf(key)}, expires ${key.expiresAt ? when(key.expiresAt) : 'never'})`;
 
-/** The one line `rotate` answers for a key it cannot rotate, as it stands now. */
 function whyNotRotated(key: ApiKeySummary, replacement: ApiKeySummary | null): string {
   const named = `API key ${key.id} "${key.name}"`;
   if (key.state === 'revoked') {
@@ -150,7 +144,6 @@ function newKey() {
   return { key, prefix: publicPrefix(key), digest: keyDigest(key) };
 }
 
-/** Runs one command against the repository; resolves to the process exit code. */
 export async function runCommand(
   command: ApiKeyCommand,
   keys: ApiKeysRepository,

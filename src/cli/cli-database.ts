@@ -1,6 +1,7 @@
 import { inspect } from 'node:util';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import { ConfigError, DatabaseConfig, Problem, readConfig, requireDatabaseUrl } from '../config/app-config.js';
+import { DatabaseConfig, readConfig, requireDatabaseUrl } from '../config/app-config.js';
+import { ConfigError, Problem } from '../config/problem.js';
 import { commandDataSourceOptions } from '../database/data-source-options.js';
 
 /** One line for the operator, whatever was thrown (node-postgres' AggregateError has an empty message). */
@@ -23,6 +24,9 @@ export function describeDatabase(databaseUrl: string): string {
   return `${url.hostname}:${url.port || 5432}${url.pathname}`;
 }
 
+/** A time as the commands print it, to the second; `-` for none. */
+export const when = (date: Date | null) => (date ? date.toISOString().replace(/\.\d{3}Z$/, 'Z') : '-');
+
 export type CommandOutput = Record<'out' | 'err', (line: string) => void>;
 
 /** Results on stdout (so they can be captured, e.g. a new key alone), everything said to the operator on stderr. */
@@ -31,22 +35,17 @@ export const terminal: CommandOutput = {
   err: (line) => process.stderr.write(`${line}\n`),
 };
 
-export interface DatabaseCommand<C> {
+interface DatabaseCommand<C> {
   /** Names the command in its one-line failure message (`apikey failed: …`). */
   name: string;
   usage: string;
   /** The command; a Problem with the arguments, printed alone; or null, answered with the usage. */
   parse(args: readonly string[]): C | Problem | null;
   entities?: DataSourceOptions['entities'];
-  /** Runs on a connected data source; resolves to the exit code. */
   run(command: C, dataSource: DataSource, config: DatabaseConfig): Promise<number>;
 }
 
-/**
- * The frame every database command shares: usage, or the argument's problem, on bad arguments (exit 2, before any
- * connection); the database part of the configuration read as the service reads it (DATABASE_URL alone is enough,
- * and required); and one line, never a stack, when something fails (exit 1).
- */
+/** Every database command's frame: usage or problem (exit 2), DATABASE_URL required, one line on failure (exit 1). */
 export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonly string[]): void {
   const main = async (): Promise<number> => {
     const parsed = command.parse(args);

@@ -5,7 +5,6 @@ const DURATION = /^([1-9]\d{0,5})([smhd])$/;
 /** Ten years: past that a duration is a typo, and PostgreSQL's timestamps would still hold it. */
 const MAX_DURATION_MS = 3_650 * UNIT_MS.d;
 
-/** `90d`, `12h`, `30m`, `10s` in milliseconds, or the one-line problem naming the option and what is allowed. */
 export function parseDuration(option: string, text: string): number | Problem {
   const match = DURATION.exec(text);
   const ms = match ? Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] : NaN;

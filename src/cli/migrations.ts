@@ -2,21 +2,15 @@ import { createInterface } from 'node:readline/promises';
 import { MigrationExecutor } from 'typeorm';
 import type { RevertibleMigration } from '../database/revertible-migration.js';
 import { revertLastMigration, runMigrations } from '../database/run-migrations.js';
-import { describeDatabase, runDatabaseCommand, terminal } from './cli-database.js';
+import { describeDatabase, runDatabaseCommand, terminal, when } from './cli-database.js';
 
-/**
- * `npm run migration:run | migration:show | migration:revert`, compiled into dist like the service. Written here
- * rather than through TypeORM's CLI, which reverts without a word of warning, prints stacks, and logs a migration's
- * timestamp as if it were the time it was run.
- */
+// Not TypeORM's CLI, which reverts without a warning, prints stacks and logs a migration's timestamp as its run time.
 const USAGE = `Usage: npm run migration:<command>
 
   migration:run                 apply the pending migrations
   migration:show                list the migrations of this build, applied or pending
   migration:revert [-- --yes]   revert the last applied migration, after confirming (it drops tables with their data)
 `;
-
-const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** The first line of stdin, or '' at its end (no stdin, as in CI, answers no); leaving the loop closes it. */
 async function answer(): Promise<string> {
@@ -42,7 +36,7 @@ runDatabaseCommand(
         terminal.out(
           applied.length === 0
             ? `No pending migrations on ${database}: all ${dataSource.migrations.length} of this build are applied.`
-            : `Applied ${applied.map((migration) => migration.name).join(', ')} on ${database} at ${now()}.`,
+            : `Applied ${applied.map((migration) => migration.name).join(', ')} on ${database} at ${when(new Date())}.`,
         );
         return 0;
       }
@@ -67,7 +61,7 @@ runDatabaseCommand(
         }
       }
       await revertLastMigration(dataSource, bounds);
-      terminal.out(`Reverted ${last.name} on ${database} at ${now()}.`);
+      terminal.out(`Reverted ${last.name} on ${database} at ${when(new Date())}.`);
       return 0;
     },
   },

@@ -6,18 +6,14 @@ interface IntervalThrottleOptions {
   now?: () => number;
 }
 
-/**
- * "At most once per interval per key", on lru-cache: a key admitted is held for `intervalMs` (its ttl), at most
- * `maxKeys` at once (past it, the key admitted longest ago is dropped). `now`: the clock in whole milliseconds.
- */
+/** "At most once per interval per key", at most `maxKeys` at once (the oldest dropped); `now` in whole ms. */
 export class IntervalThrottle<K extends NonNullable<unknown>> {
   private readonly held: LRUCache<K, true>;
 
   constructor({ intervalMs, maxKeys, now = () => Date.now() }: IntervalThrottleOptions) {
     this.held = new LRUCache<K, true>({
       max: maxKeys,
-      // An entry is stale once its age is past the ttl: on a whole-millisecond clock, this ttl admits a key again
-      // exactly `intervalMs` after it was admitted.
+      // Stale once its age is past the ttl: on a whole-millisecond clock, again exactly `intervalMs` after admission.
       ttl: intervalMs - 1,
       ttlResolution: 0,
       perf: { now },

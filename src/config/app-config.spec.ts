@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseEnv } from 'node:util';
-import { commaList, ConfigError, loadConfig, loadDatabaseConfig, readConfig, VARIABLES } from './app-config.js';
+import { commaList, loadConfig, loadDatabaseConfig, readConfig, VARIABLES } from './app-config.js';
+import { ConfigError } from './problem.js';
 
 function configError(env: Record<string, string>): string {
   try {

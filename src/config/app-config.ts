@@ -7,8 +7,6 @@ import { z } from 'zod';
 import { ConfigError } from './problem.js';
 import { PUBLISHED_EXAMPLE_SECRETS, SECRET_VARIABLES } from './published-secrets.js';
 
-export { ConfigError, Problem } from './problem.js';
-
 /** The window both rate-limit budgets count in; no Retry-After is longer. */
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 /** The largest RATE_LIMIT_PER_MINUTE and AUTH_FAILURE_LIMIT_PER_MINUTE (the OpenAPI document's bound too). */
@@ -17,7 +15,6 @@ export const DATABASE_POOL_DEFAULTS = { max: 10, idleTimeoutMs: 10_000 } as cons
 
 const mustBe = (allowed: string) => (issue: { input?: unknown }) => `must be ${allowed}, got "${String(issue.input)}"`;
 
-/** A whole decimal number from `min` to `max`: ` 80`, `1e3` and `80.5` are refused. */
 const integer = (min: number, max: number) =>
   z
     .string()
@@ -54,21 +51,18 @@ const baseUrlEndingInV1 = (example: string) =>
     .transform((raw) => raw.replace(/\/$/, ''))
     .default(example);
 
-/** The rule of every comma-separated variable: entries trimmed, empty ones dropped. */
 export const commaList = (raw: string): string[] =>
   raw
     .split(',')
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '');
 
-/** A comma-separated variable: its entries checked in order, a refusal naming the first bad one. */
 const list = <T>(entry: z.ZodType<T, string>) => z.string().transform(commaList).pipe(z.array(entry)).default([]);
 
 const TOKEN = /^[\x21-\x7e]{16,512}$/;
 const TOKEN_RULE = '16 to 512 printable characters without spaces';
 /** An API_KEYS entry `name:key`: the name, not the position, identifies the key (logs, rate limits, Idempotency-Keys). */
 const NAMED_KEY = /^([a-z][a-z0-9-]{0,31}):(.*)$/;
-/** An API_KEYS entry's key, without its name. */
 const keyOfEntry = (entry: string) => NAMED_KEY.exec(entry)?.[2] ?? entry;
 /** API_KEYS: each key with its id, `env-` and its name, or its position in the list for a plain entry. */
 const apiKeyEntries = list(
@@ -178,7 +172,6 @@ const SCHEMAS = {
         refuse('REQUEST_TIMEOUT_MS', `must be at least HEADERS_TIMEOUT_MS, got "${env.REQUEST_TIMEOUT_MS}"`);
       } else if (env.NODE_ENV === 'production') {
         // A page on a remote plain-http origin holds its key where anyone on the way can read and change it.
-        // Only hosts that never leave the machine may be reached over plain http.
         const plainHttp = env.CORS_ORIGINS.find(
           (entry) =>
             entry.startsWith('http://') && !['localhost', '127.0.0.1', '[::1]'].includes(new URL(entry).hostname),

@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { commaList, ConfigError, loadConfig, loadDatabaseConfig } from './app-config.js';
+import { commaList, loadConfig, loadDatabaseConfig } from './app-config.js';
+import { ConfigError } from './problem.js';
 import { PUBLISHED_EXAMPLE_SECRETS, SECRET_VARIABLES } from './published-secrets.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -5,11 +5,7 @@ import { FAULT_CLASSES, type DatabaseFault } from './database-faults.js';
 /** A kind of fault (its SQLSTATE) is logged at most once per this interval, however many requests it fails. */
 export const DATABASE_FAULT_LOG_INTERVAL_MS = 10_000;
 
-/**
- * One warn line when a kind of fault first fails a request, then at most one per interval while it goes on, with its
- * message and the requests it failed since (no stack); a quiet interval ends the series. Each failure is counted
- * in `animal_store_database_faults_total{sqlstate_class}`.
- */
+/** A warn line per kind of fault, then at most one per interval while it lasts, with the requests it failed since. */
 @Injectable()
 export class DatabaseFaultLog implements OnApplicationShutdown {
   private readonly logger = new Logger('DatabaseFaults');
@@ -45,7 +41,6 @@ export class DatabaseFaultLog implements OnApplicationShutdown {
     this.series.clear();
   }
 
-  /** A line for `last`'s kind, then an interval: at its end, another line if requests failed meanwhile. */
   private writeAndHold(last: DatabaseFault, failedRequests: number): void {
     this.write(last, failedRequests);
     const timer = setTimeout(() => {

@@ -2,19 +2,11 @@ import type { EventEmitter } from 'node:events';
 import type { DataSource } from 'typeorm';
 import { pgPool } from './pg-pool.js';
 
-/**
- * The one table of database faults: what a failure of the database means for the request it failed. A row is a fault
- * of the database, not of the service: 503 with Retry-After, logged once per kind per interval, counted by SQLSTATE
- * class. Anything that matches no row is a bug: 500, logged with its stack.
- * SQLSTATEs: https://www.postgresql.org/docs/current/errcodes-appendix.html
- */
-/**
- * `retry-once`: PostgreSQL rolled the transaction back and asks for it to be run again, once (withRetries);
- * `retry-until-deadline`: no connection slot left on the server, asked again after a pause until RETRY_DEADLINE_MS.
- */
+/** How withRetries answers a fault before it is answered 503: not, once more, or until RETRY_DEADLINE_MS. */
 type FaultAnswer = 'unavailable' | 'retry-once' | 'retry-until-deadline';
 
-/** A SQLSTATE, or its first characters (a class: `53`; a subclass: `57P`); the first row that matches wins. */
+// SQLSTATEs: https://www.postgresql.org/docs/current/errcodes-appendix.html
+/** The one table of database faults (503; no row: a bug, 500): the first row whose SQLSTATE prefix matches wins. */
 const DATABASE_FAULTS: readonly { sqlstate: string; kind: string; answer: FaultAnswer }[] = [
   { sqlstate: '08', kind: 'connection failure', answer: 'unavailable' },
   { sqlstate: '57P', kind: 'server shutting down or not accepting connections', answer: 'unavailable' },
@@ -43,7 +35,6 @@ const UNREACHABLE_MESSAGES: readonly [RegExp, string][] = [
 export const POOL_FULL_CLASS = 'pool';
 const POOL_FULL_MESSAGE = /timeout exceeded when trying to connect/i;
 
-/** Every class a request answered 503 for a database fault is counted under. */
 export const FAULT_CLASSES: readonly string[] = [
   ...new Set(DATABASE_FAULTS.map((row) => row.sqlstate.slice(0, 2))),
   POOL_FULL_CLASS,
@@ -86,11 +77,7 @@ export const RETRY_DEADLINE_MS = 2_000;
 /** While requests wait for a slot and the pool releases none, the first in line asks the server again this often. */
 const PROBE_EVERY_MS = 100;
 
-/**
- * Requests waiting for a connection slot, oldest first, one woken per connection the pool releases: it finds that
- * connection idle, while the others wait instead of each opening a connection the server refuses. The first in line
- * also asks again every PROBE_EVERY_MS, for slots another client frees. One listener per pool.
- */
+/** Requests waiting for a slot, oldest first: one woken per released connection, the first also each PROBE_EVERY_MS. */
 class SlotQueue {
   private readonly waiting = new Set<() => void>();
   private probe?: NodeJS.Timeout;
@@ -103,7 +90,6 @@ class SlotQueue {
     return this.waiting.size > 0;
   }
 
-  /** Resolves when this request is woken, or at `deadline`. */
   wait(deadline: number): Promise<void> {
     return new Promise((resolve) => {
       const wake = () => {
@@ -126,12 +112,7 @@ class SlotQueue {
 const slotQueues = new WeakMap<EventEmitter, SlotQueue>();
 const slotQueue = (pool: EventEmitter) => slotQueues.get(pool) ?? slotQueues.set(pool, new SlotQueue(pool)).get(pool)!;
 
-/**
- * The service's one retry path, around a whole unit of work (a statement, or a transaction PostgreSQL rolled back
- * entirely) on `dataSource`'s pool: a serialization failure or deadlock is run once more; when the server has no
- * connection slot free, the request waits in line for a connection the pool releases (and, while others wait, joins
- * the line before asking), until RETRY_DEADLINE_MS. The last failure is answered like any fault (503).
- */
+/** The one retry path, around a whole unit of work (a statement, or a rolled-back transaction), as FaultAnswer says. */
 export async function withRetries<T>(work: () => Promise<T>, dataSource: DataSource): Promise<T> {
   const deadline = Date.now() + RETRY_DEADLINE_MS;
   const slots = slotQueue(pgPool(dataSource));

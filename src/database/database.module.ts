@@ -1,21 +1,21 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { DatabasePoolConfig } from '../config/app-config.js';
+import type { DatabaseConfig } from '../config/app-config.js';
 import { DatabaseFaultLog } from './database-fault-log.js';
 import { commandDataSourceOptions, dataSourceOptions } from './data-source-options.js';
-import { MigrationLockTimeout, runMigrations } from './run-migrations.js';
+import { runMigrations } from './run-migrations.js';
 import { warnWithoutSessionTimeouts } from './session-timeouts.js';
 
 @Module({})
 export class DatabaseModule {
-  static forRoot(options: MigrationLockTimeout & { url: string; migrationsRun: boolean; pool: DatabasePoolConfig }) {
+  static forRoot(config: DatabaseConfig & { databaseUrl: string }) {
     return {
       module: DatabaseModule,
       imports: [
         TypeOrmModule.forRootAsync({
           useFactory: () => ({
-            ...dataSourceOptions(options.url, options.pool),
+            ...dataSourceOptions(config.databaseUrl, config.databasePool),
             autoLoadEntities: true,
             retryAttempts: 3,
             retryDelay: 1_000,
@@ -24,11 +24,10 @@ export class DatabaseModule {
             const dataSource = await new DataSource(dataSourceOptions!).initialize();
             try {
               await warnWithoutSessionTimeouts(dataSource);
-              if (options.migrationsRun) {
-                // Under the runners' lock and the migrations' timeouts (not TypeORM's `migrationsRun`), on a data
-                // source without the requests' query bound.
-                const migrator = await new DataSource(commandDataSourceOptions(options.url)).initialize();
-                await runMigrations(migrator, options).finally(() => migrator.destroy());
+              if (config.migrationsRun) {
+                // Under the runners' lock and bounds (not TypeORM's `migrationsRun`), free of query_timeout.
+                const migrator = await new DataSource(commandDataSourceOptions(config.databaseUrl)).initialize();
+                await runMigrations(migrator, config).finally(() => migrator.destroy());
               }
             } catch (error) {
               await dataSource.destroy();

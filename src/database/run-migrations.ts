@@ -3,19 +3,13 @@ import { setTimeout } from 'node:timers/promises';
 import { DataSource, Migration, MigrationExecutor, QueryRunner } from 'typeorm';
 import { databaseFault } from './database-faults.js';
 
-/** How long a migration waits for each lock (MIGRATION_LOCK_TIMEOUT_MS). */
-export type MigrationLockTimeout = { migrationLockTimeoutMs: number };
+type MigrationLockTimeout = { migrationLockTimeoutMs: number };
 
 /** A migration failed: one line for the operator, naming what was applied before it, what failed and what to do. */
 class MigrationFailedError extends Error {}
 export class MigrationLockTimeoutError extends MigrationFailedError {}
 
-/**
- * Runs `work` on a connection of its own while another holds the runners' advisory lock, so that runners started
- * together take turns. The lock is transaction-level (safe through PgBouncer; a dead runner releases it), in an idle
- * transaction with no snapshot, which a `CREATE INDEX CONCURRENTLY` would wait for. It is polled, not queued for in
- * `pg_advisory_xact_lock`, whose blocked statement holds a snapshot: that would deadlock the holder's index build.
- */
+/** Runs `work` while another connection holds the runners' lock (docs/operating.md, "Runners take turns"). */
 async function underRunLock<T>(
   dataSource: DataSource,
   work: (executor: MigrationExecutor, runner: QueryRunner, lock: QueryRunner) => Promise<T>,
@@ -39,11 +33,7 @@ async function underRunLock<T>(
   }
 }
 
-/**
- * Runs `step` (one migration, up or down, and its record) with no statement or idle timeout and each lock waited for
- * at most `lockTimeoutMs` (requests queue behind a DDL statement waiting for its lock): in a transaction of
- * its own with `SET LOCAL`, or, with `transaction = false`, under session settings reset after it.
- */
+/** Runs `step` (a migration, up or down, and its record) under docs/operating.md's "Bounds of a migration". */
 async function withMigrationTimeouts<T>(
   runner: QueryRunner,
   inTransaction: boolean,
@@ -74,10 +64,7 @@ async function withMigrationTimeouts<T>(
   }
 }
 
-/**
- * Applies the pending migrations, each in its own transaction, under the runners' lock; returns the ones this runner
- * applied. A failure leaves those before it applied and recorded, itself not, and says so (MigrationFailedError).
- */
+/** Applies the pending migrations under the runners' lock; returns the ones this runner applied. */
 export function runMigrations(dataSource: DataSource, { migrationLockTimeoutMs }: MigrationLockTimeout) {
   return underRunLock(dataSource, async (executor, runner, lock) => {
     const applied: Migration[] = [];
@@ -109,7 +96,7 @@ export function runMigrations(dataSource: DataSource, { migrationLockTimeoutMs }
   });
 }
 
-/** Reverts the last applied migration, with the timeouts of withMigrationTimeouts, under the runners' lock. */
+/** Reverts the last applied migration, under the runners' lock. */
 export function revertLastMigration(dataSource: DataSource, { migrationLockTimeoutMs }: MigrationLockTimeout) {
   return underRunLock(dataSource, async (executor, runner) => {
     const [last] = await executor.getExecutedMigrations();
@@ -125,11 +112,7 @@ export function revertLastMigration(dataSource: DataSource, { migrationLockTimeo
   });
 }
 
-/**
- * A failed or cut `CREATE INDEX CONCURRENTLY` leaves its index INVALID: unused by queries, updated by every write, and
- * in the way of the next run. Drops those of this database that no session is building (concurrently), on a connection
- * of its own (the failed migration's may be gone), and says so, or names the command.
- */
+/** Drops the INVALID indexes a cut `CREATE INDEX CONCURRENTLY` left (in the next run's way); says so, or how to. */
 async function dropInvalidIndexes(dataSource: DataSource, lockTimeoutMs: number, whose: string) {
   const runner = dataSource.createQueryRunner();
   try {
@@ -157,7 +140,6 @@ async function dropInvalidIndexes(dataSource: DataSource, lockTimeoutMs: number,
   }
 }
 
-/** The failure of migration `name` as one line: what was applied before it, what it left, and what to do. */
 function failure(
   error: unknown,
   name: string,

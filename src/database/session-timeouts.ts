@@ -1,17 +1,10 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 
-/**
- * The server-side bounds every request's statements run under, in ms: settings of the service's role in its database,
- * made where the roles are made (compose/roles.sh on animal_store_api, whose values a test holds equal to these; the
- * development and test databases by roleSessionTimeoutsSql). Role settings, not startup parameters (which PgBouncer
- * refuses) nor `SET` (which would stay on whichever server connection PgBouncer lent): PostgreSQL applies them as each
- * server session starts, behind any pooler. Migrations run under bounds of their own (`SET LOCAL`).
- */
+/** The requests' server-side bounds, in ms: settings of the service's role (docs/operating.md, "PgBouncer"). */
 export const SESSION_TIMEOUTS = {
-  /** A statement running longer is cancelled by the server (SQLSTATE 57014, answered 503). */
+  /** Cancelled by the server past it: SQLSTATE 57014, answered 503. */
   statement_timeout: 5_000,
-  /** A transaction left idle longer is ended by the server, releasing its locks. */
   idle_in_transaction_session_timeout: 10_000,
 } as const;
 

@@ -2,8 +2,7 @@ import fp from 'fastify-plugin';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { EdgeLimitsConfig } from '../config/app-config.js';
-import { ApiError } from './errors/api-error.js';
-import { ErrorCode } from './errors/error-code.js';
+import { validationFailed } from './errors/api-error.js';
 import { rawErrorResponse } from './errors/framework-errors.js';
 
 /** Node's HTTP server's bounds on a client (docs/operating.md, "Timeouts and connections"), as Fastify options. */
@@ -21,11 +20,7 @@ export function serverOptions(limits: EdgeLimitsConfig) {
   };
 }
 
-const CONNECT_REFUSED = new ApiError(
-  400,
-  ErrorCode.ValidationFailed,
-  'CONNECT is not supported: the service is not a proxy.',
-);
+const CONNECT_REFUSED = validationFailed('CONNECT is not supported: the service is not a proxy.');
 
 /** The connection cap; an unknown `Expect` ignored (RFC 9110 §10.1.1), not a bare 417; `CONNECT` a 400 Error. */
 export const connectionLimits = (limits: EdgeLimitsConfig) =>

@@ -5,14 +5,9 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { ShutdownState } from './shutdown-state.js';
 
-/** The signals main.ts hands to Nest's shutdown hooks. */
 export const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
-/**
- * On SIGTERM or SIGINT: not ready at once, serving on with `Connection: close` for the drain delay so that load
- * balancers take the instance out; then Nest closes the listener and the application, and exits 0. Provided by the
- * root module, whose hooks Nest calls before every other module's.
- */
+/** The drain of docs/operating.md, "Shutdown"; in the root module, whose hooks Nest calls before the others'. */
 @Injectable()
 export class GracefulShutdown implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger(GracefulShutdown.name);

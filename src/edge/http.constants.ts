@@ -1,8 +1,6 @@
-/** The versioned API's path prefix: every product route lives under `/v1`. */
 export const API_PREFIX = 'v1';
 export const API_PATH = `/${API_PREFIX}/`;
 
-/** Where Swagger UI and the OpenAPI document are served, outside the versioned API. */
 export const DOCS_PATH = 'docs';
 
 /** The `WWW-Authenticate` value of every bearer challenge the service sends or documents (RFC 6750 §3). */
@@ -18,5 +16,4 @@ export function bearerChallenge({
   return `Bearer realm="${realm}"${error ? `, error="${error}"` : ''}${scope ? `, scope="${scope}"` : ''}`;
 }
 
-/** The largest request body accepted; larger ones get a 413 `payload_too_large`. */
 export const BODY_LIMIT_BYTES = 16 * 1024;

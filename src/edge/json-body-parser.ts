@@ -1,4 +1,3 @@
-// Hand-written: Fastify's JSON parser decodes any charset, invalid UTF-8 as U+FFFD and any depth; this wraps it with those checks.
 import { isUtf8 } from 'node:buffer';
 import fp from 'fastify-plugin';
 import { ApiError } from './errors/api-error.js';
@@ -38,10 +37,7 @@ function nestedDeeperThan(body: Buffer, limit: number): boolean {
   return false;
 }
 
-/**
- * Fastify's JSON parser, behind refusals of compressed, non-UTF-8 (RFC 8259 §8.1) and too deeply nested bodies; the
- * only parser: Fastify's default text/plain one would let other bodies through to validation.
- */
+/** Fastify's JSON parser (any charset, bad UTF-8, any depth) behind those refusals; the only parser (no text/plain). */
 export const jsonBodyParser = fp((fastify, _options, done) => {
   fastify.removeContentTypeParser('text/plain');
   const { onProtoPoisoning, onConstructorPoisoning } = fastify.initialConfig;

@@ -1,8 +1,7 @@
 import { ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
 import { validateSync, type ValidatorOptions } from 'class-validator';
 import { LRUCache } from 'lru-cache';
-import { ApiError } from './errors/api-error.js';
-import { ErrorCode } from './errors/error-code.js';
+import { validationFailed } from './errors/api-error.js';
 
 const firstMessages = (errors: ValidationError[]): string[] =>
   errors.flatMap((error) => [
@@ -21,19 +20,13 @@ const OPTIONS = {
   transform: true,
   whitelist: true,
   validationError: { target: false, value: false },
-  exceptionFactory: (errors: ValidationError[]) =>
-    new ApiError(400, ErrorCode.ValidationFailed, `${firstMessages(errors).join('; ')}.`),
+  exceptionFactory: (errors: ValidationError[]) => validationFailed(`${firstMessages(errors).join('; ')}.`),
 };
 
-/** Validated queries kept at once; past it, the one kept longest ago is dropped. */
 export const VALIDATED_QUERIES_MAX = 1_000;
-/** A query whose JSON form is longer than this is validated every time rather than kept. */
 const VALIDATED_QUERY_MAX_LENGTH = 512;
 
-/**
- * Bodies are closed (`additionalProperties: false`), queries ignore unknown parameters, path parameters have their
- * own pipes. A valid query is kept, frozen, and served again without validation (docs/performance.md).
- */
+/** Bodies are closed, queries ignore unknown parameters; a valid query is kept, frozen (docs/performance.md). */
 @Injectable()
 export class RequestValidationPipe implements PipeTransform {
   private readonly body = new SynchronousValidationPipe({ ...OPTIONS, forbidNonWhitelisted: true });
@@ -45,7 +38,7 @@ export class RequestValidationPipe implements PipeTransform {
     if (metadata.type === 'query') return this.validQuery(value, metadata);
     if (metadata.type !== 'body') return value;
     if (value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) {
-      throw new ApiError(400, ErrorCode.ValidationFailed, 'The request body must be a JSON object.');
+      throw validationFailed('The request body must be a JSON object.');
     }
     return this.body.transform(value ?? {}, metadata);
   }

@@ -11,7 +11,6 @@ export class ShutdownState {
   }
 }
 
-/** The application's one ShutdownState, for every module that reads it. */
 @Global()
 @Module({ providers: [ShutdownState], exports: [ShutdownState] })
 export class ShutdownModule {}

@@ -1,18 +1,14 @@
 import type { IncomingMessage } from 'node:http';
-import { ApiError } from './errors/api-error.js';
-import { ErrorCode } from './errors/error-code.js';
+import { type ApiError, validationFailed } from './errors/api-error.js';
 
-const MISSING_HOST = new ApiError(400, ErrorCode.ValidationFailed, 'An HTTP/1.1 request must carry a Host header.');
+const MISSING_HOST = validationFailed('An HTTP/1.1 request must carry a Host header.');
 
-/**
- * Refuses a repeated `Host` or one of `names`, and HTTP/1.1 without `Host` (docs/contract.md): Node would keep the
- * first or join them with ", ". One loop over the raw headers, lowercasing only names of a length it looks for.
- */
+/** Refuses a repeated `Host` or `names`, and HTTP/1.1 without `Host` (docs/contract.md): Node keeps or joins them. */
 export function singleValueHeaderCheck(names: readonly string[]): (raw: IncomingMessage) => ApiError | undefined {
   const checked = new Map(
     ['Host', ...names].map((name, index) => {
       const message = `The request carries more than one ${name} header; send it once.`;
-      return [name.toLowerCase(), { bit: 1 << index, error: new ApiError(400, ErrorCode.ValidationFailed, message) }];
+      return [name.toLowerCase(), { bit: 1 << index, error: validationFailed(message) }];
     }),
   );
   const lengths = new Set([...checked.keys()].map((name) => name.length));

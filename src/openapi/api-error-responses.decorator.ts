@@ -1,4 +1,3 @@
-// The response headers and error responses operations share, declared with @nestjs/swagger's ApiResponse.
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, type HeadersObject, type SchemaObject } from '@nestjs/swagger';
 import { RATE_LIMIT_HEADERS } from '../auth/rate-limit/rate-limited.error.js';
@@ -20,7 +19,6 @@ const int32 = (minimum: number, maximum: number, example: number): SchemaObject 
   example,
 });
 
-/** A string header documented with the exact values it takes. */
 export const enumHeader = (description: string, required: boolean, values: string[]) => ({
   description,
   required,
@@ -47,10 +45,7 @@ const STATUS_HEADERS: Partial<Record<string, HeadersObject>> = {
   },
 };
 
-/**
- * The per-key budget's headers: on every response once the API key is accepted while RATE_LIMIT_PER_MINUTE is
- * above 0, so `required` only on a 429, and never on the statuses of ANSWERED_BEFORE_INTERCEPTORS.
- */
+/** The per-key budget's headers: `required` only on a 429, never on the statuses of ANSWERED_BEFORE_INTERCEPTORS. */
 function rateLimitHeaderDocs({ required }: { required: boolean }): HeadersObject {
   const when = required ? '' : ' Sent once the API key is accepted, while the per-key rate limit is on.';
   const header = (description: string, schema: SchemaObject) => ({ description: description + when, required, schema });
@@ -73,14 +68,10 @@ const DEPRECATION_HEADERS: Record<string, string> = {
   Link: 'The operation to use instead, with `rel="successor-version"`.',
 };
 
-// The guard's 401, 403 and 429, and 408, 413 and 415 while the request is read: before the budget is counted
-// (a 429 documents its own) and before any interceptor runs.
+// The guard's 401, 403 and 429, and 408, 413 and 415 while the request is read: before the budget and interceptors.
 const ANSWERED_BEFORE_INTERCEPTORS = new Set(['401', '403', '408', '413', '415', '429']);
 
-/**
- * What a response carries besides its own headers once the key is accepted: the budget's, and a deprecated
- * operation's (`values`, from @Deprecated), required on a success.
- */
+/** What a response carries once the key is accepted: the budget's headers, a deprecated operation's (@Deprecated). */
 export function interceptedHeaders(status: string, values: Record<string, string> = {}): HeadersObject {
   if (ANSWERED_BEFORE_INTERCEPTORS.has(status)) return {};
   const deprecation = Object.entries(values).map(
@@ -116,7 +107,6 @@ function errorResponse(status: string, description: string, headers?: HeadersObj
   return ApiResponse({ status: Number(status), description, type: ErrorBodyDto, example, headers });
 }
 
-/** The operation's own error statuses plus the common ones, each with the `Error` schema. */
 export function ApiErrorResponses(own: Partial<Record<OperationErrorStatus, string>>) {
   const ownResponses = Object.entries(own).map(([status, description]) =>
     errorResponse(status, description, STATUS_HEADERS[status]),

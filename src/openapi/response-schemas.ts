@@ -4,7 +4,6 @@ import fp from 'fastify-plugin';
 
 type Schema = Record<string, unknown>;
 
-/** The schema with every local `$ref` (`#/components/schemas/X`) replaced by what it points at. */
 function inlineRefs(schema: unknown, document: OpenAPIObject): unknown {
   if (Array.isArray(schema)) return schema.map((item) => inlineRefs(item, document));
   if (schema === null || typeof schema !== 'object') return schema;
@@ -19,7 +18,6 @@ function inlineRefs(schema: unknown, document: OpenAPIObject): unknown {
 /** `/pets/{petId}` under the `/v1` server as Fastify writes it: `/v1/pets/:petId`. */
 const fastifyUrl = (prefix: string, path: string) => `/${prefix}${path.replace(/\{([^}]+)\}/g, ':$1')}`;
 
-/** Each operation's successful JSON response schemas, by method and Fastify URL. */
 export function successResponseSchemas(document: OpenAPIObject, prefix: string): Map<string, Record<string, Schema>> {
   const schemas = new Map<string, Record<string, Schema>>();
   for (const [path, item] of Object.entries(document.paths)) {
@@ -37,10 +35,7 @@ export function successResponseSchemas(document: OpenAPIObject, prefix: string):
   return schemas;
 }
 
-/**
- * Routes registered from now on serialise their successful responses with fast-json-stringify, compiled from the
- * document's schemas. Error bodies leave through the error filter, with the default serializer.
- */
+/** Routes registered from now on serialise their 2xx bodies with fast-json-stringify, from the document's schemas. */
 export const serializeResponsesWithDocumentSchemas = (document: OpenAPIObject, prefix: string) =>
   fp((fastify, _options, done) => {
     const schemas = successResponseSchemas(document, prefix);

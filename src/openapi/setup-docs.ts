@@ -4,8 +4,7 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import type { onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { DOCS_PATH } from '../edge/http.constants.js';
-import { ApiError } from '../edge/errors/api-error.js';
-import { ErrorCode } from '../edge/errors/error-code.js';
+import { noResourceAtPath } from '../edge/errors/api-error.js';
 import { RELATIVE_SERVER_URL } from './openapi-document.js';
 
 // The files of swagger-ui-dist the page at /docs loads; the rest of the folder serves no one: 404.
@@ -17,7 +16,7 @@ const UI_ASSETS = new Set([
   'favicon-16x16.png',
 ]);
 
-const NOT_AN_ASSET = new ApiError(404, ErrorCode.NotFound, 'No resource exists at this path.');
+const NOT_AN_ASSET = noResourceAtPath();
 
 const onlyUiAssets: onRequestHookHandler = (request, _reply, done) => {
   done(UI_ASSETS.has((request.params as { '*'?: string })['*'] ?? '') ? undefined : NOT_AN_ASSET);
@@ -33,10 +32,7 @@ export const onlyUiAssetsUnderDocs = fp((fastify, _options, done) => {
   done();
 });
 
-/**
- * Swagger UI at /docs, the document at /docs-json and /docs-yaml, outside the /v1 prefix: plain Fastify routes,
- * which the global API key guard does not protect. The UI's assets come from swagger-ui-dist, never a CDN.
- */
+/** Swagger UI at /docs, the document at /docs-json and /docs-yaml: plain Fastify routes, which the guard skips. */
 export function setupDocs(app: NestFastifyApplication, document: OpenAPIObject): void {
   const fastify = app.getHttpAdapter().getInstance();
   // Swagger UI resolves the relative server against the page's address, so /docs/ would send Try it out to
@@ -48,8 +44,7 @@ export function setupDocs(app: NestFastifyApplication, document: OpenAPIObject):
   });
   // The document as committed in openapi.json: production first, the base URL generated clients default to.
   SwaggerModule.setup(DOCS_PATH, app, document, { useGlobalPrefix: false, ui: false });
-  // The UI's copy lists this instance first, which Swagger UI selects: Try it out reaches the instance whose docs
-  // are open, and production and staging stay a pick away.
+  // The UI's copy lists this instance first, which Swagger UI selects: Try it out reaches the one whose docs are open.
   const isServingInstance = (server: { url: string }) => Number(server.url === RELATIVE_SERVER_URL);
   const servers = document.servers?.toSorted((a, b) => isServingInstance(b) - isServingInstance(a));
   SwaggerModule.setup(

@@ -1,4 +1,3 @@
-// Hand-written: the cursor's byte layout is this API's own format (signed with node:crypto's HMAC).
 import { createHmac, createSecretKey, KeyObject, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { MAX_ID, MIN_ID } from './pet-id.js';
@@ -23,13 +22,9 @@ const CURSOR_REGEX = new RegExp(`^[A-Za-z0-9_-]{${CURSOR_LENGTH}}$`);
 // Explicit codes (the index; 0 is "no status filter"), so reordering the enum never changes an issued cursor.
 const STATUS_BY_CODE = [undefined, PetStatus.Available, PetStatus.Pending, PetStatus.Sold] as const;
 
-/** Cursors remembered per status filter; past this many, the least recently used is forgotten. */
 const ISSUED_PER_FILTER = 1_024;
 
-/**
- * Turns a page position into the opaque, url-safe `cursor` clients send back, and back again. Cursors are signed:
- * anything not issued with this secret decodes to `undefined`.
- */
+/** A page position as the opaque `cursor` clients send back, signed: anything else decodes to `undefined`. */
 export class PageCursorCodec {
   private readonly key: KeyObject;
   /** Issued cursors by status code, then by last id: the same pages are listed over and over (docs/performance.md). */

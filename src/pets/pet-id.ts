@@ -1,6 +1,5 @@
 import { Injectable, PipeTransform } from '@nestjs/common';
-import { ApiError } from '../edge/errors/api-error.js';
-import { ErrorCode } from '../edge/errors/error-code.js';
+import { validationFailed } from '../edge/errors/api-error.js';
 
 // Ids are int64 in PostgreSQL but JSON numbers on the wire: up to 2^53-1 every value stays exact in JavaScript.
 export const MIN_ID = 1;
@@ -19,12 +18,9 @@ export function parseId(value: unknown): number | undefined {
 export class PetIdPipe implements PipeTransform<unknown, number> {
   transform(value: unknown): number {
     const id = parseId(value);
-    if (id === undefined) {
-      throw new ApiError(400, ErrorCode.ValidationFailed, `petId must be an integer from 1 to ${MAX_ID}.`);
-    }
+    if (id === undefined) throw validationFailed(`petId must be an integer from 1 to ${MAX_ID}.`);
     return id;
   }
 }
 
-/** The schema of an id in the document. */
 export const ID_SCHEMA = { type: 'integer', format: 'int64', minimum: MIN_ID, maximum: MAX_ID } as const;

@@ -1,4 +1,5 @@
-import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Index } from 'typeorm';
+import { IdentityPrimaryColumn } from '../database/identity-column.js';
 import { PET_STATUSES, PetStatus } from './pet-status.enum.js';
 
 /** A row of `pets`. node-postgres returns `bigint` columns as strings; `toPet` converts them. */
@@ -6,11 +7,7 @@ import { PET_STATUSES, PetStatus } from './pet-status.enum.js';
 @Index('pets_status_id_idx', ['status', 'id'])
 @Check('pets_status_check', `"status" IN (${PET_STATUSES.map((status) => `'${status}'`).join(', ')})`)
 export class PetEntity {
-  @PrimaryGeneratedColumn('identity', {
-    type: 'bigint',
-    generatedIdentity: 'ALWAYS',
-    primaryKeyConstraintName: 'pets_pkey',
-  })
+  @IdentityPrimaryColumn('pets_pkey')
   id: string;
 
   @Column('text')

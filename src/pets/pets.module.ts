@@ -14,8 +14,7 @@ import { PetsService } from './pets.service.js';
 function pageCursorCodec({ cursorSecret }: AppConfig): PageCursorCodec {
   if (cursorSecret === undefined) {
     new Logger('Pagination').warn(
-      'CURSOR_SECRET is not set: pagination cursors are signed with a random secret ' +
-        'and stop working when this process restarts.',
+      'CURSOR_SECRET is not set: pagination cursors are signed with a random secret and stop working when this process restarts.',
     );
   }
   return new PageCursorCodec(cursorSecret ?? randomBytes(32));

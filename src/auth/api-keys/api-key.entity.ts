@@ -1,13 +1,5 @@
-import {
-  Column,
-  CreateDateColumn,
-  Entity,
-  Index,
-  JoinColumn,
-  ManyToOne,
-  PrimaryGeneratedColumn,
-  Unique,
-} from 'typeorm';
+import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, Unique } from 'typeorm';
+import { IdentityPrimaryColumn } from '../../database/identity-column.js';
 
 /** A row of `api_keys`: the key itself is never stored, only its SHA-256 digest and a short public prefix. */
 @Entity('api_keys')
@@ -16,11 +8,7 @@ import {
 /** The keys the expiring-keys gauge counts, by expiry. */
 @Index('api_keys_live_expires_at_idx', ['expiresAt'], { where: 'revoked_at IS NULL AND replaced_by IS NULL' })
 export class ApiKeyEntity {
-  @PrimaryGeneratedColumn('identity', {
-    type: 'bigint',
-    generatedIdentity: 'ALWAYS',
-    primaryKeyConstraintName: 'api_keys_pkey',
-  })
+  @IdentityPrimaryColumn('api_keys_pkey')
   id: string;
 
   @Column('text')

@@ -70,10 +70,7 @@ export class ApiKeysRepository {
     return rows[0];
   }
 
-  /**
-   * Keys in their overlap are not counted: their replacement is what clients move to. Nor are lineages whose whole life,
-   * from their first key, is the window or less: short-lived on purpose, they would be counted all their life.
-   */
+  /** Not counted: keys in their overlap (their replacement is) and lineages whose whole life is within the window. */
   async countActiveExpiringWithin(withinMs: number): Promise<number> {
     const rows = await this.keys.query<{ count: number }[]>(
       `SELECT count(*)::int AS count FROM api_keys k
@@ -98,9 +95,8 @@ export class ApiKeysRepository {
   }
 
   /**
-   * The replacement inherits the old key's name, scopes and lineage, and its expiry unless `replacement.expiresInMs`
-   * gives it a lifetime of its own; the old key expires `overlapMs` from now or sooner, never later. Only an active key
-   * is rotated, at most once (its row lock, and the conditional UPDATE).
+   * The replacement inherits name, scopes, lineage and, unless `expiresInMs` says, expiry; the old key expires
+   * `overlapMs` from now or sooner. Only an active key is rotated, at most once (its row lock, the conditional UPDATE).
    */
   rotate(
     id: string,
@@ -145,9 +141,8 @@ export class ApiKeysRepository {
   }
 
   findByReference(reference: string): Promise<ApiKeySummary[]> {
-    return /^\d{1,18}$/.test(reference)
-      ? this.keys.query(`SELECT ${SUMMARY} FROM api_keys WHERE id = $1`, [reference])
-      : this.keys.query(`SELECT ${SUMMARY} FROM api_keys WHERE prefix = $1 ORDER BY id`, [reference]);
+    const column = /^\d{1,18}$/.test(reference) ? 'id' : 'prefix';
+    return this.keys.query(`SELECT ${SUMMARY} FROM api_keys WHERE ${column} = $1 ORDER BY id`, [reference]);
   }
 
   async revoke(id: string): Promise<ApiKeySummary> {
@@ -159,10 +154,7 @@ export class ApiKeysRepository {
     return rows[0];
   }
 
-  /**
-   * Sets `last_used_at` to `at` where it is older than `intervalMs` before: each row is written at most once per
-   * interval, however many keys are in use. The column is in no index, so the update can stay on its page (HOT).
-   */
+  /** Sets `last_used_at` where older than `intervalMs`: at most once per interval a row (in no index: a HOT update). */
   async touch(ids: readonly string[], at: Date, intervalMs: number): Promise<void> {
     await withRetries(
       () =>

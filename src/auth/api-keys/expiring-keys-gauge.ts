@@ -8,10 +8,7 @@ import { EXPIRY_WARNING_WINDOW_MS } from './expiry-warnings.js';
 const WINDOW_DAYS = EXPIRY_WARNING_WINDOW_MS / 86_400_000;
 const COUNT = 'count';
 
-/**
- * `animal_store_api_keys_expiring_soon`, one count without labels, read at start, then through lru-cache's fetch at
- * most once per KEY_CACHE_TTL_MS while scraped: a scrape gets the last count at once, never waiting on the database.
- */
+/** `animal_store_api_keys_expiring_soon`, read at start, then in the background at most once per KEY_CACHE_TTL_MS. */
 @Injectable()
 export class ExpiringKeysGauge implements OnApplicationBootstrap {
   private readonly count: LRUCache<typeof COUNT, number>;

@@ -15,10 +15,7 @@ function remaining(ms: number): string {
 @Injectable()
 export class ExpiryWarnings {
   private readonly logger = new Logger('ApiKeyExpiry');
-  private readonly warned = new IntervalThrottle<string>({
-    intervalMs: EXPIRY_WARNING_INTERVAL_MS,
-    maxKeys: 10_000,
-  });
+  private readonly warned = new IntervalThrottle<string>({ intervalMs: EXPIRY_WARNING_INTERVAL_MS, maxKeys: 10_000 });
 
   check(id: string, expiresAt: number, now: number, replacedBy: string | null): void {
     if (expiresAt - now > EXPIRY_WARNING_WINDOW_MS) return;

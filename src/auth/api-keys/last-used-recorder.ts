@@ -5,10 +5,7 @@ import { ApiKeysRepository } from './api-keys.repository.js';
 export const LAST_USED_INTERVAL_MS = 60_000;
 const FLUSH_DELAY_MS = 1_000;
 
-/**
- * `last_used_at`, off the request path, batched; a failed write is logged (ids only), never fails a request. The
- * throttle spares the database most calls; the update's own condition bounds the writes per key, past its maxKeys too.
- */
+/** `last_used_at`, off the request path, batched; a failed write is logged (ids only), never fails a request. */
 @Injectable()
 export class LastUsedRecorder implements BeforeApplicationShutdown {
   private readonly logger = new Logger('ApiKeyLastUsed');

@@ -5,7 +5,7 @@ import { allowedMethods } from '../allowed-methods.js';
 import { DatabaseFaultLog } from '../../database/database-fault-log.js';
 import { databaseFault } from '../../database/database-faults.js';
 import { bearerChallenge } from '../http.constants.js';
-import { ApiError } from './api-error.js';
+import { ApiError, noResourceAtPath } from './api-error.js';
 import { ErrorCode } from './error-code.js';
 import { noteFaultCode } from './fault-codes.js';
 import { toApiError } from './to-api-error.js';
@@ -36,8 +36,7 @@ export class ApiErrorFilter implements ExceptionFilter {
       );
       return;
     }
-    // An ApiError or a library's deliberate 503 was reported by its thrower; a database fault answered 503 is
-    // reported once per kind, without a stack; a bug is logged here with its stack.
+    // An ApiError or deliberate 503 was reported by its thrower, a database fault is by kind; a bug is logged here.
     const onPurpose = exception instanceof ApiError || exception instanceof ServiceUnavailableException;
     const fault = onPurpose ? null : databaseFault(exception);
     const error = this.routeAwareError(toApiError(exception, fault), exception, request);
@@ -63,9 +62,7 @@ export class ApiErrorFilter implements ExceptionFilter {
     if (error.getStatus() !== 404 || exception instanceof ApiError) return error;
     const allowed = allowedMethods(this.adapterHost.httpAdapter.getInstance<FastifyInstance>(), request.url);
     // A route for this very method answered 404 (a missing file under /docs/*, `/v1/pets/` with an empty petId).
-    if (allowed.length === 0 || allowed.includes(request.method)) {
-      return new ApiError(404, ErrorCode.NotFound, 'No resource exists at this path.');
-    }
+    if (allowed.length === 0 || allowed.includes(request.method)) return noResourceAtPath();
     return new ApiError(405, ErrorCode.MethodNotAllowed, `${request.method} is not allowed on this path.`, {
       Allow: allowed.join(', '),
     });

@@ -1,16 +1,10 @@
 import { HttpException } from '@nestjs/common';
+import type { ErrorBodyDto } from './error-body.dto.js';
 import { ErrorCode } from './error-code.js';
 
-export interface ErrorBody {
-  code: ErrorCode;
-  message: string;
-  status: number;
-}
+export type ErrorBody = ErrorBodyDto;
 
-/**
- * An error that already knows how it leaves the service: status, stable code,
- * a message safe to show the client, and any headers the status calls for.
- */
+/** An error that knows how it leaves: status, stable code, a message safe to show, the headers its status needs. */
 export class ApiError extends HttpException {
   constructor(
     status: number,
@@ -25,3 +19,7 @@ export class ApiError extends HttpException {
     return { code: this.code, message: this.message, status: this.getStatus() };
   }
 }
+
+export const validationFailed = (message: string) => new ApiError(400, ErrorCode.ValidationFailed, message);
+
+export const noResourceAtPath = () => new ApiError(404, ErrorCode.NotFound, 'No resource exists at this path.');

@@ -1,10 +1,9 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import type { ErrorBody } from './api-error.js';
 import { ERROR_CODES, ErrorCode } from './error-code.js';
 
 /** The documented shape of every error response (`ApiError.toBody()`); `Error` is taken in TypeScript. */
 @ApiSchema({ name: 'Error', description: 'Every error response has this shape, with media type application/json.' })
-export class ErrorBodyDto implements ErrorBody {
+export class ErrorBodyDto {
   @ApiProperty({
     enum: ERROR_CODES,
     enumName: 'ErrorCode',

@@ -21,10 +21,7 @@ export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 export const ERROR_CODES: readonly ErrorCode[] = Object.values(ErrorCode);
 
-/**
- * Each status's code unless an error says otherwise: Nest's own exceptions' and the OpenAPI examples'. No 403: only
- * the API key guard answers it (`insufficient_scope`); a framework's 403 is not that.
- */
+/** Each status's code unless an error says otherwise; no 403: only the guard answers it (`insufficient_scope`). */
 export const CODE_BY_STATUS: Readonly<Record<number, ErrorCode>> = {
   400: ErrorCode.ValidationFailed,
   401: ErrorCode.Unauthorized,

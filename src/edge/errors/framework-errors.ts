@@ -3,7 +3,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ApiError } from './api-error.js';
+import { ApiError, validationFailed } from './api-error.js';
 import { ErrorCode } from './error-code.js';
 import { noteFaultCode } from './fault-codes.js';
 import { REQUEST_ID_HEADER } from '../request-id.js';
@@ -30,7 +30,6 @@ export function sendApiError(reply: FastifyReply, apiError: ApiError): void {
     .send(apiError.toBody());
 }
 
-/** The sockets whose request did not arrive in time and was answered 408 by `handleClientError`. */
 const timedOutSockets = new WeakSet<object>();
 
 export const timedOut = (socket: object | null | undefined): boolean => !!socket && timedOutSockets.has(socket);
@@ -51,13 +50,12 @@ export function rawErrorResponse(error: ApiError): string {
   );
 }
 
-const badRequest = (message: string) => new ApiError(400, ErrorCode.ValidationFailed, message);
 const TIMEOUT = 'ERR_HTTP_REQUEST_TIMEOUT';
 const CLIENT_ERRORS: Partial<Record<string, ApiError>> = {
   [TIMEOUT]: new ApiError(408, ErrorCode.RequestTimeout, 'The request was not received in time.'),
-  HPE_HEADER_OVERFLOW: badRequest('The request line or headers are larger than allowed.'),
+  HPE_HEADER_OVERFLOW: validationFailed('The request line or headers are larger than allowed.'),
 };
-const MALFORMED = badRequest('The request is not valid HTTP/1.1 (malformed line or header).');
+const MALFORMED = validationFailed('The request is not valid HTTP/1.1 (malformed line or header).');
 
 /** Fastify's `clientErrorHandler`: Node's refusals as 400 (a status every operation declares) or 408, then close. */
 export function handleClientError(error: NodeJS.ErrnoException, socket: Duplex): void {

@@ -1,7 +1,7 @@
 import { HttpException } from '@nestjs/common';
 import { DatabaseFault, databaseFault } from '../../database/database-faults.js';
 import { BODY_LIMIT_BYTES } from '../http.constants.js';
-import { ApiError } from './api-error.js';
+import { ApiError, noResourceAtPath, validationFailed } from './api-error.js';
 import { CODE_BY_STATUS, ErrorCode } from './error-code.js';
 
 export const RETRY_AFTER_SECONDS = '5';
@@ -13,7 +13,6 @@ export const serviceUnavailable = () =>
     'Retry-After': RETRY_AFTER_SECONDS,
   });
 
-/** Errors Fastify raises itself (body parsing, router), keyed by their `code`. */
 const fastifyErrors: Record<string, () => ApiError> = {
   FST_ERR_CTP_INVALID_JSON_BODY: () => new ApiError(400, ErrorCode.InvalidJson, 'The request body is not valid JSON.'),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => new ApiError(400, ErrorCode.InvalidJson, 'The request body is empty.'),
@@ -23,12 +22,10 @@ const fastifyErrors: Record<string, () => ApiError> = {
     new ApiError(413, ErrorCode.PayloadTooLarge, `The request body is larger than ${BODY_LIMIT_BYTES / 1024} KiB.`),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
     new ApiError(415, ErrorCode.UnsupportedMediaType, 'The request body must be application/json.'),
-  FST_ERR_BAD_URL: () => new ApiError(400, ErrorCode.ValidationFailed, 'The request URL is malformed.'),
-  // Refused before routing (RFC 10008 §2), yet no route here takes QUERY: the router's 404, or 405 with Allow
-  // (ApiErrorFilter), as for any other method a path lacks.
-  FST_ERR_ROUTE_MISSING_CONTENT_TYPE: () => new ApiError(404, ErrorCode.NotFound, 'No resource exists at this path.'),
-  FST_ERR_MAX_PARAM_LENGTH: () =>
-    new ApiError(400, ErrorCode.ValidationFailed, 'A path parameter is longer than allowed.'),
+  FST_ERR_BAD_URL: () => validationFailed('The request URL is malformed.'),
+  // Refused before routing (RFC 10008 §2), yet no route takes QUERY: a 404 (or 405, ApiErrorFilter) as any other.
+  FST_ERR_ROUTE_MISSING_CONTENT_TYPE: noResourceAtPath,
+  FST_ERR_MAX_PARAM_LENGTH: () => validationFailed('A path parameter is longer than allowed.'),
 };
 
 /** Maps anything thrown while serving a request to its answer; `fault`: its row of the database's fault table. */
@@ -44,7 +41,7 @@ export function toApiError(exception: unknown, fault: DatabaseFault | null = dat
     if (status >= 500) return status === 503 ? serviceUnavailable() : internalError();
     const code = CODE_BY_STATUS[status];
     // A status outside the documented tables (a 403 from a plugin...) never leaves as such.
-    if (code === undefined) return new ApiError(400, ErrorCode.ValidationFailed, 'The request was refused.');
+    if (code === undefined) return validationFailed('The request was refused.');
     return new ApiError(status, code, exception.message);
   }
 

@@ -3,7 +3,6 @@ import { ApiPetStatus, PetStatus } from '../pet-status.enum.js';
 import { ID_SCHEMA } from '../pet-id.js';
 import { NAME_MAX_LENGTH } from './is-pet-name.decorator.js';
 
-/** An animal as the API returns it. */
 export class Pet {
   @ApiProperty({ ...ID_SCHEMA, example: 1 })
   id: number;

@@ -1,7 +1,6 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../../edge/errors/api-error.js';
-import { ErrorCode } from '../../edge/errors/error-code.js';
+import { validationFailed } from '../../edge/errors/api-error.js';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
@@ -13,20 +12,16 @@ export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 export const IDEMPOTENCY_KEY_PATTERN = String.raw`^[\x21-\x7e]+(?: +[\x21-\x7e]+)*$`;
 const PRINTABLE_KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 
-/** Absent, or a key as above; anything else is a 400. */
 export function parseIdempotencyKey(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.length > IDEMPOTENCY_KEY_MAX_LENGTH || !PRINTABLE_KEY.test(value)) {
-    throw new ApiError(
-      400,
-      ErrorCode.ValidationFailed,
+    throw validationFailed(
       `${IDEMPOTENCY_KEY_HEADER} must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters.`,
     );
   }
   return value;
 }
 
-/** The optional `Idempotency-Key` request header, validated. */
 export const IdempotencyKey = createParamDecorator((_data: unknown, context: ExecutionContext) =>
   parseIdempotencyKey(
     context.switchToHttp().getRequest<FastifyRequest>().headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()],

@@ -1,14 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 
-/**
- * Whose key it is: keys of different API keys never meet, except an API key and its replacements (`lineage`, stored
- * in `api_key_id`: the id of the lineage's first key), so that a retry sent with the new key finds the first response.
- */
+/** Whose key: an API key's lineage (`api_key_id`), so a retry sent with its replacement finds the first response. */
 export type IdempotencyScope = { lineage: string; key: string };
 export type StoredResponse = { status: number; body: unknown };
 
-/** Keys are kept at least this long; the purge deletes older ones. */
 export const IDEMPOTENCY_RETENTION_HOURS = 24;
 const EXPIRED = `created_at < now() - make_interval(hours => ${IDEMPOTENCY_RETENTION_HOURS})`;
 

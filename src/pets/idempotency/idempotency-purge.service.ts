@@ -10,10 +10,7 @@ const FIRST_PURGE_AFTER_MS = 60_000;
 /** Rows per DELETE: each statement stays far below the role's statement timeout however large the backlog. */
 export const PURGE_BATCH_ROWS = 5_000;
 
-/**
- * Deletes keys past their retention, a batch per statement until none is left: at start (after a minute), then
- * hourly. A failed run is logged and counted, and retried at the next; the oldest key's age says whether it keeps up.
- */
+/** Deletes expired keys in batches, a minute after start, then hourly; a failed run is logged, counted, retried. */
 @Injectable()
 export class IdempotencyPurgeService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('IdempotencyPurge');

@@ -15,10 +15,7 @@ const keyInUse = () => new ApiError(409, ErrorCode.IdempotencyKeyInUse, IN_PROGR
 /** `replayed`: the body is the stored response of an earlier request. */
 export type IdempotentOutcome<T> = { status: number; body: T; replayed: boolean };
 
-/**
- * Runs a create at most once per (API key lineage, Idempotency-Key), as draft-ietf-httpapi-idempotency-key-header
- * describes: the key is claimed, the work done and its response stored in one transaction, all or nothing.
- */
+/** A create at most once per (lineage, Idempotency-Key): claim, work and response in one transaction (IETF draft). */
 @Injectable()
 export class IdempotencyService {
   constructor(
