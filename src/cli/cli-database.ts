@@ -59,7 +59,7 @@ export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonl
     try {
       await dataSource.initialize().catch((error: unknown) => {
         throw new Error(
-          `${oneLine(error)} (DATABASE_URL points at ${describeDatabase(databaseUrl)}): start that PostgreSQL, correct DATABASE_URL, or unset it to use the embedded one under DATA_DIR.`,
+          `${oneLine(error)} (DATABASE_URL points at ${describeDatabase(databaseUrl)}): start that PostgreSQL or correct DATABASE_URL (in development, npm run apikey and npm run migration:* without it use the embedded one).`,
           { cause: error },
         );
       });

@@ -14,7 +14,7 @@ const require = createRequire(import.meta.url);
 export const LOG_BUFFER_MAX_BYTES = 4 * 1024 * 1024;
 /** Lines reach stdout in batches of at least this size, or every LOG_FLUSH_INTERVAL_MS (docs/operating.md, "Logs"). */
 export const LOG_WRITE_MIN_BYTES = 4096;
-export const LOG_FLUSH_INTERVAL_MS = 1000;
+const LOG_FLUSH_INTERVAL_MS = 1000;
 
 /** A pino `mixin`: the trace and span ids of the span active when a line is written (inside a request). */
 function traceIds(): { trace_id?: string; span_id?: string } {
