@@ -1,8 +1,17 @@
 /** The service as `npm run bench` runs it, shared with bench/profile.ts so that a profile sees the same service. */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { NodeRuntime, root, startService } from './server-process.js';
+import {
+  freePort,
+  NodeRuntime,
+  root,
+  RunningService,
+  startProdArguments,
+  startServer,
+  startService,
+} from './server-process.js';
 
 /**
  * A key issued into the database by the service's own CLI (`npm run apikey -- create`), so that the service
@@ -50,3 +59,47 @@ export const startBenchService = (
     env: { API_KEYS: '', RATE_LIMIT_PER_MINUTE, ...env },
     logFile: join(logDir, `${label}.log`),
   });
+
+/** The yardsticks and the script each runs. */
+const YARDSTICKS = {
+  'feature-equal': 'feature-equal-app',
+  straightforward: 'straightforward-app',
+  ceiling: 'ceiling',
+  floor: 'nest-floor',
+} as const;
+export type YardstickName = keyof typeof YARDSTICKS;
+
+/** A yardstick server, given the key in its in-memory set. `nodeArgs`: only to profile it, as for the service. */
+export async function startYardstick(
+  node: NodeRuntime,
+  name: YardstickName,
+  databaseUrl: string,
+  key: string,
+  logDir: string,
+  { nodeArgs = [] }: Pick<BenchServiceOptions, 'nodeArgs'> = {},
+): Promise<RunningService> {
+  const script = YARDSTICKS[name];
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const server = await startServer({
+    command: node.path,
+    // The service's V8 flags for the floor, which is measured at its cheapest.
+    args: [
+      ...nodeArgs,
+      ...(name === 'floor' ? startProdArguments().filter((arg) => /^--(?!import$)/.test(arg)) : []),
+      fileURLToPath(new URL(`./${script}.js`, import.meta.url)),
+    ],
+    cwd: root,
+    env: {
+      NODE_ENV: 'production',
+      PORT: String(port),
+      DATABASE_URL: databaseUrl,
+      API_KEYS: key,
+      RATE_LIMIT_PER_MINUTE,
+    },
+    logFile: join(logDir, `${script}.log`),
+    readyUrl: `${origin}/v1/pets?limit=1`,
+    headers: { authorization: `Bearer ${key}` },
+  });
+  return { ...server, origin };
+}

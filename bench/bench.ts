@@ -16,7 +16,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startBenchDatabase } from './bench-database.js';
-import { issueDatabaseKey, RATE_LIMIT_PER_MINUTE, startBenchService } from './bench-service.js';
+import { issueDatabaseKey, startBenchService, startYardstick, YardstickName } from './bench-service.js';
 import { baselineOption } from './baseline.js';
 import { startTraceSink } from './trace-sink.js';
 import { checkAnswers } from './answers.js';
@@ -41,7 +41,6 @@ import {
   RunningService,
   ServerProcess,
   serviceEnv,
-  startProdArguments,
   startServer,
   startService,
 } from './server-process.js';
@@ -78,53 +77,13 @@ const LEAN_ENV = {
 /** Tracing on, every request sampled, exporting over OTLP/HTTP (protobuf) to `startTraceSink`. */
 const TRACED_ENV = { OTEL_TRACES_SAMPLER: 'always_on' };
 
-/** The yardsticks, in the order they take their turns after the service, and the script each runs. */
-const YARDSTICKS = {
-  'feature-equal': 'feature-equal-app',
-  straightforward: 'straightforward-app',
-  ceiling: 'ceiling',
-  floor: 'nest-floor',
-} as const;
-type YardstickName = keyof typeof YARDSTICKS;
+/** The yardsticks, in the order they take their turns after the service. */
 const yardsticks: YardstickName[] = [
   'feature-equal',
   'straightforward',
   'ceiling',
   ...(withFloor ? ['floor' as const] : []),
 ];
-
-/** A yardstick server, given the key in its in-memory set. */
-async function startYardstick(
-  node: NodeRuntime,
-  name: YardstickName,
-  databaseUrl: string,
-  key: string,
-  logDir: string,
-): Promise<RunningService> {
-  const script = YARDSTICKS[name];
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  const server = await startServer({
-    command: node.path,
-    // The service's V8 flags for the floor, which is measured at its cheapest.
-    args: [
-      ...(name === 'floor' ? startProdArguments().filter((arg) => /^--(?!import$)/.test(arg)) : []),
-      fileURLToPath(new URL(`./${script}.js`, import.meta.url)),
-    ],
-    cwd: root,
-    env: {
-      NODE_ENV: 'production',
-      PORT: String(port),
-      DATABASE_URL: databaseUrl,
-      API_KEYS: key,
-      RATE_LIMIT_PER_MINUTE,
-    },
-    logFile: join(logDir, `${script}.log`),
-    readyUrl: `${origin}/v1/pets?limit=1`,
-    headers: { authorization: `Bearer ${key}` },
-  });
-  return { ...server, origin };
-}
 
 /**
  * Start-up of a service that brings its own embedded PostgreSQL in a fresh

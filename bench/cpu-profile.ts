@@ -6,8 +6,8 @@
  * has one: the work is that caller's. Idle samples are left out of the busy time; the garbage collector and
  * `(program)` (V8 and native code outside any JavaScript frame) are places of their own.
  *
- * `node bench/dist/cpu-profile.js <file.cpuprofile>... [--top N]` (only the measured seconds when bench/profile.ts left
- * a `<name>.window.json` beside the profile), or through bench/profile.ts.
+ * `node bench/dist/cpu-profile.js <file.cpuprofile>... [--top N]` (only the measured seconds, and µs per request, when
+ * bench/profile.ts left a `<name>.window.json` beside the profile), or through bench/profile.ts.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -56,7 +56,8 @@ const VIRTUAL = new Set(['(garbage collector)', '(program)', '(idle)', '(root)']
 
 /**
  * The place of a script: an npm package (the innermost `node_modules/…`), a folder of the built service
- * (`service/pets`), a Node core module (`node:net`, `node:internal/streams`), or the script itself.
+ * (`service/pets`), a yardstick's script (`bench/nest-floor.js`), a Node core module (`node:net`,
+ * `node:internal/streams`), or the script itself.
  */
 export function placeOf(url: string): string {
   const packageAt = url.lastIndexOf('/node_modules/');
@@ -64,6 +65,8 @@ export function placeOf(url: string): string {
     const [scope, name] = url.slice(packageAt + '/node_modules/'.length).split('/');
     return scope.startsWith('@') ? `${scope}/${name}` : scope;
   }
+  const benchAt = url.lastIndexOf('/bench/dist/');
+  if (benchAt !== -1) return `bench/${url.slice(benchAt + '/bench/dist/'.length)}`;
   const serviceAt = url.lastIndexOf('/dist/src/');
   if (serviceAt !== -1) {
     const path = url.slice(serviceAt + '/dist/src/'.length).split('/');
@@ -195,10 +198,14 @@ export const FEATURES: readonly (readonly [feature: string, places: readonly str
   ['request log (pino)', ['pino', 'sonic-boom', 'quick-format-unescaped', 'service/observability/logging']],
   ['metrics (prom-client)', ['prom-client', 'service/observability/metrics']],
   [
-    'edge (security headers, request id, header check, validation, load shedding)',
-    ['service/edge', 'service/app.setup.js', '@fastify/under-pressure', 'class-validator', 'class-transformer'],
+    'edge (security headers, request id, header check, load shedding)',
+    ['service/edge', 'service/app.setup.js', '@fastify/under-pressure'],
   ],
-  ['service/pets (rows to answers, cursors)', ['service/pets', 'lru-cache']],
+  ['validation (class-validator, class-transformer)', ['class-validator', 'class-transformer']],
+  [
+    'handlers: service/pets or the floor (rows to answers, cursors)',
+    ['service/pets', 'lru-cache', 'bench/nest-floor.js', 'bench/nest-yardstick.js', 'bench/yardstick-pets.js'],
+  ],
   ['garbage collector', ['(garbage collector)']],
 ];
 
@@ -213,24 +220,42 @@ export function featureShares(summary: ProfileSummary): { feature: string; owned
 
 const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
 
-/** The summary as Markdown: the features, the `top` places, then the `top` functions. */
-export function profileTables(summary: ProfileSummary, top = 25): string {
+/**
+ * The summary as Markdown: the features, the `top` places, then the `top` functions. Given the `requests` served in
+ * the summarised window, each share also as µs of the main thread per request (busy time × share ÷ requests), the
+ * figure to compare between two servers: shares hide a cost that both pay but one pays more of.
+ */
+export function profileTables(summary: ProfileSummary, top = 25, requests?: number): string {
+  const perRequest = (share: number) =>
+    requests === undefined ? '' : ` ${((summary.busyMs * 1000 * share) / requests).toFixed(1)} |`;
+  const column = requests === undefined ? '' : ' µs/req |';
+  const rule = requests === undefined ? '' : ' --- |';
   const features = featureShares(summary)
-    .map((f) => `| ${f.feature} | ${percent(f.owned)} |`)
+    .map((f) => `| ${f.feature} | ${percent(f.owned)} |${perRequest(f.owned)}`)
     .join('\n');
   const places = summary.places
     .slice(0, top)
-    .map((p) => `| ${p.place} | ${percent(p.owned)} | ${percent(p.self)} | ${percent(p.total)} |`)
+    .map((p) => `| ${p.place} | ${percent(p.owned)} |${perRequest(p.owned)} ${percent(p.self)} | ${percent(p.total)} |`)
     .join('\n');
   const functions = summary.functions
     .slice(0, top)
-    .map((f) => `| \`${f.place}\` | ${percent(f.self)} |`)
+    .map((f) => `| \`${f.place}\` | ${percent(f.self)} |${perRequest(f.self)}`)
     .join('\n');
+  const busy =
+    `busy ${summary.busyMs.toFixed(0)} ms` +
+    (requests === undefined ? '' : `, ${requests} requests, ${perRequest(1).slice(1, -2)} µs/req`);
   return (
-    `busy ${summary.busyMs.toFixed(0)} ms\n\n| feature | owned |\n| --- | --- |\n${features}\n\n` +
-    `| place | owned | self | total |\n| --- | --- | --- | --- |\n${places}\n\n` +
-    `| function | self |\n| --- | --- |\n${functions}`
+    `${busy}\n\n| feature | owned |${column}\n| --- | --- |${rule}\n${features}\n\n` +
+    `| place | owned |${column} self | total |\n| --- | --- |${rule} --- | --- |\n${places}\n\n` +
+    `| function | self |${column}\n| --- | --- |${rule}\n${functions}`
   );
+}
+
+/** The measured window bench/profile.ts leaves beside a profile: µs on the profile's clock, and the requests served. */
+export interface ProfileWindow {
+  from: number;
+  to: number;
+  requests?: number;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
@@ -240,9 +265,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   for (const file of files) {
     const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
     const windowFile = file.replace(/\.cpuprofile$/, '.window.json');
-    const window = existsSync(windowFile)
-      ? (JSON.parse(readFileSync(windowFile, 'utf8')) as { from: number; to: number })
-      : undefined;
-    console.log(`## ${file}\n\n${profileTables(summariseProfile(profile, window), top)}\n`);
+    const window = existsSync(windowFile) ? (JSON.parse(readFileSync(windowFile, 'utf8')) as ProfileWindow) : undefined;
+    console.log(`## ${file}\n\n${profileTables(summariseProfile(profile, window), top, window?.requests)}\n`);
   }
 }

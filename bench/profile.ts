@@ -1,7 +1,8 @@
 /**
- * `npm run bench:profile [-- --routes get,list20] [-- --seconds 10] [-- --checkout <dir>]`: a `--cpu-prof` profile of
- * the built service (or of another built checkout) under `npm run bench`'s load, one route at a time, each in a
- * fresh process started as the bench starts the service; then where the busy time of the measured seconds went
+ * `npm run bench:profile [-- --routes get,list20] [-- --seconds 10] [-- --checkout <dir>] [-- --server floor]`: a
+ * `--cpu-prof` profile of the built service (or of another built checkout, or of bench/nest-floor.ts with
+ * `--server floor`) under `npm run bench`'s load, one route at a time, each in a fresh process started as the bench
+ * starts it; then where the busy time of the measured seconds went, as shares and as µs per request
  * (bench/cpu-profile.ts). The profiles and the tables are left in bench/results/ (git-ignored). See
  * docs/performance.md, "Profiling".
  */
@@ -10,8 +11,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startBenchDatabase } from './bench-database.js';
-import { issueDatabaseKey, startBenchService } from './bench-service.js';
-import { CpuProfile, profileTables, summariseProfile } from './cpu-profile.js';
+import { issueDatabaseKey, startBenchService, startYardstick } from './bench-service.js';
+import { CpuProfile, profileTables, ProfileWindow, summariseProfile } from './cpu-profile.js';
 import { benchRoutes, load } from './load.js';
 import { node24, root } from './server-process.js';
 
@@ -38,6 +39,10 @@ const now = () => Number(process.hrtime.bigint() / 1000n);
 async function main(): Promise<void> {
   const checkout = option('checkout') ?? root;
   const seconds = Number(option('seconds') ?? 10);
+  // Several, in turn on each route, to compare them back to back under the same machine load.
+  const servers = (option('server') ?? 'service').split(',');
+  const unknownServers = servers.filter((server) => server !== 'service' && server !== 'floor');
+  if (unknownServers.length > 0) throw new Error(`unknown server ${unknownServers.join(', ')}: service or floor`);
   const wanted = (option('routes') ?? 'get,list20').split(',');
   const unknown = wanted.filter((name) => !(name in ROUTES));
   if (unknown.length > 0)
@@ -56,17 +61,22 @@ async function main(): Promise<void> {
     const key = await issueDatabaseKey(node, database.url, checkout);
     const routes = benchRoutes(SEEDED_ANIMALS);
     const report: string[] = [
-      `checkout ${checkout}, Node ${node.version}, ${seconds} s per route after ${WARMUP_SECONDS} s warm-up, ${CONNECTIONS} connections`,
+      `${servers.join(' and ')} (service: checkout ${checkout}; floor: bench/nest-floor.ts), Node ${node.version}, ${seconds} s per route after ${WARMUP_SECONDS} s warm-up, ${CONNECTIONS} connections`,
     ];
-    for (const name of wanted) {
-      const route = routes.find((r) => r.name === ROUTES[name])!;
-      const service = await startBenchService(node, database.url, key, logDir, {
-        checkout,
-        label: name,
-        nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${out}`, `--cpu-prof-name=${name}.cpuprofile`],
-        // Profiled, the process writes its profile when it exits: no need to wait out the drain delay first.
-        env: { SHUTDOWN_DRAIN_DELAY_MS: '0' },
-      });
+    for (const [server, routeName] of wanted.flatMap((r) => servers.map((server) => [server, r] as const))) {
+      const name = `${server}-${routeName}`;
+      const route = routes.find((r) => r.name === ROUTES[routeName])!;
+      const nodeArgs = ['--cpu-prof', `--cpu-prof-dir=${out}`, `--cpu-prof-name=${name}.cpuprofile`];
+      const service =
+        server === 'floor'
+          ? await startYardstick(node, 'floor', database.url, key, logDir, { nodeArgs })
+          : await startBenchService(node, database.url, key, logDir, {
+              checkout,
+              label: name,
+              nodeArgs,
+              // Profiled, the process writes its profile when it exits: no need to wait out the drain delay first.
+              env: { SHUTDOWN_DRAIN_DELAY_MS: '0' },
+            });
       try {
         await load(service.origin, service.pid, route, { connections: CONNECTIONS, seconds: WARMUP_SECONDS, key });
         const load1 = loadavg()[0];
@@ -77,12 +87,13 @@ async function main(): Promise<void> {
         const profile = JSON.parse(await readFile(join(out, `${name}.cpuprofile`), 'utf8')) as CpuProfile;
         if (profile.startTime > from || profile.endTime < to)
           throw new Error(`${name}: the profile does not cover the measured seconds`);
-        const summary = summariseProfile(profile, { from, to });
-        // The measured seconds on the profile's clock, to summarise the profile again later.
-        await writeFile(join(out, `${name}.window.json`), JSON.stringify({ from, to }));
-        const heading = `## ${route.name}: ${run.reqPerSec.toFixed(0)} req/s, ${run.cpuMicrosPerRequest.toFixed(0)} µs CPU/req, ${run.errors + run.non2xx} failed, load average ${load1.toFixed(1)}`;
-        report.push(`${heading}\n\n${profileTables(summary)}`);
-        console.log(`${heading}\n\n${profileTables(summary, 15)}\n`);
+        const window: ProfileWindow = { from, to, requests: run.requests };
+        const summary = summariseProfile(profile, window);
+        // The measured seconds on the profile's clock and the requests served, to summarise the profile again later.
+        await writeFile(join(out, `${name}.window.json`), JSON.stringify(window));
+        const heading = `## ${server}, ${route.name}: ${run.reqPerSec.toFixed(0)} req/s, ${run.cpuMicrosPerRequest.toFixed(0)} µs CPU/req, ${run.errors + run.non2xx} failed, load average ${load1.toFixed(1)}`;
+        report.push(`${heading}\n\n${profileTables(summary, 25, run.requests)}`);
+        console.log(`${heading}\n\n${profileTables(summary, 15, run.requests)}\n`);
       } finally {
         await service.stop();
       }
