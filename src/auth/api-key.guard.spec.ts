@@ -65,7 +65,7 @@ function contextFor(request: FakeRequest, marking?: Marking, scope?: ApiKeyScope
   return {
     getHandler: () => handler,
     getClass: () => Controller,
-    getArgByIndex: (index: number) => [request, {}][index],
+    switchToHttp: () => ({ getRequest: () => request, getResponse: () => ({}) }),
   } as unknown as ExecutionContext;
 }
 

@@ -28,17 +28,13 @@ export class ApiKeyGuard extends AuthGuard('bearer') {
     if (access.public) return true;
 
     await super.canActivate(context);
-    const scopes = this.getRequest(context).user!.scopes;
+    const scopes = context.switchToHttp().getRequest<AuthenticatedRequest>().user!.scopes;
     if (access.scope !== null && scopes !== null && !scopes.includes(access.scope)) {
       this.refusals.count('insufficient_scope');
       throw insufficientScope(access.scope);
     }
     return true;
   }
-
-  // AuthGuard's request and response, by index: switchToHttp() assigns three new closures to the context per call.
-  getRequest = (context: ExecutionContext) => context.getArgByIndex<AuthenticatedRequest>(0);
-  getResponse = (context: ExecutionContext) => context.getArgByIndex<unknown>(1);
 
   private accessOf(context: ExecutionContext) {
     const handler = context.getHandler();

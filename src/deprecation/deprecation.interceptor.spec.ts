@@ -35,7 +35,7 @@ function context(handler: () => void, user?: { id: string; name: string }) {
   const executionContext = {
     getHandler: () => handler,
     getClass: () => Object,
-    getArgByIndex: (index: number) => [request, reply][index],
+    switchToHttp: () => ({ getRequest: () => request, getResponse: () => reply }),
   } as unknown as ExecutionContext;
   return { executionContext, sent };
 }

@@ -78,9 +78,9 @@ export class DeprecationInterceptor implements NestInterceptor {
       this.operations.set(handler, operation);
     }
 
-    // getArgByIndex, not switchToHttp(), which assigns three new closures to the context on every call.
-    context.getArgByIndex<FastifyReply>(1).headers(operation.headers);
-    const request = context.getArgByIndex<AuthenticatedRequest>(0);
+    const http = context.switchToHttp();
+    http.getResponse<FastifyReply>().headers(operation.headers);
+    const request = http.getRequest<AuthenticatedRequest>();
     const keyId = request.user?.id ?? 'unknown';
     operation.calls.inc();
     if (operation.logged.admit(keyId)) {

@@ -7,18 +7,12 @@ import { rateLimitedError } from './rate-limited.error.js';
 @Injectable()
 export class ApiKeyThrottlerGuard extends ThrottlerGuard {
   protected override shouldSkip(context: ExecutionContext): Promise<boolean> {
-    return Promise.resolve(context.getArgByIndex<AuthenticatedRequest>(0).user === undefined);
+    return Promise.resolve(context.switchToHttp().getRequest<AuthenticatedRequest>().user === undefined);
   }
 
   protected override getTracker(request: Record<string, unknown>): Promise<string> {
     return Promise.resolve((request as unknown as AuthenticatedRequest).user!.id);
   }
-
-  // By index: switchToHttp() assigns three new closures to the context per call.
-  protected override getRequestResponse = (context: ExecutionContext) => ({
-    req: context.getArgByIndex<Record<string, unknown>>(0),
-    res: context.getArgByIndex<Record<string, unknown>>(1),
-  });
 
   protected override throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
     throw rateLimitedError(detail.limit, detail.timeToBlockExpire, 'requests for this API key');

@@ -23,7 +23,7 @@ describe('RateLimitModule: the per-key budget', () => {
     const context = {
       getClass: () => PetsController,
       getHandler: () => list,
-      getArgByIndex: (index: number) => [request, { header: () => undefined }][index],
+      switchToHttp: () => ({ getRequest: () => request, getResponse: () => ({ header: () => undefined }) }),
     } as unknown as ExecutionContext;
 
     await expect(moduleRef.get(ApiKeyThrottlerGuard).canActivate(context)).resolves.toBe(true);
