@@ -1,9 +1,9 @@
 import { expect } from '@jest/globals';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { Client } from 'pg';
 import { MIGRATIONS } from '../migrations/index.js';
 import { freePort } from './support/database-server.js';
@@ -260,6 +260,13 @@ describe('the commands in a second shell, beside the service on its embedded Pos
       { main: DEVELOPMENT_ENTRY },
     );
     try {
+      // Without API_KEYS the development wrapper gave the service a key of its own, kept in DATA_DIR.
+      const key = (await readFile(join(dataDir, 'dev-api-key'), 'utf8')).trim();
+      expect(service.stderr).toContain(
+        `Development API key (API_KEYS is unset): send Authorization: Bearer $(cat ${relative(ROOT, join(dataDir, 'dev-api-key'))})`,
+      );
+      const pets = await fetch(`${service.origin}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
+      expect(pets.status).toBe(200);
       // The second shell sets DATA_DIR only: EMBEDDED_POSTGRES_PORT is its default, 5433, not the service's.
       const listed = await development('apikey.js', ['list'], { DATA_DIR: dataDir });
       expect(listed).toMatchObject({

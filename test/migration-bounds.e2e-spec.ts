@@ -1,7 +1,5 @@
 import { expect } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
@@ -145,7 +143,6 @@ describe("migrations are bounded by their own settings, not the requests'", () =
 
   describe('MIGRATIONS_RUN at start', () => {
     let database: TestDatabase;
-    let dataDir: string;
     const services: ServiceProcess[] = [];
     /** What the service would write into the checkout (its default DATA_DIR), ignored files included. */
     const checkoutData = () =>
@@ -159,15 +156,12 @@ describe("migrations are bounded by their own settings, not the requests'", () =
       for (const service of services) service.kill('SIGKILL');
       await Promise.allSettled(services.map((service) => service.exited));
       await database?.drop();
-      if (dataDir) await rm(dataDir, { recursive: true, force: true });
     }, 30_000);
 
     it(`applies a ${SLOW_SECONDS} s migration after the service has run, writing nothing into the checkout`, async () => {
       const checkoutBefore = checkoutData();
       database = await createTestDatabase();
-      // Without API_KEYS the service writes a development key into DATA_DIR: a folder of the test's own.
-      dataDir = await mkdtemp(join(tmpdir(), 'animal-store-data-'));
-      const env = { DATABASE_URL: database.url, MIGRATIONS_RUN: 'true', LOG_LEVEL: 'warn', DATA_DIR: dataDir };
+      const env = { DATABASE_URL: database.url, MIGRATIONS_RUN: 'true', LOG_LEVEL: 'warn' };
       const first = await startService(env);
       services.push(first);
       first.kill('SIGTERM');
@@ -182,8 +176,38 @@ describe("migrations are bounded by their own settings, not the requests'", () =
       } finally {
         await sql.end();
       }
-      expect(await readFile(join(dataDir, 'dev-api-key'), 'utf8')).toMatch(/^pet_/);
       expect(checkoutData()).toBe(checkoutBefore);
+    }, 90_000);
+
+    it('a migration that fails at start runs once and stops the service: only connecting is retried', async () => {
+      const holder = new Client({ connectionString: t.database.url });
+      await holder.connect();
+      await holder.query('SET idle_in_transaction_session_timeout = 0');
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+      try {
+        const env = {
+          DATABASE_URL: t.database.url,
+          MIGRATIONS_RUN: 'true',
+          MIGRATION_LOCK_TIMEOUT_MS: String(LOCK_TIMEOUT_MS),
+          LOG_LEVEL: 'info',
+          PATH: process.env.PATH ?? '',
+        };
+        const failed = await run(process.execPath, [join(withNote.root, 'dist', 'src', 'main.js')], env, 60_000, {
+          cwd: withNote.root,
+        });
+        const output = failed.stdout + failed.stderr;
+        expect(failed.code).toBe(1);
+        // Connecting is retried (TypeORM logs "Retrying" each time); the migration's failure is not.
+        expect(
+          output.match(/\[Bootstrap\][^\n]*waited 1000 ms \(MIGRATION_LOCK_TIMEOUT_MS\) for a lock on "pets"/g),
+        ).toHaveLength(1);
+        expect(output).not.toMatch(/Retrying/);
+      } finally {
+        await holder.query('ROLLBACK');
+        await holder.end();
+      }
+      expect(await applied(t.sql)).not.toContain('AddPetNote1795500000001');
     }, 90_000);
   });
 });

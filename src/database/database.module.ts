@@ -7,12 +7,16 @@ import { commandDataSourceOptions, dataSourceOptions } from './data-source-optio
 import { runMigrations } from './run-migrations.js';
 import { warnWithoutSessionTimeouts } from './session-timeouts.js';
 
+/** Resolved once the pending migrations are applied (or MIGRATIONS_RUN is off): after connecting, outside its retry. */
+const MIGRATED = Symbol('MIGRATED');
+
 @Module({})
 export class DatabaseModule {
   static forRoot(config: DatabaseConfig & { databaseUrl: string }) {
     return {
       module: DatabaseModule,
       imports: [
+        // TypeORM's retry covers connecting only: a migration that fails must not run again.
         TypeOrmModule.forRootAsync({
           useFactory: () => ({
             ...dataSourceOptions(config.databaseUrl, config.databasePool),
@@ -20,24 +24,22 @@ export class DatabaseModule {
             retryAttempts: 3,
             retryDelay: 1_000,
           }),
-          dataSourceFactory: async (dataSourceOptions) => {
-            const dataSource = await new DataSource(dataSourceOptions!).initialize();
-            try {
-              await warnWithoutSessionTimeouts(dataSource);
-              if (config.migrationsRun) {
-                // Under the runners' lock and bounds (not TypeORM's `migrationsRun`), free of query_timeout.
-                const migrator = await new DataSource(commandDataSourceOptions(config.databaseUrl)).initialize();
-                await runMigrations(migrator, config).finally(() => migrator.destroy());
-              }
-            } catch (error) {
-              await dataSource.destroy();
-              throw error;
-            }
-            return dataSource;
-          },
         }),
       ],
-      providers: [DatabaseFaultLog],
+      providers: [
+        DatabaseFaultLog,
+        {
+          provide: MIGRATED,
+          inject: [DataSource],
+          useFactory: async (dataSource: DataSource) => {
+            await warnWithoutSessionTimeouts(dataSource);
+            if (!config.migrationsRun) return;
+            // Under the runners' lock and bounds (not TypeORM's `migrationsRun`), free of query_timeout.
+            const migrator = await new DataSource(commandDataSourceOptions(config.databaseUrl)).initialize();
+            await runMigrations(migrator, config).finally(() => migrator.destroy());
+          },
+        },
+      ],
       exports: [DatabaseFaultLog],
     };
   }

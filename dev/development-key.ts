@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { API_KEY_PREFIX } from './api-keys/api-key-format.js';
+import { API_KEY_PREFIX } from '../src/auth/api-keys/api-key-format.js';
 
 /** Outside production without API_KEYS: one made-up key, in a file only its owner reads, never in a log. */
 export async function developmentApiKey(dataDir: string): Promise<{ key: string; file: string }> {
