@@ -39,7 +39,10 @@ const refusalOf = (key: CachedKey, now: number): InvalidKeyReason | null =>
 export class ApiKeyStore {
   private readonly env = new Map<string, ApiKeyIdentity>();
   private readonly cache: LRUCache<string, CachedKey | false>;
-  /** Digests lately found in the table (a key stays issued, whatever its state): `refusalIfKnown` may look them up. */
+  /**
+   * Digests lately found in the table and not revoked (a revocation is final): `refusalIfKnown` may look them up. A
+   * revoked key is left out so that, once its address has spent its lookups, it costs what an unknown string costs.
+   */
   private readonly issued = new LRUCache<string, true>({ max: KEY_CACHE_MAX_ENTRIES });
 
   constructor(
@@ -56,7 +59,8 @@ export class ApiKeyStore {
       fetchMethod: async (digest: string) => {
         const record = await keys.findByDigest(digest);
         if (!record) return false;
-        this.issued.set(digest, true);
+        if (record.revokedAt === null) this.issued.set(digest, true);
+        else this.issued.delete(digest);
         return toCached(record);
       },
     });
