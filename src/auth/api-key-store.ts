@@ -39,10 +39,7 @@ const refusalOf = (key: CachedKey, now: number): InvalidKeyReason | null =>
 export class ApiKeyStore {
   private readonly env = new Map<string, ApiKeyIdentity>();
   private readonly cache: LRUCache<string, CachedKey | false>;
-  /**
-   * Digests lately found in the table and not revoked (a revocation is final): `refusalIfKnown` may look them up. A
-   * revoked key is left out so that, once its address has spent its lookups, it costs what an unknown string costs.
-   */
+  /** Digests lately found, not revoked (that is final, and would cost more than an unknown string): may be looked up. */
   private readonly issued = new LRUCache<string, true>({ max: KEY_CACHE_MAX_ENTRIES });
 
   constructor(
