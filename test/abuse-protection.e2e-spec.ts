@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { KEY_CACHE_TTL_MS } from '../src/auth/api-key-store.js';
 import { expectRateLimited } from './support/expect-rate-limited.js';
 import { auth, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
 
@@ -107,6 +109,54 @@ describe('issued keys that expired or were revoked, and the failed-authenticatio
     // Past the budget, a revoked key says no more than an unknown string: that it is not served here.
     expectRateLimited(answers[1], 3);
     expect(await refusals()).toEqual({ ...before, expired: before.expired + 1, revoked: before.revoked + 1 });
+  });
+});
+
+describe('revoked and unknown keys past the failed-authentication budget', () => {
+  const BUDGET = 30;
+  let t: TestApp;
+  const revokedKeys = Array.from({ length: BUDGET }, randomIssuedKey);
+  beforeAll(async () => {
+    t = await startTestApp({ authFailureLimitPerMinute: BUDGET });
+    await t.sql.query(
+      `INSERT INTO api_keys (name, prefix, digest, revoked_at)
+       SELECT 'revoked', left(key, 12), encode(sha256(convert_to(key, 'UTF8')), 'hex'), now() FROM unnest($1::text[]) key`,
+      [revokedKeys],
+    );
+  });
+  afterAll(() => t.close());
+  const median = (samples: number[]) => samples.toSorted((a, b) => a - b)[samples.length >> 1];
+
+  it('cost the same: once the address has spent its lookups, neither is looked up', async () => {
+    // Leaked strings, each presented once under the budget (as the revoked key's own client keeps doing): 401.
+    for (const key of revokedKeys)
+      expect((await request(t.origin, '/v1/pets', { headers: auth(key) })).status).toBe(401);
+    expectRateLimited(await request(t.origin, '/v1/pets', { headers: auth(randomIssuedKey()) }), BUDGET);
+    for (let i = 0; i < BUDGET; i += 1) {
+      expectRateLimited(await request(t.origin, '/v1/pets', { headers: auth(randomIssuedKey()) }), BUDGET);
+    }
+    // What an attacker waits for: the answers cached for the revoked keys lapse, and only a lookup could tell them apart.
+    await delay(KEY_CACHE_TTL_MS);
+    // With the table out of reach any lookup fails: every 429 below is an answer given without one.
+    await t.sql.query('ALTER TABLE api_keys RENAME TO api_keys_out_of_reach');
+    const took: Record<'revoked' | 'unknown', number[]> = { revoked: [], unknown: [] };
+    try {
+      for (const revoked of revokedKeys) {
+        for (const [kind, key] of [
+          ['revoked', revoked],
+          ['unknown', randomIssuedKey()],
+        ] as const) {
+          const start = performance.now();
+          const response = await request(t.origin, '/v1/pets', { headers: auth(key) });
+          took[kind].push(performance.now() - start);
+          expectRateLimited(response, BUDGET);
+        }
+      }
+    } finally {
+      await t.sql.query('ALTER TABLE api_keys_out_of_reach RENAME TO api_keys');
+    }
+    // Interleaved samples share the machine's noise; the bound allows for it, not for a query (a round trip or more).
+    expect(median(took.revoked)).toBeLessThan(median(took.unknown) * 1.5 + 0.5);
   });
 });
 

@@ -249,6 +249,16 @@ describe('CORS_ORIGINS at start-up', () => {
     );
   });
 
+  it('refuses * mixed with origins at start, in one line saying what to give instead', async () => {
+    const finished = await start({ CORS_ORIGINS: 'https://example.com,*' });
+    expect({ code: finished.code, stderr: finished.stderr.trim() }).toEqual({
+      code: 1,
+      stderr:
+        'Invalid configuration: CORS_ORIGINS mixes * with other origins, and * lets any origin in: give * alone, ' +
+        'or list only the origins to allow',
+    });
+  });
+
   it('refuses a wildcard origin at start, in one line saying origins are exact', async () => {
     const finished = await start({ CORS_ORIGINS: 'https://ok.example,https://*.example.com' });
     expect({ code: finished.code, stderr: finished.stderr.trim() }).toEqual({

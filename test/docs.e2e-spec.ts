@@ -1,8 +1,26 @@
 import { expect } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
+import { get } from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import { parse } from 'yaml';
 import type { OpenAPIObject } from '@nestjs/swagger';
+import { DOCS_ASSET_MAX_AGE_SECONDS } from '../src/openapi/setup-docs.js';
 import { auth, request, startTestApp, TestApp } from './support/test-app.js';
+
+/** The bytes as sent (fetch would decompress them), with the headers that matter to a cache. */
+const fetchRaw = (url: string, headers: Record<string, string>) =>
+  new Promise<{ status: number; headers: Record<string, string | undefined>; body: Buffer }>((resolve, reject) =>
+    get(url, { headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const { etag, vary } = response.headers;
+        const cache = { 'cache-control': response.headers['cache-control'], etag, vary };
+        const encoding = { 'content-encoding': response.headers['content-encoding'] };
+        resolve({ status: response.statusCode!, headers: { ...cache, ...encoding }, body: Buffer.concat(chunks) });
+      });
+    }).on('error', reject),
+  );
 
 const committed = async () =>
   JSON.parse(await readFile(new URL('../openapi.json', import.meta.url), 'utf8')) as OpenAPIObject;
@@ -43,6 +61,26 @@ describe('API documentation routes', () => {
     }
     const init = await request(t.origin, '/docs/swagger-ui-init.js');
     expect(init.text).toContain('"operationId": "listPets"');
+  });
+
+  it('serves Swagger UI’s script gzipped to a browser that takes it, cacheable, and 304 while unchanged', async () => {
+    const url = `${t.origin}/docs/swagger-ui-bundle.js`;
+    const plain = await fetchRaw(url, { 'accept-encoding': 'identity' });
+    const gzipped = await fetchRaw(url, { 'accept-encoding': 'gzip, deflate, br' });
+    const cacheable = { 'cache-control': `public, max-age=${DOCS_ASSET_MAX_AGE_SECONDS}`, vary: 'Accept-Encoding' };
+    expect([plain.status, plain.headers]).toEqual([
+      200,
+      { ...cacheable, etag: expect.stringMatching(/^"[\w-]+"$/), 'content-encoding': undefined },
+    ]);
+    expect([gzipped.status, gzipped.headers]).toEqual([
+      200,
+      { ...cacheable, etag: plain.headers.etag!.replace(/"$/, '-gzip"'), 'content-encoding': 'gzip' },
+    ]);
+    expect(gunzipSync(gzipped.body).equals(plain.body)).toBe(true);
+    expect(gzipped.body.length).toBeLessThan(plain.body.length / 3);
+    expect((await fetchRaw(url, { 'accept-encoding': 'gzip;q=0' })).headers['content-encoding']).toBeUndefined();
+    const revalidated = await fetchRaw(url, { 'accept-encoding': 'gzip', 'if-none-match': gzipped.headers.etag! });
+    expect([revalidated.status, revalidated.body.length]).toEqual([304, 0]);
   });
 
   it('gives the UI one address: /docs/ redirects to it, relatively, so that a proxy prefix stays', async () => {

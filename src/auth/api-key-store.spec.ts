@@ -97,10 +97,18 @@ describe('ApiKeyStore, for keys issued into the database', () => {
   });
 
   it('answers why a key is refused by the same lookup by digest, only when it may, or when the digest was lately found', async () => {
-    const [expired, wrong] = [generateApiKey(), generateApiKey()];
+    const [expired, revoked, wrong] = [generateApiKey(), generateApiKey(), generateApiKey()];
     findActiveByDigest.mockImplementation((digest) =>
-      Promise.resolve(digest === keyDigest(expired) ? { ...row, expiresAt: new Date(Date.now() - 1) } : undefined),
+      Promise.resolve(
+        digest === keyDigest(expired)
+          ? { ...row, expiresAt: new Date(Date.now() - 1) }
+          : digest === keyDigest(revoked)
+            ? { ...row, revokedAt: new Date() }
+            : undefined,
+      ),
     );
+    expect(await store.refusalIfKnown(revoked, true)).toBe('revoked');
+    findActiveByDigest.mockClear();
     expect(await store.refusalIfKnown(expired, true)).toBe('expired');
     expect(await store.refusalIfKnown(wrong, false)).toBeUndefined();
     expect(await store.refusalIfKnown(wrong, true)).toBe('unknown');
@@ -111,6 +119,8 @@ describe('ApiKeyStore, for keys issued into the database', () => {
     cache.clear();
     expect(await store.refusalIfKnown(expired, false)).toBe('expired');
     expect(await store.refusalIfKnown(wrong, false)).toBeUndefined();
+    // A revoked key found lately costs what an unknown one costs: its revocation is final, nothing is left to look up.
+    expect(await store.refusalIfKnown(revoked, false)).toBeUndefined();
     expect(await store.refusalIfKnown('not-a-key', false)).toBe('unknown');
     expect(findActiveByDigest).toHaveBeenCalledTimes(3);
   });

@@ -39,7 +39,7 @@ const refusalOf = (key: CachedKey, now: number): InvalidKeyReason | null =>
 export class ApiKeyStore {
   private readonly env = new Map<string, ApiKeyIdentity>();
   private readonly cache: LRUCache<string, CachedKey | false>;
-  /** Digests lately found in the table (a key stays issued, whatever its state): `refusalIfKnown` may look them up. */
+  /** Digests lately found, not revoked (that is final, and would cost more than an unknown string): may be looked up. */
   private readonly issued = new LRUCache<string, true>({ max: KEY_CACHE_MAX_ENTRIES });
 
   constructor(
@@ -56,7 +56,8 @@ export class ApiKeyStore {
       fetchMethod: async (digest: string) => {
         const record = await keys.findByDigest(digest);
         if (!record) return false;
-        this.issued.set(digest, true);
+        if (record.revokedAt === null) this.issued.set(digest, true);
+        else this.issued.delete(digest);
         return toCached(record);
       },
     });

@@ -134,6 +134,15 @@ describe('loadConfig', () => {
       },
     );
 
+    it.each([['https://shop.example,*'], ['*, https://shop.example'], ['*,*']])(
+      'refuses * mixed with other entries (%j): it would let any origin in',
+      (raw) => {
+        expect(configError({ CORS_ORIGINS: raw })).toBe(
+          'CORS_ORIGINS mixes * with other origins, and * lets any origin in: give * alone, or list only the origins to allow',
+        );
+      },
+    );
+
     it('accepts a remote http:// origin outside production only', () => {
       expect(loadConfig({ CORS_ORIGINS: 'http://shop.example' }).corsOrigins).toEqual(['http://shop.example']);
       expect(

@@ -128,7 +128,9 @@ const SERVICE_VARIABLES = {
       .string()
       .refine((entry) => entry === '*' || !entry.includes('*'), { error: wildcardOrigin })
       .pipe(z.union([z.literal('*'), origin], { error: notAnOrigin })),
-  ),
+  ).refine((entries) => entries.length === 1 || !entries.includes('*'), {
+    error: 'mixes * with other origins, and * lets any origin in: give * alone, or list only the origins to allow',
+  }),
   METRICS_TOKEN: z.string().regex(TOKEN, `must be ${TOKEN_RULE}`).optional(),
   LOAD_SHEDDING_MAX_IN_FLIGHT: integer(0, 100_000).default(256),
   LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS: integer(0, 60_000).default(1000),

@@ -20,6 +20,11 @@ describe('secretScrubber', () => {
     );
   });
 
+  it('replaces a key encoded twice in a logged URL', () => {
+    const line = JSON.stringify({ url: '/v1/nope/pet%255FAbCdEfGhIjKlMnOpQrStUvWxYz012345', msg: '50% done' });
+    expect(scrub(line)).toBe(JSON.stringify({ url: '/v1/nope/[redacted]', msg: '50% done' }));
+  });
+
   it('leaves ordinary lines alone, including placeholders that are not credentials', () => {
     const line = '{"msg":"send Authorization: Bearer <one of API_KEYS>","pet":"petunia","status":201}';
     expect(scrub(line)).toBe(line);
@@ -44,6 +49,17 @@ describe('textScrubber', () => {
     expect(scrub(`/v1/pets/${whole}`)).toBe('/v1/pets/[redacted]');
     expect(scrub(`/v1/pets/${whole.toUpperCase()}`)).toBe('/v1/pets/[redacted]');
     expect(scrub('/v1/pets/quote%22and%5Cslash-key')).toBe('/v1/pets/[redacted]');
+  });
+
+  it('decodes until stable: a key encoded twice or more, or beside bytes that are not UTF-8, is replaced too', () => {
+    const key = 'pet_AbCdEfGhIjKlMnOpQrStUvWxYz012345';
+    expect(scrub(`/v1/nope/${key.replace('_', '%255F')}?x=1`)).toBe('/v1/nope/[redacted]?x=1');
+    expect(scrub(`/v1/nope/%2570${key.slice(1)}`)).toBe('/v1/nope/[redacted]');
+    expect(scrub('/v1/nope/configured%25252Dkey-0123456789')).toBe('/v1/nope/[redacted]');
+    expect(scrub(`/v1/nope/${key.replace('_', '%5F')}%FF%C3%28`)).toBe('/v1/nope/[redacted]');
+    // Still changing after every decoding allowed: no client sends that, and it may hide anything.
+    expect(scrub('/v1/nope/%2525252525')).toBe('/v1/nope/[redacted]');
+    expect(scrub('/v1/pets?name=100%25%20sure&x=%2541')).toBe('/v1/pets?name=100%25%20sure&x=%2541');
   });
 });
 

@@ -3,25 +3,15 @@ import type { AppConfig } from '../config/app-config.js';
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/**
- * `char` percent-encoded, its hex digits in either case (`%5F`, `%5f`), as a URL may carry it. Each letter as a class:
- * the `(?i:…)` modifier group is not in Node 22's V8.
- */
-const percentEncoded = (char: string) =>
-  `%${char
-    .charCodeAt(0)
-    .toString(16)
-    .padStart(2, '0')
-    .replace(/[a-f]/g, (digit) => `[${digit}${digit.toUpperCase()}]`)}`;
-/** A pattern for `text` whose characters may each be percent-encoded; `escape` gives a character's literal form. */
-const encodable = (text: string, escape: (char: string) => string = (char) => char) =>
-  [...text].map((char) => `(?:${escapeRegExp(escape(char))}|${percentEncoded(char)})`).join('');
-
 // pino's redact removes fields by path; a key can appear inside any value (an error message, a URL), encoded or not.
-const KEY_SHAPED = `${encodable(API_KEY_PREFIX)}(?:[A-Za-z0-9_-]|%[0-9A-Fa-f]{2}){16,}`;
+const KEY_SHAPED = `${escapeRegExp(API_KEY_PREFIX)}[A-Za-z0-9_-]{16,}`;
 // A bearer credential (RFC 6750 b64token), and an Authorization header value, whatever it holds.
 const BEARER_VALUE = '(?<bearer>[Bb]earer\\s+)[A-Za-z0-9._~+/-]+=*';
 const AUTHORIZATION_VALUE = '(?<authorization>"authorization"\\s*:\\s*")[^"]*';
+/** A path segment or query value (RFC 3986 pchar, less `=` and `&`): what percent-encoding can hide a secret in. */
+const ENCODABLE_RUN = /(?:[\w.~!$'()*+,;:@-]|%[0-9A-Fa-f]{2})+/g;
+/** Decodings tried before a run that still changes is taken for a disguise; no client encodes a URL this often. */
+const MAX_DECODINGS = 4;
 
 /** The secrets the service is configured with: the keys of API_KEYS and the metrics token. */
 export function configuredSecrets(config: Pick<AppConfig, 'apiKeys' | 'metricsToken'>): string[] {
@@ -29,19 +19,42 @@ export function configuredSecrets(config: Pick<AppConfig, 'apiKeys' | 'metricsTo
   return config.metricsToken ? [...keys, config.metricsToken] : keys;
 }
 
-/** Replaces the literals, and anything shaped like a key, a bearer credential or an Authorization value. */
-function scrubberOf(literals: readonly string[]): (text: string) => string {
-  const pattern = new RegExp([AUTHORIZATION_VALUE, BEARER_VALUE, KEY_SHAPED, ...literals].join('|'), 'g');
-  return (text) =>
-    text.replace(pattern, (...args) => {
+/** `run` percent-decoded until stable, byte by byte (so no sequence makes it throw); null if still changing. */
+function decoded(run: string): string | null {
+  for (let round = 0; round < MAX_DECODINGS; round += 1) {
+    const next = run.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    if (next === run) return run;
+    run = next;
+  }
+  return null;
+}
+
+/**
+ * Replaces the literals (in the form `escape` gives them), and anything shaped like a key, a bearer credential or an
+ * Authorization value; then, in a line with a `%`, a run that holds any of them once decoded (however many times it
+ * was encoded: `pet%255F…` is `pet_…` twice over), the whole run, since its encoded form cannot be cut apart.
+ */
+function scrubberOf(secrets: readonly string[], escape: (secret: string) => string): (text: string) => string {
+  const of = (literals: string[]) => new RegExp([AUTHORIZATION_VALUE, BEARER_VALUE, KEY_SHAPED, ...literals].join('|'));
+  const plain = of(secrets.map(escapeRegExp));
+  const pattern = new RegExp(of(secrets.map((secret) => escapeRegExp(escape(secret)))), 'g');
+  const hidden = (run: string) => {
+    if (!run.includes('%')) return run;
+    const text = decoded(run);
+    return text === null || plain.test(text) ? '[redacted]' : run;
+  };
+  return (text) => {
+    const scrubbed = text.replace(pattern, (...args) => {
       const groups = args[args.length - 1] as { bearer?: string; authorization?: string };
       return `${groups.authorization ?? groups.bearer ?? ''}[redacted]`;
     });
+    return scrubbed.includes('%') ? scrubbed.replace(ENCODABLE_RUN, hidden) : scrubbed;
+  };
 }
 
 /** For serialized log lines, where a secret appears JSON-escaped. */
 export const secretScrubber = (secrets: readonly string[]) =>
-  scrubberOf(secrets.map((secret) => encodable(secret, (char) => JSON.stringify(char).slice(1, -1))));
+  scrubberOf(secrets, (secret) => JSON.stringify(secret).slice(1, -1));
 
 /** For plain strings (a span's name and attribute values). */
-export const textScrubber = (secrets: readonly string[]) => scrubberOf(secrets.map((secret) => encodable(secret)));
+export const textScrubber = (secrets: readonly string[]) => scrubberOf(secrets, (secret) => secret);
