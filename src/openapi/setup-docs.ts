@@ -1,3 +1,5 @@
+// Swagger UI's files are served here, not by the @fastify/static that SwaggerModule registers: that one takes no
+// compression or cache options, and a compressing plugin would gzip 1.6 MB of script again on every request.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
