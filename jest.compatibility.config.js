@@ -1,0 +1,36 @@
+import { existsSync } from 'node:fs';
+import base from './jest.config.js';
+
+/**
+ * CI's pass on the older Node that `engines` supports (22): the specs whose outcome can depend on the Node version,
+ * each for the reason given, on a Testcontainers PostgreSQL (.ci/run). Everything else runs in-process on what these
+ * cover, and runs on Node 24 in `npm test`. Add a spec here when it is the first to use a Node API these do not.
+ */
+const NODE_DEPENDENT = {
+  // Every unit spec, in seconds: node:crypto, URL, `.env` through node:util parseEnv and process.loadEnvFile, and
+  // the syntax of every module they load.
+  unit: ['src/**/*.spec.ts', 'dev/**/*.spec.ts', 'migrations/**/*.spec.ts'],
+  // The built service started as a Node process (every module of dist/ loaded: a regular expression only Node 22
+  // rejected was caught that way), its signals, exit codes and `npm start`'s embedded PostgreSQL.
+  built: ['test/production-service.e2e-spec.ts'],
+  // Node's HTTP server: headersTimeout, requestTimeout, keep-alive and maxConnections on raw sockets.
+  http: ['test/edge-hardening.e2e-spec.ts'],
+  // perf_hooks' event-loop utilization and delay, which load shedding reads.
+  eventLoop: ['test/load-shedding.e2e-spec.ts'],
+  // child_process, signals and process.on('exit') around the embedded PostgreSQL.
+  processes: ['test/embedded-postgres-recovery.e2e-spec.ts'],
+};
+
+const missing = Object.values(NODE_DEPENDENT)
+  .flat()
+  .filter((file) => !file.includes('*') && !existsSync(file));
+if (missing.length > 0)
+  throw new Error(`jest.compatibility.config.js names specs that do not exist: ${missing.join(', ')}`);
+
+export default {
+  ...base,
+  testRegex: undefined,
+  testMatch: Object.values(NODE_DEPENDENT)
+    .flat()
+    .map((glob) => `<rootDir>/${glob}`),
+};
