@@ -22,8 +22,9 @@ const rules = (parse(readFileSync(RULES, 'utf8')) as { groups: { rules: Rule[] }
 );
 const alerts = rules.filter((rule) => rule.alert !== undefined);
 /**
- * Series from elsewhere than the service's /metrics: Prometheus' own `up`, the backups' metrics (served by the backup
- * service), kube-state-metrics' Job series, and what the rules record themselves.
+ * Series from elsewhere than the service's /metrics: Prometheus' own `up`, the backups' metrics (the backup service's
+ * textfile, and node_exporter's time of that file), kube-state-metrics' Job and CronJob series, and what the rules
+ * record themselves.
  */
 const EXTERNAL = [
   'up',
@@ -32,6 +33,10 @@ const EXTERNAL = [
   'kube_job_status_failed',
   'kube_job_status_succeeded',
   'kube_job_owner',
+  'kube_cronjob_status_last_successful_time',
+  'kube_cronjob_created',
+  'kube_cronjob_info',
+  'node_textfile_mtime_seconds',
   ...rules.flatMap((rule) => (rule.record ? [rule.record] : [])),
 ];
 
@@ -110,8 +115,9 @@ describe('alert rules (k8s/alerts/animal-store.rules.yaml)', () => {
     expect(exposition).toMatch(/^animal_store_database_reachable 1$/m);
     const served = new Set([...servedNames(exposition), ...EXTERNAL]);
     const used = rules.map((rule) => ({ alert: rule.alert ?? rule.record, names: metricNames(rule.expr) }));
-    // The objectives are constants (`vector(0.999)`); every other rule reads series.
+    // The objectives and the docs' address are constants (`vector(0.999)`); every other rule reads series.
     expect(used.filter(({ names }) => names.length === 0).map(({ alert }) => alert)).toEqual([
+      'animal_store:docs:info',
       'animal_store:slo_availability_objective:ratio',
       'animal_store:slo_latency_objective:ratio',
     ]);
@@ -129,20 +135,24 @@ describe('alert rules (k8s/alerts/animal-store.rules.yaml)', () => {
     expect(resource.spec).toEqual(parse(readFileSync(RULES, 'utf8')));
   });
 
-  it('each have a for:, a severity, and a summary and a description (and the SLO, backup and database ones a runbook)', () => {
-    expect(alerts).toHaveLength(19);
+  it('each have a for:, a severity, a summary, a description and an absolute runbook link from the one docs setting', () => {
+    expect(alerts).toHaveLength(26);
+    const docs = rules.find((rule) => rule.record === 'animal_store:docs:info');
+    expect(docs?.expr).toMatch(/^label_replace\(vector\(1\), "url", "https:\/\/[^"]+", "", ""\)$/);
     for (const rule of alerts) {
       expect({ alert: rule.alert, for: rule.for, severity: rule.labels?.severity }).toEqual({
         alert: rule.alert,
         for: expect.stringMatching(/^\d+[mh]$/) as unknown,
         severity: expect.stringMatching(/^(critical|warning|info)$/) as unknown,
       });
-      expect(Object.keys(rule.annotations ?? {}).filter((key) => key !== 'runbook_url')).toEqual([
-        'summary',
-        'description',
-      ]);
-      if (rule.annotations?.runbook_url)
-        expect(rule.annotations.runbook_url).toMatch(/^docs\/operating\.md#[a-z-]+\d?$/);
+      expect(Object.keys(rule.annotations ?? {})).toEqual(['summary', 'description', 'runbook_url']);
+      // promtool's tests render it: here, that every alert builds it the same way, from that rule's `url` label.
+      expect({ alert: rule.alert, runbook: rule.annotations?.runbook_url }).toEqual({
+        alert: rule.alert,
+        runbook: expect.stringMatching(
+          /^\{\{ with query "animal_store:docs:info" \}\}\{\{ \. \| first \| label "url" \}\}\{\{ end \}\}\/operating\.md#[a-z-]+$/,
+        ) as unknown,
+      });
     }
   });
 });

@@ -1,4 +1,7 @@
 import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { startTcpProxy } from '../dev/tcp-proxy.js';
+import { pgPool } from '../src/database/pg-pool.js';
 import { startEmbeddedServer } from './support/database-server.js';
 import { pollUntil } from './support/poll.js';
 import { auth, request, startTestApp, TestApp } from './support/test-app.js';
@@ -238,6 +241,76 @@ describe('health probes', () => {
       { what: 'the migrations check to pass again' },
     );
   }, 30_000);
+
+  it('reports a request pool full of waiting requests as crowded, still ready: its checks have a connection of their own', async () => {
+    type Ready = { details?: { database?: { status?: string; crowded?: boolean } } };
+    const locker = new Client({ connectionString: t.database.url });
+    await locker.connect();
+    const max = pgPool(t.app.get(DataSource)).options.max;
+    let requests: Promise<unknown>[] = [];
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+      // Every pooled connection waits on the lock, and more requests wait for a connection.
+      requests = Array.from({ length: 2 * max }, () => request(t.origin, '/v1/pets', { headers: auth() }));
+      const answer = await pollUntil(
+        async () => {
+          const ready = await request<Ready>(t.origin, '/health/ready');
+          return (ready.status !== 200 || ready.body.details?.database?.crowded === true) && ready;
+        },
+        { timeoutMs: 1_900, intervalMs: 100, what: 'ready to report the pool crowded' },
+      );
+      expect(answer.status).toBe(200);
+      expect(answer.body.details?.database?.status).toBe('up');
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+      await Promise.all(requests);
+    }
+  }, 30_000);
+
+  it(
+    'stays ready while a path to the database fails a minority of rounds, and turns 503 when it fails nearly all',
+    async () => {
+      const proxy = await startTcpProxy(server.port);
+      const proxied = await onOwnServer(() =>
+        startTestApp(
+          { readinessOutageGraceMs: GRACE_MS, readinessRecoveryMs: RECOVERY_MS },
+          { appUrl: (url) => Object.assign(new URL(url), { port: String(proxy.port) }).toString() },
+        ),
+      );
+      /** Cuts the path for `cutMs` in every `periodMs` for `forMs`, sampling readiness every 250 ms meanwhile. */
+      const flap = async (cutMs: number, periodMs: number, forMs: number, until?: (status: number) => boolean) => {
+        const statuses: number[] = [];
+        const start = Date.now();
+        while (Date.now() - start < forMs && !statuses.some((status) => until?.(status))) {
+          const inPeriod = (Date.now() - start) % periodMs;
+          if (inPeriod < cutMs) proxy.blackHole();
+          else proxy.forward();
+          statuses.push((await request(proxied.origin, '/health/ready')).status);
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+        proxy.forward();
+        return statuses;
+      };
+      try {
+        // A second in four cut, for three times the grace: the stall shape every instance would share.
+        const stalls = await flap(1_000, 4_000, 3 * GRACE_MS);
+        expect(stalls.filter((status) => status !== 200)).toEqual([]);
+        // Four seconds in four and a half: this instance's path is broken, and it goes out.
+        const broken = await flap(4_000, 4_500, LATEST_UNREADY_MS + 10_000, (status) => status === 503);
+        expect(broken.at(-1)).toBe(503);
+        await pollUntil(async () => (await request(proxied.origin, '/health/ready')).status === 200, {
+          timeoutMs: 3 * RECOVERY_MS + 10_000,
+          what: 'ready to return to 200 once the path holds',
+        });
+      } finally {
+        await onOwnServer(() => proxied.close());
+        await proxy.close();
+      }
+    },
+    3 * GRACE_MS + LATEST_UNREADY_MS + 3 * RECOVERY_MS + 60_000,
+  );
 
   it('is not ready while migrations are pending', async () => {
     const unmigrated = await onOwnServer(() => startTestApp({ migrationsRun: false }));

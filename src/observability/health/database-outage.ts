@@ -1,24 +1,28 @@
 /** The most an instance's grace exceeds the setting by, as a share of it: a fleet's instances then turn unready apart. */
 export const OUTAGE_GRACE_JITTER = 0.2;
+/** Taken out when this share of its rounds over the grace failed: its own path is broken, or the database is gone. */
+export const OUT_SHARE = 0.8;
+/** Back in once under this share of its rounds over the recovery period failed: most of its requests succeed. */
+export const BACK_SHARE = 0.5;
 
 /**
- * What a round means for readiness: `ready`; `riding-out` an outage younger than the grace (still ready, the checks
- * degraded); `out` past the grace; `recovering`: the database answers again after an outage that took the instance
- * out, but not yet for the whole recovery period.
+ * What a round means for readiness: `ready`; `riding-out` a failed round while in (still ready, the checks
+ * degraded); `out`; `recovering`: a passing round while still out.
  */
 type OutageState = 'ready' | 'riding-out' | 'out' | 'recovering';
 
 /**
- * How long the database has been unreachable, as the readiness rounds see it (docs/operating.md, "Readiness during
- * database faults"). The outage ends only once the database has answered every round for the recovery period: a
- * flapping path is one outage, and an instance it took out stays out until the path holds.
+ * Whether the database's faults take the instance out, judged by the share of readiness rounds that failed over a
+ * window (docs/operating.md, "Readiness during database faults"): a database that stalls now and then, for every
+ * instance alike, keeps the fleet in while most requests succeed; one that is gone, or a path broken for this
+ * instance, fails nearly every round and takes it out.
  */
 export class DatabaseOutage {
   /** READINESS_OUTAGE_GRACE_MS, and up to OUTAGE_GRACE_JITTER more, by `jitter` (0 to 1). */
   private readonly graceMs: number;
-  private since: number | null = null;
-  private answeringSince: number | null = null;
-  private takenOut = false;
+  private readonly rounds: { at: number; failed: boolean }[] = [];
+  private firstAt: number | null = null;
+  private out = false;
 
   constructor(
     graceMs: number,
@@ -33,18 +37,27 @@ export class DatabaseOutage {
   /** Records a round: whether the database was unreachable in it. */
   record(unreachable: boolean): OutageState {
     const now = this.now();
-    if (!unreachable) {
-      this.answeringSince ??= now;
-      if (now - this.answeringSince >= this.recoveryMs) {
-        this.since = null;
-        this.takenOut = false;
-      }
-      return this.takenOut ? 'recovering' : 'ready';
-    }
-    this.answeringSince = null;
-    this.since ??= now;
-    if (now - this.since < this.graceMs) return 'riding-out';
-    this.takenOut = true;
-    return 'out';
+    this.firstAt ??= now;
+    this.rounds.push({ at: now, failed: unreachable });
+    // Windows sized so that a database gone altogether takes the instance out after the grace, and one back for
+    // good brings it in after the recovery period, as when every round had to fail or pass.
+    const outWindow = this.graceMs / OUT_SHARE;
+    const backWindow = this.recoveryMs / BACK_SHARE;
+    while (this.rounds.length > 1 && now - this.rounds[1].at >= Math.max(outWindow, backWindow)) this.rounds.shift();
+    this.out = this.out
+      ? this.failedShare(now, backWindow) >= BACK_SHARE
+      : now - this.firstAt >= this.graceMs && this.failedShare(now, outWindow) >= OUT_SHARE;
+    if (this.out) return unreachable ? 'out' : 'recovering';
+    return unreachable ? 'riding-out' : 'ready';
+  }
+
+  /** Each round's answer holds until the next round: probes that stop while an instance is out do not shrink it. */
+  private failedShare(now: number, windowMs: number): number {
+    if (windowMs === 0) return this.rounds[this.rounds.length - 1].failed ? 1 : 0;
+    const failed = this.rounds.reduce((sum, round, i) => {
+      const end = this.rounds[i + 1]?.at ?? now;
+      return round.failed ? sum + Math.max(0, end - Math.max(round.at, now - windowMs)) : sum;
+    }, 0);
+    return failed / windowMs;
   }
 }

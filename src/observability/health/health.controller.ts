@@ -31,7 +31,7 @@ export class HealthController {
     this.recovering = this.indicators
       .check('database')
       .down(
-        `answering again; back in service once it has answered every round for READINESS_RECOVERY_MS (${config.readinessRecoveryMs} ms)`,
+        `answering again; back in service once fewer than half its recent rounds fail (after a full outage, READINESS_RECOVERY_MS: ${config.readinessRecoveryMs} ms)`,
       );
   }
 
@@ -42,8 +42,8 @@ export class HealthController {
   }
 
   /**
-   * Not shutting down, database reachable (or `degraded`: unreachable for less than the grace; after a longer outage,
-   * reachable for the whole recovery period), schema current.
+   * Not shutting down, database reachable (or `degraded`: failing rounds that have not taken the instance out;
+   * DatabaseOutage says when they do), schema current.
    */
   @Get(OPERATIONS_ROUTES.ready)
   @HealthCheck()

@@ -1,9 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Gauge, Registry } from 'prom-client';
 import { DataSource, MigrationExecutor } from 'typeorm';
 import { databaseFault } from '../../database/database-faults.js';
+import { pgPool } from '../../database/pg-pool.js';
 
 const CHECK_TIMEOUT_MS = 1_000;
 /** One round answers every probe for this long, and concurrent probes share the round in progress. */
@@ -13,9 +14,14 @@ export const READINESS_CACHE_MS = 1_000;
 type Verdict = 'ready' | 'outage' | 'not-ready';
 type Round = { verdict: Verdict; checks: HealthIndicatorResult };
 
-/** The database checks (`SELECT 1`, the migrations table read), run, cached and classified together. */
+/**
+ * The database checks (`SELECT 1`, the migrations table read), run, cached and classified together, on a connection
+ * of their own: a request pool full of waiting requests is a crowded instance, not an unreachable database.
+ */
 @Injectable()
-export class ReadinessRound {
+export class ReadinessRound implements OnApplicationShutdown {
+  private own?: Promise<DataSource>;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly indicators: HealthIndicatorService,
@@ -25,7 +31,7 @@ export class ReadinessRound {
     // Each scrape reads the round (at most one per READINESS_CACHE_MS): the value needs no probe and no traffic.
     new Gauge({
       name: 'animal_store_database_reachable',
-      help: 'Whether this instance reached the database in its latest readiness round (SELECT 1 and the migrations read within 1 s): 1 yes, 0 no.',
+      help: 'Whether this instance reached the database in its latest readiness round (SELECT 1 and the migrations read within 1 s, on a connection outside the request pool): 1 yes, 0 no.',
       registers: [registry],
       async collect() {
         this.set((await current()).verdict === 'outage' ? 0 : 1);
@@ -44,12 +50,33 @@ export class ReadinessRound {
     return { verdict, checks: Object.fromEntries(marked) as HealthIndicatorResult };
   }
 
+  async onApplicationShutdown(): Promise<void> {
+    await this.own?.then((own) => own.destroy()).catch(() => undefined);
+  }
+
+  /** One connection beside the request pool, made again after a round that could not make it. */
+  private connection(): Promise<DataSource> {
+    const options = this.dataSource.options;
+    this.own ??= new DataSource({ ...options, extra: { ...(options.extra as object), max: 1 } })
+      .initialize()
+      .catch((error: unknown) => {
+        this.own = undefined;
+        throw error;
+      });
+    return this.own;
+  }
+
   private async run(): Promise<Round> {
     let migrationsFailure: Verdict = 'outage';
+    const waiting = pgPool(this.dataSource).waitingCount;
     const [database, migrations] = await Promise.all([
       this.indicators
         .check('database')
-        .attempt(() => unlessCrowded(this.dataSource.query('SELECT 1').then(() => ({}))))
+        .attempt(() =>
+          unlessCrowded(this.connection().then((own) => own.query('SELECT 1').then(() => ({})))).then((data) =>
+            waiting > 0 ? { ...data, crowded: true, waiting } : data,
+          ),
+        )
         .withTimeout(CHECK_TIMEOUT_MS),
       this.indicators
         .check('migrations')
@@ -74,7 +101,7 @@ export class ReadinessRound {
   private async applied(): Promise<Record<string, unknown>> {
     // A build that lost its migrations would otherwise see "0 applied, 0 pending" and call itself ready.
     if (this.dataSource.migrations.length === 0) throw new Error('this build carries no migrations');
-    const pending = await new MigrationExecutor(this.dataSource).getPendingMigrations();
+    const pending = await new MigrationExecutor(await this.connection()).getPendingMigrations();
     if (pending.length > 0) throw new Error(`${pending.length} pending migration(s)`);
     return { applied: this.dataSource.migrations.length };
   }
