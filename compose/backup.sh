@@ -242,7 +242,7 @@ take_backup() {
   PARTIAL="$TARGET/.$NAME.partial"
   umask 077
   errors=$(mktemp) || return 1
-  pg_dump "${DB[@]}" --format=custom --file="$PARTIAL" 2>"$errors" &
+  pg_dump "${DB[@]}" --format=custom -B --file="$PARTIAL" 2>"$errors" &
   DUMP_PID=$!
   wait "$DUMP_PID"
   status=$?

@@ -5,20 +5,28 @@
 #   animal_store_owner  owns the database, the schema's objects and what migrations create; `migrate` and `backup`
 #   animal_store_api    reads and writes the application's rows, nothing else, under the requests' statement and
 #                       idle-in-transaction timeouts; `api` (and the key CLI)
-# Each role's password is the secret of the same name in the `secrets` volume: owner-password, api-password.
+# The passwords are read from files (OWNER_PASSWORD_FILE, API_PASSWORD_FILE; default: owner-password and api-password
+# in SECRETS_DIR) into psql variables through the environment, never as arguments a process list shows. Compose runs
+# it twice on every `up`: as `roles` before the migrations (the owner must exist) and as `grants` after them (the
+# api's grants are per table).
 set -euo pipefail
 
 SECRETS=${SECRETS_DIR:-/run/animal-store}
-for name in owner api; do
-  [ -s "$SECRETS/$name-password" ] ||
-    { echo "roles: no $SECRETS/$name-password: run \`docker compose up\` (its \`secrets\` service writes it)." >&2 && exit 1; }
+OWNER_PASSWORD_FILE=${OWNER_PASSWORD_FILE:-$SECRETS/owner-password}
+API_PASSWORD_FILE=${API_PASSWORD_FILE:-$SECRETS/api-password}
+for file in "$OWNER_PASSWORD_FILE" "$API_PASSWORD_FILE" "$POSTGRES_PASSWORD_FILE"; do
+  [ -s "$file" ] ||
+    { echo "roles: no $file: run \`docker compose up\` (its \`secrets\` service writes it)." >&2 && exit 1; }
 done
-PGPASSWORD=$(cat "$POSTGRES_PASSWORD_FILE")
-export PGPASSWORD
+PGPASSWORD=$(<"$POSTGRES_PASSWORD_FILE")
+ANIMAL_STORE_OWNER_PASSWORD=$(<"$OWNER_PASSWORD_FILE")
+ANIMAL_STORE_API_PASSWORD=$(<"$API_PASSWORD_FILE")
+export PGPASSWORD ANIMAL_STORE_OWNER_PASSWORD ANIMAL_STORE_API_PASSWORD
 
-# psql variables, so that no password is part of the SQL text a log could show.
-psql -XAtq -v ON_ERROR_STOP=1 --single-transaction -f - \
-  -v owner_password="$(cat "$SECRETS/owner-password")" -v api_password="$(cat "$SECRETS/api-password")" <<'SQL'
+psql -XAtq -v ON_ERROR_STOP=1 --single-transaction -f - <<'SQL'
+-- psql variables, so that no password is part of the SQL text a log could show.
+\getenv owner_password ANIMAL_STORE_OWNER_PASSWORD
+\getenv api_password ANIMAL_STORE_API_PASSWORD
 -- Two `up`s at once take turns.
 DO $$ BEGIN PERFORM pg_advisory_xact_lock(x'616e0002'::int); END $$;
 SELECT format('CREATE ROLE %I', name) FROM (VALUES ('animal_store_owner'), ('animal_store_api')) AS r(name)
@@ -41,19 +49,44 @@ WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p', 'v', '
   AND c.relowner <> 'animal_store_owner'::regrole
   AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid
     AND d.deptype IN ('i', 'a')) \gexec
--- Rows only: what exists now, and what the owner creates later (migrations, a restore).
+-- Rows only: what exists now, and what the owner creates later (migrations, a restore: the next `up` narrows them).
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO animal_store_api;
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO animal_store_api;
 ALTER DEFAULT PRIVILEGES FOR ROLE animal_store_owner IN SCHEMA public
   GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO animal_store_api;
 ALTER DEFAULT PRIVILEGES FOR ROLE animal_store_owner IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO animal_store_api;
+-- Narrower where the service needs less: it reads the applied migrations (readiness) and reads the keys, writing
+-- only when each was last used; the key commands and the migrations run as the owner.
+SELECT format('REVOKE ALL ON public.%I FROM animal_store_api', t) || ';' ||
+  format('GRANT SELECT ON public.%I TO animal_store_api', t) ||
+  CASE t WHEN 'api_keys' THEN format(';GRANT UPDATE (last_used_at) ON public.%I TO animal_store_api', t) ELSE '' END
+FROM unnest(ARRAY['migrations', 'api_keys']) AS t WHERE to_regclass(format('public.%I', t)) IS NOT NULL \gexec
+-- Large objects: the schema has none, and one the service created would make every pg_dump as the owner fail.
+-- PUBLIC may not create them (a superuser still may).
+REVOKE EXECUTE ON FUNCTION lo_create(oid), lo_creat(integer), lo_import(text), lo_import(text, oid),
+  lo_from_bytea(oid, bytea) FROM PUBLIC;
 -- The requests' bounds, in ms, on the service's role only (the owner's migrations and backups run unbounded), as
 -- PostgreSQL applies them to each new session behind any pooler: src/database/session-timeouts.ts's SESSION_TIMEOUTS,
--- which a test holds these equal to. Written only when they differ.
+-- which a test holds these equal to. The role may change its own defaults (ALTER ROLE of oneself): whatever else it
+-- holds is removed here, on every run; the bounds are written only when they differ.
+CREATE TEMPORARY TABLE api_timeouts (name, ms) ON COMMIT DROP AS
+VALUES ('statement_timeout', 5000), ('idle_in_transaction_session_timeout', 10000);
+SELECT format('ALTER ROLE animal_store_api IN DATABASE %I RESET ALL', current_database())
+FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase
+WHERE s.setrole = 'animal_store_api'::regrole AND d.datname = current_database()
+  AND NOT s.setconfig <@ ARRAY(SELECT format('%s=%s', name, ms) FROM api_timeouts) \gexec
+SELECT 'ALTER ROLE animal_store_api RESET ALL' FROM pg_db_role_setting
+WHERE setrole = 'animal_store_api'::regrole AND setdatabase = 0 \gexec
 SELECT format('ALTER ROLE animal_store_api IN DATABASE %I SET %s = %s', current_database(), name, ms)
-FROM (VALUES ('statement_timeout', 5000), ('idle_in_transaction_session_timeout', 10000)) AS t(name, ms)
+FROM api_timeouts
 WHERE NOT EXISTS (SELECT FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase
   WHERE s.setrole = 'animal_store_api'::regrole AND d.datname = current_database()
     AND format('%s=%s', name, ms) = ANY (s.setconfig)) \gexec
+-- The release before the roles bounded the superuser itself (connected as it): these bounds are the api's alone.
+SELECT format('ALTER ROLE %I IN DATABASE %I RESET %s', current_user, d.datname, t.name)
+FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase,
+  api_timeouts t
+WHERE s.setrole = current_user::regrole AND d.datname = current_database()
+  AND EXISTS (SELECT FROM unnest(s.setconfig) c WHERE c LIKE t.name || '=%') \gexec
 SQL
 echo "roles: animal_store_owner and animal_store_api ready in $PGDATABASE."

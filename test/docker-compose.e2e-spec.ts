@@ -30,6 +30,10 @@ interface Service {
   build?: unknown;
   image?: string;
   user?: string;
+  read_only?: boolean;
+  cap_drop?: string[];
+  security_opt?: string[];
+  tmpfs?: string[];
   entrypoint?: string[];
   command?: string[];
   environment?: Record<string, string | number>;
@@ -77,13 +81,13 @@ describe('docker-compose.yml', () => {
   });
 
   it('generates the secrets, then runs db, then the roles, then the migrations once, then the API', () => {
-    expect(Object.keys(compose).sort()).toEqual(['api', 'backup', 'db', 'migrate', 'roles', 'secrets']);
+    expect(Object.keys(compose).sort()).toEqual(['api', 'backup', 'db', 'grants', 'migrate', 'roles', 'secrets']);
 
     const { secrets, db, migrate, api } = compose;
     expect(secrets.restart).toBe('no');
     expect(db.image).toBe('${POSTGRES_IMAGE:-postgres:18}');
     expect(db.volumes).toEqual(['db-data:/var/lib/postgresql', 'secrets:/run/animal-store:ro']);
-    expect(Object.keys(volumes).sort()).toEqual(['db-data', 'secrets']);
+    expect(Object.keys(volumes).sort()).toEqual(['api-secrets', 'db-data', 'owner-secrets', 'secrets']);
     expect(db.healthcheck?.test.join(' ')).toMatch(/pg_isready/);
     expect(db.depends_on).toEqual({ secrets: { condition: 'service_completed_successfully' } });
 
@@ -99,6 +103,10 @@ describe('docker-compose.yml', () => {
     expect(migrate.environment).toMatchObject({ DATABASE_ROLE: 'owner' });
     expect(api.environment).toMatchObject({ DATABASE_ROLE: 'api' });
     expect(migrate.restart).toBe('no');
+    // The same script again once the migrations have made the tables: the api's grants are per table.
+    const { grants } = compose;
+    expect({ ...grants, depends_on: undefined }).toEqual({ ...roles, depends_on: undefined });
+    expect(grants.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' } });
 
     // Backups on the database's own image, into a host directory that `down -v` cannot remove.
     const { backup } = compose;
@@ -107,30 +115,55 @@ describe('docker-compose.yml', () => {
     expect(backup.depends_on).toEqual({ roles: { condition: 'service_completed_successfully' } });
     expect(backup.environment).toMatchObject({ PGUSER: 'animal_store_owner' });
 
-    expect(api.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' } });
+    expect(api.depends_on).toEqual({ grants: { condition: 'service_completed_successfully' } });
     expect(api.command).toEqual(START_PROD);
     expect(api.ports).toEqual(['${PORT:-3000}:3000']);
     expect(api.restart).toBe('unless-stopped');
     expect(api.environment).toMatchObject({ HOST: '0.0.0.0', PORT: 3000, MIGRATIONS_RUN: 'false' });
   });
 
-  it('writes no secret: they are generated into the secrets volume, which db, migrate and api read', async () => {
-    const { secrets, db, migrate, api } = compose;
-    expect(secrets.volumes).toEqual(['secrets:/run/animal-store']);
+  it('writes no secret: they are generated, one volume per reader, so each container mounts only its own', async () => {
+    const { secrets, db, migrate, api, backup, roles } = compose;
+    expect(secrets.volumes).toEqual([
+      'secrets:/run/animal-store',
+      'owner-secrets:/run/animal-store-owner',
+      'api-secrets:/run/animal-store-api',
+    ]);
     expect(db.environment?.POSTGRES_PASSWORD_FILE).toBe('/run/animal-store/postgres-password');
+    const secretVolumes = (service: Service) =>
+      (service.volumes ?? []).map((volume) => volume.split(':')[0]).filter((name) => name.endsWith('secrets'));
+    expect(secretVolumes(db)).toEqual(['secrets']);
+    expect(secretVolumes(roles)).toEqual(['secrets', 'owner-secrets', 'api-secrets']);
+    expect(secretVolumes(migrate)).toEqual(['owner-secrets']);
+    expect(secretVolumes(backup)).toEqual(['owner-secrets']);
+    expect(secretVolumes(api)).toEqual(['api-secrets']);
     for (const service of [migrate, api]) {
-      expect(service.volumes).toEqual(['secrets:/run/animal-store:ro']);
+      expect(service.volumes).toContain(`${secretVolumes(service)[0]}:/run/animal-store:ro`);
       expect(service.entrypoint?.join(' ')).toContain('DATABASE_URL=');
+      // As k8s/deployment.yaml's securityContext.
+      expect(service).toMatchObject({
+        user: '1000:1000',
+        read_only: true,
+        cap_drop: ['ALL'],
+        security_opt: ['no-new-privileges:true'],
+        tmpfs: ['/tmp'],
+      });
     }
+    expect(roles.environment).toMatchObject({
+      OWNER_PASSWORD_FILE: '/run/animal-store-owner/owner-password',
+      API_PASSWORD_FILE: '/run/animal-store-api/api-password',
+    });
     for (const [name, service] of Object.entries(compose)) {
       for (const [variable, value] of Object.entries(service.environment ?? {})) {
         if (/PASSWORD|SECRET|TOKEN|KEYS?$/.test(variable)) {
           // Only from the operator's environment (empty by default), or a generated file.
-          expect({ name, variable, ok: /^\$\{[A-Z_]+:-\}$|^\/run\/animal-store\//.test(String(value)) }).toEqual({
-            name,
-            variable,
-            ok: true,
-          });
+          expect({ name, variable, ok: /^\$\{[A-Z_]+:-\}$|^\/run\/animal-store(-\w+)?\//.test(String(value)) }).toEqual(
+            {
+              name,
+              variable,
+              ok: true,
+            },
+          );
         }
       }
     }
@@ -151,10 +184,20 @@ describe('docker-compose.fleet.yml', () => {
   });
 
   it('runs the replicas behind HAProxy, which health-checks readiness and retries only safe requests', () => {
-    expect(Object.keys(fleet).sort()).toEqual(['api', 'backup', 'db', 'lb', 'migrate', 'redis', 'roles', 'secrets']);
+    expect(Object.keys(fleet).sort()).toEqual([
+      'api',
+      'backup',
+      'db',
+      'grants',
+      'lb',
+      'migrate',
+      'redis',
+      'roles',
+      'secrets',
+    ]);
     const { api, lb } = fleet;
     // The same database, secrets, image and backups as docker-compose.yml: every replica reads the same generated secrets.
-    for (const name of ['secrets', 'db', 'roles', 'migrate', 'backup'] as const) {
+    for (const name of ['secrets', 'db', 'roles', 'grants', 'migrate', 'backup'] as const) {
       expect({ name, ...fleet[name], networks: undefined, depends_on: undefined }).toEqual({
         name,
         ...single[name],
@@ -164,6 +207,13 @@ describe('docker-compose.fleet.yml', () => {
     }
     expect(api.entrypoint).toEqual(single.api.entrypoint);
     expect(api.volumes).toEqual(single.api.volumes);
+    expect({ ...api, environment: undefined, networks: undefined, depends_on: undefined }).toMatchObject({
+      user: single.api.user,
+      read_only: single.api.read_only,
+      cap_drop: single.api.cap_drop,
+      security_opt: single.api.security_opt,
+      tmpfs: single.api.tmpfs,
+    });
     expect(api.ports).toBeUndefined();
     expect(lb.image).toBe('${HAPROXY_IMAGE:-haproxy:2.6}');
     expect(lb.ports).toEqual(['${PORT:-3000}:80']);

@@ -25,7 +25,19 @@ afterAll(async () => {
 });
 
 async function createKey(name: string): Promise<string> {
-  const out = await project.composeOk(['run', '--rm', '-T', 'api', 'npm', 'run', '-s', 'apikey', '--', 'create', name]);
+  const out = await project.composeOk([
+    'run',
+    '--rm',
+    '-T',
+    'migrate',
+    'npm',
+    'run',
+    '-s',
+    'apikey',
+    '--',
+    'create',
+    name,
+  ]);
   return out.trim().split('\n').at(-1)!;
 }
 
@@ -82,7 +94,7 @@ describe('restore, whatever happened after the backup', () => {
     const later: Pet[] = [];
     for (let index = 0; index < 3; index += 1) later.push(await createPet(`later-${index}`));
     const leakyId = await project.sql("SELECT id FROM api_keys WHERE name = 'leaky'");
-    await project.composeOk(['run', '--rm', '-T', 'api', 'npm', 'run', '-s', 'apikey', '--', 'revoke', leakyId]);
+    await project.composeOk(['run', '--rm', '-T', 'migrate', 'npm', 'run', '-s', 'apikey', '--', 'revoke', leakyId]);
     await project.sql(
       'CREATE TABLE adoptions (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, ' +
         'pet_id bigint NOT NULL REFERENCES pets (id), key_id bigint NOT NULL REFERENCES api_keys (id)); ' +

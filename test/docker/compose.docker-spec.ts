@@ -223,7 +223,7 @@ describe('docker-compose.yml backups', () => {
     expect(atStart[0]).toMatch(/^animal-store-\d{8}T\d{6}\.\d{3}Z\.dump$/);
 
     drillKey = (
-      await project.composeOk(['run', '--rm', '-T', 'api', 'npm', 'run', '-s', 'apikey', '--', 'create', 'drill'])
+      await project.composeOk(['run', '--rm', '-T', 'migrate', 'npm', 'run', '-s', 'apikey', '--', 'create', 'drill'])
     )
       .trim()
       .split('\n')

@@ -11,7 +11,9 @@ beforeAll(async () => {
   project = await ComposeProject.create('fleet', ['docker-compose.fleet.yml']);
   await project.composeOk(['up', '-d', '--scale', `api=${REPLICAS}`], 300_000);
   await project.waitForHealth('api', 'healthy', 90_000);
-  key = (await project.composeOk(['run', '--rm', '-T', 'api', 'npm', 'run', '-s', 'apikey', '--', 'create', 'fleet']))
+  key = (
+    await project.composeOk(['run', '--rm', '-T', 'migrate', 'npm', 'run', '-s', 'apikey', '--', 'create', 'fleet'])
+  )
     .trim()
     .split('\n')
     .at(-1)!;

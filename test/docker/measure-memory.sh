@@ -16,7 +16,7 @@ for _ in $(seq 1 60); do
   [ "$(/usr/bin/docker inspect -f '{{.State.Health.Status}}' "$api")" = healthy ] && break
   sleep 1
 done
-KEY=$(compose run --rm -T api node dist/src/cli/apikey.js create memory 2>/dev/null)
+KEY=$(compose run --rm -T migrate node dist/src/cli/apikey.js create memory 2>/dev/null)
 base=http://127.0.0.1:$PORT
 memory() { /usr/bin/docker stats --no-stream --format '{{.MemUsage}}' "$api" | cut -d/ -f1 | tr -d ' '; }
 echo "idle: $(memory)"
