@@ -101,11 +101,34 @@ connect() {
   DB=(--dbname="${DATABASE_URL:-$PGDATABASE}")
 }
 
-backups_newest_first() { # the service's own file names, newest first: names sort by their UTC time
-  local file
+# A backup's time from its name (UTC), in seconds.
+named_time() { # name
+  local t=${1:${#PREFIX}:15}
+  date -u -d "${t:0:4}-${t:4:2}-${t:6:2}T${t:9:2}:${t:11:2}:${t:13:2}Z" +%s
+}
+
+# The service's own file names, newest first (names sort by their UTC time): those dated up to now, or with `future`,
+# those whose name or modification time is ahead of now (a host clock that once ran ahead wrote them). Those count as
+# no backup: not the newest, not fresh, no retention slot; nothing removes them.
+backups_newest_first() { # [future]
+  local file name now ahead
+  now=$(date +%s)
   for file in "$TARGET/$PREFIX"*"$SUFFIX"; do
-    [ -f "$file" ] && [[ ${file##*/} =~ $NAME_PATTERN ]] && echo "${file##*/}"
+    name=${file##*/}
+    [ -f "$file" ] && [[ $name =~ $NAME_PATTERN ]] || continue
+    ahead=0
+    if [ "$(named_time "$name")" -gt "$now" ] || [ "$(stat -c %Y "$file")" -gt "$now" ]; then ahead=1; fi
+    if [ "${1:-}" = future ]; then [ "$ahead" -eq 0 ] || echo "$name"; else [ "$ahead" -eq 1 ] || echo "$name"; fi
   done | sort -r
+}
+
+FUTURE_ADVICE='the host clock was ahead when they were written: they count as no backup and hold no retention slot; check the clock (timedatectl), then move them out of the backup directory'
+
+# One error line per run while files dated in the future are there.
+report_future() {
+  local future
+  future=$(backups_newest_first future | paste -sd ' ')
+  [ -z "$future" ] || log 50 "backups dated in the future ignored: $FUTURE_ADVICE" files="$future"
 }
 
 # Reads a backup whole (its table of contents and every table's data, which `pg_restore --list` alone does not
@@ -156,13 +179,14 @@ give_to_directory_owner() { # path
 # the newest backup's time (0 while there is none) and the failed runs, counted on from the file's own value.
 write_metrics() { # failures to add
   [ -n "$METRICS" ] || return 0
-  local newest last=0 failures=0 directory=${METRICS%/*}
+  local newest last=0 failures=0 future directory=${METRICS%/*}
   newest=$(backups_newest_first | head -n 1)
   [ -z "$newest" ] || last=$(stat -c %Y "$TARGET/$newest")
   if [ -f "$METRICS" ]; then
     failures=$(awk '$1 == "animal_store_backup_failures_total" { print $2 }' "$METRICS")
   fi
   failures=$((${failures:-0} + $1))
+  future=$(backups_newest_first future | grep -c .)
   mkdir -p "$directory" && chmod 755 "$directory" && give_to_directory_owner "$directory" || return 0
   cat >"$METRICS.tmp" <<METRICS || return 0
 # HELP animal_store_backup_last_success_timestamp_seconds Unix time of the newest successful backup (0: none yet).
@@ -171,6 +195,9 @@ animal_store_backup_last_success_timestamp_seconds $last
 # HELP animal_store_backup_failures_total Backup runs that failed (pg_dump, or the file not reading back whole).
 # TYPE animal_store_backup_failures_total counter
 animal_store_backup_failures_total $failures
+# HELP animal_store_backup_future_files Backup files dated ahead of now, ignored (not fresh, no retention slot).
+# TYPE animal_store_backup_future_files gauge
+animal_store_backup_future_files $future
 METRICS
   chmod 644 "$METRICS.tmp" && give_to_directory_owner "$METRICS.tmp" && mv "$METRICS.tmp" "$METRICS"
 }
@@ -271,6 +298,7 @@ take_backup() {
   rm -f "$FAILED_MARK"
   log 30 'backup written' file="$NAME" bytes="$(stat -c %s "$TARGET/$NAME")" \
     durationMs="$(($(now_ms) - started))" pets="$pets" apiKeys="$keys"
+  report_future
   prune "$NAME" "$pets" "$keys"
   write_metrics 0
   FINISHING=0
@@ -508,13 +536,15 @@ restore() { # file [--force]
 # Exit 0 while the last run (in this container) succeeded and the newest backup is younger than twice
 # BACKUP_INTERVAL; otherwise the reason, exit 1.
 health() {
-  local interval newest age
+  local interval newest age future
   interval=$(duration_seconds BACKUP_INTERVAL "${BACKUP_INTERVAL:-$DEFAULT_INTERVAL}") || exit 1
   [ ! -e "$FAILED_MARK" ] || fail 1 'the last backup failed: `docker compose logs backup` says why.'
+  future=$(backups_newest_first future | paste -sd ' ')
+  [ -z "$future" ] || fail 1 "backups dated in the future ($future): $FUTURE_ADVICE."
   newest=$(backups_newest_first | head -n 1)
   [ -n "$newest" ] || fail 1 "no backup in $TARGET yet."
   age=$(($(date +%s) - $(stat -c %Y "$TARGET/$newest")))
-  [ "$age" -lt $((2 * interval)) ] ||
+  [ "$age" -ge 0 ] && [ "$age" -lt $((2 * interval)) ] ||
     fail 1 "the newest backup, $newest, is ${age}s old: more than twice BACKUP_INTERVAL; \`docker compose logs backup\` says why."
   echo "healthy: $newest is ${age}s old."
 }
@@ -540,7 +570,14 @@ schedule() {
   done
   newest=$(backups_newest_first | head -n 1)
   due=$(now_ms)
-  if [ -n "$newest" ]; then due=$((($(stat -c %Y "$TARGET/$newest") + interval) * 1000)); fi
+  report_future
+  # From min(now, mtime): a file stamped ahead of now must not push the next run into the future.
+  if [ -n "$newest" ]; then
+    local written
+    written=$(stat -c %Y "$TARGET/$newest")
+    [ "$written" -le "$(date +%s)" ] || written=$(date +%s)
+    due=$(((written + interval) * 1000))
+  fi
   while true; do
     wait_ms=$((due - $(now_ms)))
     if [ "$wait_ms" -gt 0 ]; then
