@@ -162,9 +162,9 @@ describe('restore, whatever happened after the backup', () => {
     expect((await project.shell('docker compose up -d', {}, 300_000)).code).toBe(0);
     await project.waitForHealth('api', 'healthy', 120_000);
     expect((await allPets()).map((pet) => pet.name)).toEqual(kept.map((pet) => pet.name));
-  });
+  }, 480_000);
 
-  it('refuses, the database untouched, a later release’s backup and a restore under the running API', async () => {
+  it('refuses a later release’s backup, the database untouched', async () => {
     const later = "INSERT INTO migrations (timestamp, name) VALUES (1999999999999, 'AddAdoptions1999999999999')";
     await project.sql(later);
     const { file } = await backupNow();
@@ -178,15 +178,6 @@ describe('restore, whatever happened after the backup', () => {
     expect(newer.code).toBe(1);
     expect(newer.stderr).toContain(
       `backup: "${file}" was taken by a later release than this database's (it holds AddAdoptions1999999999999); the database is untouched: restore it with that release's image`,
-    );
-    expect(await untouched()).toBe(before);
-
-    expect((await project.shell('docker compose up -d', {}, 300_000)).code).toBe(0);
-    await project.waitForHealth('api', 'healthy', 120_000);
-    const running = await project.shell(`docker compose run --rm -T backup restore ${file} --force`);
-    expect(running.code).toBe(1);
-    expect(running.stderr).toMatch(
-      /backup: other sessions are connected to the database: animal_store_api \(\d+\).*stop the API first/,
     );
     expect(await untouched()).toBe(before);
   });
