@@ -33,7 +33,7 @@ NAME_PATTERN='^animal-store-[0-9]{8}T[0-9]{6}\.[0-9]{3}Z\.dump$'
 # Set in the container by a failed run, removed by a successful one: what `backup health` reads.
 FAILED_MARK=/tmp/animal-store-backup.failed
 MAX_DURATION_SECONDS=$((3650 * 86400))
-USAGE='Usage: backup [now | list | restore <file> | health]   (no command: a backup every BACKUP_INTERVAL)'
+USAGE='Usage: backup [now | list | restore <file> [--force] | health]   (no command: a backup every BACKUP_INTERVAL)'
 
 # `90d`, `12h`, `30m`, `10s` in seconds on stdout, or the one-line problem on stderr and status 1.
 duration_seconds() { # name text
@@ -101,11 +101,34 @@ connect() {
   DB=(--dbname="${DATABASE_URL:-$PGDATABASE}")
 }
 
-backups_newest_first() { # the service's own file names, newest first: names sort by their UTC time
-  local file
+# A backup's time from its name (UTC), in seconds.
+named_time() { # name
+  local t=${1:${#PREFIX}:15}
+  date -u -d "${t:0:4}-${t:4:2}-${t:6:2}T${t:9:2}:${t:11:2}:${t:13:2}Z" +%s
+}
+
+# The service's own file names, newest first (names sort by their UTC time): those dated up to now, or with `future`,
+# those whose name or modification time is ahead of now (a host clock that once ran ahead wrote them). Those count as
+# no backup: not the newest, not fresh, no retention slot; nothing removes them.
+backups_newest_first() { # [future]
+  local file name now ahead
+  now=$(date +%s)
   for file in "$TARGET/$PREFIX"*"$SUFFIX"; do
-    [ -f "$file" ] && [[ ${file##*/} =~ $NAME_PATTERN ]] && echo "${file##*/}"
+    name=${file##*/}
+    [ -f "$file" ] && [[ $name =~ $NAME_PATTERN ]] || continue
+    ahead=0
+    if [ "$(named_time "$name")" -gt "$now" ] || [ "$(stat -c %Y "$file")" -gt "$now" ]; then ahead=1; fi
+    if [ "${1:-}" = future ]; then [ "$ahead" -eq 0 ] || echo "$name"; else [ "$ahead" -eq 1 ] || echo "$name"; fi
   done | sort -r
+}
+
+FUTURE_ADVICE='the host clock was ahead when they were written: they count as no backup and hold no retention slot; check the clock (timedatectl), then move them out of the backup directory'
+
+# One error line per run while files dated in the future are there.
+report_future() {
+  local future
+  future=$(backups_newest_first future | paste -sd ' ')
+  [ -z "$future" ] || log 50 "backups dated in the future ignored: $FUTURE_ADVICE" files="$future"
 }
 
 # Reads a backup whole (its table of contents and every table's data, which `pg_restore --list` alone does not
@@ -156,13 +179,14 @@ give_to_directory_owner() { # path
 # the newest backup's time (0 while there is none) and the failed runs, counted on from the file's own value.
 write_metrics() { # failures to add
   [ -n "$METRICS" ] || return 0
-  local newest last=0 failures=0 directory=${METRICS%/*}
+  local newest last=0 failures=0 future directory=${METRICS%/*}
   newest=$(backups_newest_first | head -n 1)
   [ -z "$newest" ] || last=$(stat -c %Y "$TARGET/$newest")
   if [ -f "$METRICS" ]; then
     failures=$(awk '$1 == "animal_store_backup_failures_total" { print $2 }' "$METRICS")
   fi
   failures=$((${failures:-0} + $1))
+  future=$(backups_newest_first future | grep -c .)
   mkdir -p "$directory" && chmod 755 "$directory" && give_to_directory_owner "$directory" || return 0
   cat >"$METRICS.tmp" <<METRICS || return 0
 # HELP animal_store_backup_last_success_timestamp_seconds Unix time of the newest successful backup (0: none yet).
@@ -171,6 +195,9 @@ animal_store_backup_last_success_timestamp_seconds $last
 # HELP animal_store_backup_failures_total Backup runs that failed (pg_dump, or the file not reading back whole).
 # TYPE animal_store_backup_failures_total counter
 animal_store_backup_failures_total $failures
+# HELP animal_store_backup_future_files Backup files dated ahead of now, ignored (not fresh, no retention slot).
+# TYPE animal_store_backup_future_files gauge
+animal_store_backup_future_files $future
 METRICS
   chmod 644 "$METRICS.tmp" && give_to_directory_owner "$METRICS.tmp" && mv "$METRICS.tmp" "$METRICS"
 }
@@ -271,6 +298,7 @@ take_backup() {
   rm -f "$FAILED_MARK"
   log 30 'backup written' file="$NAME" bytes="$(stat -c %s "$TARGET/$NAME")" \
     durationMs="$(($(now_ms) - started))" pets="$pets" apiKeys="$keys"
+  report_future
   prune "$NAME" "$pets" "$keys"
   write_metrics 0
   FINISHING=0
@@ -311,17 +339,28 @@ DO $$
 DECLARE
   r record;
 BEGIN
+  -- Keys are credentials, not data: the live table, whole, is what the restore keeps (RESTORE_AFTER merges it).
+  CREATE TEMP TABLE restore_live_keys (digest text, row jsonb) ON COMMIT DROP;
+  CREATE TEMP TABLE restore_live_columns (name text) ON COMMIT DROP;
   IF to_regclass('public.api_keys') IS NOT NULL THEN
-    CREATE TEMP TABLE restore_live_keys ON COMMIT DROP AS
-      SELECT k.digest, (to_jsonb(k) ->> 'revoked_at')::timestamptz AS revoked_at,
-        (to_jsonb(k) ->> 'expires_at')::timestamptz AS expires_at
-      FROM public.api_keys k;
-  ELSE
-    CREATE TEMP TABLE restore_live_keys (digest text, revoked_at timestamptz, expires_at timestamptz) ON COMMIT DROP;
+    INSERT INTO restore_live_keys SELECT k.digest, to_jsonb(k) FROM public.api_keys k;
+    INSERT INTO restore_live_columns SELECT attname FROM pg_attribute
+      WHERE attrelid = 'public.api_keys'::regclass AND attnum > 0 AND NOT attisdropped;
   END IF;
   CREATE TEMP TABLE restore_live_sequences ON COMMIT DROP AS
     SELECT sequencename AS name, last_value FROM pg_sequences WHERE schemaname = 'public';
   CREATE TEMP TABLE restore_report (position int GENERATED ALWAYS AS IDENTITY, line text) ON COMMIT DROP;
+  CREATE FUNCTION pg_temp.restore_time(t text) RETURNS text LANGUAGE sql IMMUTABLE AS $f$
+    SELECT to_char(t::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+  $f$;
+  -- A key's state as the restore's report names it: what lets it in, or keeps it out.
+  CREATE FUNCTION pg_temp.restore_key_state(k jsonb) RETURNS text LANGUAGE sql IMMUTABLE AS $f$
+    SELECT concat_ws(', ',
+      'revoked ' || pg_temp.restore_time(k ->> 'revoked_at'),
+      CASE WHEN k ? 'expires_at' THEN coalesce('expires ' || pg_temp.restore_time(k ->> 'expires_at'), 'never expires') END,
+      'replaced by key ' || (k ->> 'replaced_by'),
+      CASE WHEN k ? 'scopes' THEN 'scopes ' || coalesce(k ->> 'scopes', 'all') END)
+  $f$;
   FOR r IN
     SELECT c.relname, CASE c.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'S' THEN 'SEQUENCE'
       WHEN 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END AS kind
@@ -356,45 +395,13 @@ SQL
 # continues after the larger of its live and restored values. Reports one line for each.
 RESTORE_AFTER=$(
   cat <<'SQL'
-WITH kept AS (
-  UPDATE public.api_keys k SET revoked_at = l.revoked_at
-  FROM pg_temp.restore_live_keys l
-  WHERE k.digest = l.digest AND l.revoked_at IS NOT NULL AND k.revoked_at IS NULL
-  RETURNING k.id, k.name, l.revoked_at
-)
-INSERT INTO pg_temp.restore_report (line)
-SELECT format('kept revoked: key %s "%s", revoked %s after this backup', id, name,
-  to_char(revoked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
-FROM kept;
 DO $$
 DECLARE
   r record;
+  columns text;
+  lost text;
+  seq text := pg_get_serial_sequence('public.api_keys', 'id');
 BEGIN
-  IF EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'public.api_keys'::regclass AND attname = 'expires_at'
-      AND NOT attisdropped) THEN
-    WITH kept AS (
-      UPDATE public.api_keys k SET expires_at = l.expires_at
-      FROM pg_temp.restore_live_keys l
-      WHERE k.digest = l.digest AND l.expires_at IS NOT NULL AND (k.expires_at IS NULL OR k.expires_at > l.expires_at)
-      RETURNING k.id, k.name, l.expires_at
-    )
-    INSERT INTO pg_temp.restore_report (line)
-    SELECT format('kept expiry: key %s "%s", expires %s (moved earlier after this backup)', id, name,
-      to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
-    FROM kept;
-  ELSE
-    -- A backup from before expiries: a key expired in the live database is revoked instead.
-    WITH kept AS (
-      UPDATE public.api_keys k SET revoked_at = l.expires_at
-      FROM pg_temp.restore_live_keys l
-      WHERE k.digest = l.digest AND l.expires_at <= now() AND k.revoked_at IS NULL
-      RETURNING k.id, k.name, l.expires_at
-    )
-    INSERT INTO pg_temp.restore_report (line)
-    SELECT format('kept refused: key %s "%s", expired %s after this backup (revoked: the backup has no expiries)',
-      id, name, to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
-    FROM kept;
-  END IF;
   FOR r IN
     SELECT s.sequencename AS name, s.last_value AS restored, l.last_value AS live
     FROM pg_sequences s JOIN pg_temp.restore_live_sequences l ON l.name = s.sequencename
@@ -405,6 +412,56 @@ BEGIN
     VALUES (format('ids not reused: %s continues after %s, the live database''s last (the backup''s: %s)', r.name,
       r.live, coalesce(r.restored::text, 'none')));
   END LOOP;
+  IF NOT EXISTS (SELECT FROM pg_temp.restore_live_columns) THEN
+    INSERT INTO pg_temp.restore_report (line)
+    SELECT format('keys: the database had no api_keys table, so the backup''s %s keys are what there is: keys issued, rotated or revoked after this backup are not known here; revoke or reissue them with npm run apikey', count(*))
+    FROM public.api_keys;
+    RETURN;
+  END IF;
+  CREATE TEMP TABLE restore_backup_keys ON COMMIT DROP AS SELECT k.digest, to_jsonb(k) AS row FROM public.api_keys k;
+  -- Key by key where the backup and the live table differ: what the restore kept, and what it brought back.
+  INSERT INTO pg_temp.restore_report (line)
+  SELECT CASE
+      WHEN b.digest IS NULL THEN format('key kept: %s "%s", issued after this backup (%s)', l.row ->> 'id', l.row ->> 'name', pg_temp.restore_key_state(l.row))
+      WHEN l.digest IS NULL THEN format('key brought back: %s "%s", in the backup but gone from the live database (%s)%s', b.row ->> 'id', b.row ->> 'name', pg_temp.restore_key_state(b.row),
+        CASE WHEN b.row -> 'id' IN (SELECT row -> 'id' FROM pg_temp.restore_live_keys) THEN ': a live key holds its id, so it gets a new one (npm run apikey -- list)' END)
+      ELSE format('key kept as it is now: %s "%s" (%s; the backup had %s)', l.row ->> 'id', l.row ->> 'name', pg_temp.restore_key_state(l.row), pg_temp.restore_key_state(b.row))
+    END
+  FROM pg_temp.restore_live_keys l FULL JOIN pg_temp.restore_backup_keys b ON b.digest = l.digest
+  WHERE b.digest IS NULL OR l.digest IS NULL OR pg_temp.restore_key_state(l.row) <> pg_temp.restore_key_state(b.row)
+  ORDER BY (coalesce(l.row, b.row) ->> 'id')::bigint;
+  SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO columns FROM pg_attribute
+  WHERE attrelid = 'public.api_keys'::regclass AND attnum > 0 AND NOT attisdropped AND attgenerated = ''
+    AND attname IN (SELECT name FROM pg_temp.restore_live_columns);
+  SELECT string_agg(name, ', ' ORDER BY name) INTO lost FROM pg_temp.restore_live_columns
+  WHERE name NOT IN (SELECT attname FROM pg_attribute WHERE attrelid = 'public.api_keys'::regclass AND NOT attisdropped);
+  IF lost IS NOT NULL THEN
+    INSERT INTO pg_temp.restore_report (line)
+    VALUES (format('keys: the backup''s release has no api_keys column %s: the live values there are lost, and migrate adds the column empty', lost));
+  END IF;
+  -- One statement, so that replaced_by may point either way between live and restored keys. A key the live database
+  -- lost keeps its id unless a live key has taken it.
+  DELETE FROM public.api_keys;
+  EXECUTE format('INSERT INTO public.api_keys (%1$s) OVERRIDING SYSTEM VALUE SELECT %1$s FROM ('
+    || 'SELECT r.* FROM pg_temp.restore_live_keys l, jsonb_populate_record(NULL::public.api_keys, l.row) r '
+    || 'UNION ALL SELECT r.* FROM pg_temp.restore_backup_keys b, jsonb_populate_record(NULL::public.api_keys, '
+    || 'CASE WHEN b.row -> ''id'' IN (SELECT row -> ''id'' FROM pg_temp.restore_live_keys) '
+    || 'THEN b.row || jsonb_build_object(''id'', nextval(%2$L)) ELSE b.row END) r '
+    || 'WHERE b.digest NOT IN (SELECT digest FROM pg_temp.restore_live_keys)) merged', columns, seq);
+  IF lost LIKE '%expires_at%' THEN
+    -- A backup from before expiries: a key expired in the live database is revoked instead.
+    WITH kept AS (
+      UPDATE public.api_keys k SET revoked_at = (l.row ->> 'expires_at')::timestamptz
+      FROM pg_temp.restore_live_keys l
+      WHERE k.digest = l.digest AND (l.row ->> 'expires_at')::timestamptz <= now() AND k.revoked_at IS NULL
+      RETURNING k.id, k.name
+    )
+    INSERT INTO pg_temp.restore_report (line)
+    SELECT format('key refused: %s "%s" expired in the live database: revoked, since the backup has no expiries', id, name)
+    FROM kept;
+  END IF;
+  INSERT INTO pg_temp.restore_report (line)
+  SELECT format('keys: left as they are now, merged with the backup''s by digest: %s keys', count(*)) FROM public.api_keys;
 END
 $$;
 -- Marked, apart from the archive's own SELECTs (its sequences' setval).
@@ -437,14 +494,30 @@ migrations_verdict() { # live backup
   fi
 }
 
-restore() { # file
-  local path=$1 started restore_error live report
+# Other sessions on the database (the API's, a psql): a restore under them would serve a schema half replaced, or
+# one the API's release does not know (500s), so it waits until they are gone.
+other_sessions() {
+  psql "${DB[@]}" -XAtq -v ON_ERROR_STOP=1 -c "SELECT string_agg(usename || ' (' || n || ')', ', ') FROM (
+    SELECT usename, count(*) AS n FROM pg_stat_activity WHERE datname = current_database()
+      AND backend_type = 'client backend' AND pid <> pg_backend_pid() GROUP BY usename) s"
+}
+
+restore() { # file [--force]
+  local path=$1 force=${2:-} started restore_error live report newer sessions
   [[ $path == /* ]] || path="$TARGET/$path"
   [ -f "$path" ] || fail 1 "no backup \"$1\" in $TARGET: \`backup list\` shows the ones there; the database is untouched."
   check_backup "$path" ||
     fail 1 "\"$1\" is not a complete backup ($CHECK_PROBLEM); the database is untouched: restore another one (\`backup list\`)."
   live=$(live_migrations 2>&1) ||
     fail 1 "cannot read the database's migrations, the database is untouched: $(head -n 1 <<<"$live")"
+  # The release boundary, before anything changes: this release's code cannot migrate a later release's schema.
+  newer=$(comm -13 <(sort <<<"$live") <(sort <<<"$CHECK_MIGRATIONS") | paste -sd ' ')
+  if [ -n "$live" ] && [ -n "$newer" ] && [ "$force" != --force ]; then
+    fail 1 "\"$1\" was taken by a later release than this database's (it holds $newer); the database is untouched: restore it with that release's image or a later one (the one whose migrations include $(tail -n 1 <<<"$CHECK_MIGRATIONS")), or add --force to restore it here anyway (this release's API then cannot serve it)."
+  fi
+  sessions=$(other_sessions 2>&1) || fail 1 "cannot read the database's sessions, the database is untouched: $sessions"
+  [ -z "$sessions" ] ||
+    fail 1 "other sessions are connected to the database: $sessions; the database is untouched: stop the API first (\`docker compose stop api\`; on Kubernetes, scale the Deployment to 0), then restore again."
   started=$(now_ms)
   restore_error=$(mktemp) || exit 1
   # One transaction: the schema's objects dropped, the archive applied, the refusals and sequences kept; or nothing.
@@ -463,13 +536,15 @@ restore() { # file
 # Exit 0 while the last run (in this container) succeeded and the newest backup is younger than twice
 # BACKUP_INTERVAL; otherwise the reason, exit 1.
 health() {
-  local interval newest age
+  local interval newest age future
   interval=$(duration_seconds BACKUP_INTERVAL "${BACKUP_INTERVAL:-$DEFAULT_INTERVAL}") || exit 1
   [ ! -e "$FAILED_MARK" ] || fail 1 'the last backup failed: `docker compose logs backup` says why.'
+  future=$(backups_newest_first future | paste -sd ' ')
+  [ -z "$future" ] || fail 1 "backups dated in the future ($future): $FUTURE_ADVICE."
   newest=$(backups_newest_first | head -n 1)
   [ -n "$newest" ] || fail 1 "no backup in $TARGET yet."
   age=$(($(date +%s) - $(stat -c %Y "$TARGET/$newest")))
-  [ "$age" -lt $((2 * interval)) ] ||
+  [ "$age" -ge 0 ] && [ "$age" -lt $((2 * interval)) ] ||
     fail 1 "the newest backup, $newest, is ${age}s old: more than twice BACKUP_INTERVAL; \`docker compose logs backup\` says why."
   echo "healthy: $newest is ${age}s old."
 }
@@ -495,7 +570,14 @@ schedule() {
   done
   newest=$(backups_newest_first | head -n 1)
   due=$(now_ms)
-  if [ -n "$newest" ]; then due=$((($(stat -c %Y "$TARGET/$newest") + interval) * 1000)); fi
+  report_future
+  # From min(now, mtime): a file stamped ahead of now must not push the next run into the future.
+  if [ -n "$newest" ]; then
+    local written
+    written=$(stat -c %Y "$TARGET/$newest")
+    [ "$written" -le "$(date +%s)" ] || written=$(date +%s)
+    due=$(((written + interval) * 1000))
+  fi
   while true; do
     wait_ms=$((due - $(now_ms)))
     if [ "$wait_ms" -gt 0 ]; then
@@ -528,12 +610,12 @@ main() {
     list) list ;;
     health) health ;;
     restore)
-      [ $# -eq 2 ] || {
+      [ $# -eq 2 ] || { [ $# -eq 3 ] && [ "$3" = --force ]; } || {
         echo "$USAGE" >&2
         exit 2
       }
       connect
-      restore "$2"
+      restore "$2" "${3:-}"
       ;;
     *)
       echo "$USAGE" >&2

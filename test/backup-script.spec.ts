@@ -1,5 +1,7 @@
 import { expect } from '@jest/globals';
 import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDuration } from '../src/cli/duration.js';
 import { Problem } from '../src/config/problem.js';
@@ -45,7 +47,7 @@ describe('compose/backup.sh', () => {
         env: { PATH: process.env.PATH, BACKUP_TARGET: ROOT },
       });
       expect({ args, status: result.status, stdout: result.stdout }).toEqual({ args, status: 2, stdout: '' });
-      expect(result.stderr).toMatch(/^Usage: backup \[now \| list \| restore <file> \| health\]/);
+      expect(result.stderr).toMatch(/^Usage: backup \[now \| list \| restore <file> \[--force\] \| health\]/);
     }
   });
 
@@ -68,5 +70,68 @@ describe('compose/backup.sh', () => {
       stderr: 'Invalid BACKUP_KEEP_WEEKLY "-1": use a whole number of backups to keep, from 0 to 9999.\n',
     });
     expect(list('0')).toMatchObject({ status: 0, stdout: '' });
+  });
+
+  describe('the host clock set ahead, then back', () => {
+    const DAY_MS = 86_400_000;
+    let directory = '';
+    beforeEach(() => {
+      directory = mkdtempSync(join(tmpdir(), 'animal-store-backups-'));
+    });
+    afterEach(() => rmSync(directory, { recursive: true, force: true }));
+
+    /** A backup file as the script names it, written at `at` (name and modification time). */
+    const backupAt = (at: number) => {
+      const name = `animal-store-${new Date(at).toISOString().replace(/[-:]/g, '')}.dump`;
+      writeFileSync(join(directory, name), 'not read here');
+      utimesSync(join(directory, name), at / 1000, at / 1000);
+      return name;
+    };
+    const script = (command: string, env: NodeJS.ProcessEnv = {}) =>
+      spawnSync('bash', ['-c', `source "$0" && TARGET=$BACKUP_TARGET && ${command}`, SCRIPT], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, BACKUP_TARGET: directory, ...env },
+      });
+
+    it('a file dated 45 days ahead: an error line, an unhealthy check, the metric; the real backup is the newest', () => {
+      const real = backupAt(Date.now() - 3_600_000);
+      const ahead = backupAt(Date.now() + 45 * DAY_MS);
+      const health = spawnSync('bash', [SCRIPT, 'health'], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, BACKUP_TARGET: directory },
+      });
+      expect(health.status).toBe(1);
+      expect(health.stderr).toBe(
+        `backup: backups dated in the future (${ahead}): the host clock was ahead when they were written: they count as no backup and hold no retention slot; check the clock (timedatectl), then move them out of the backup directory.\n`,
+      );
+      const run = script('backups_newest_first && report_future && METRICS=$BACKUP_TARGET/m.prom && write_metrics 0');
+      expect(run.stdout).toBe(`${real}\n`);
+      const logged = run.stderr.split('\n').filter((line) => line.startsWith('{'));
+      expect(logged.map((line) => JSON.parse(line) as unknown)).toEqual([
+        expect.objectContaining({ level: 50, files: ahead }),
+      ]);
+      const metrics = readFileSync(join(directory, 'm.prom'), 'utf8');
+      expect(metrics).toContain('\nanimal_store_backup_future_files 1\n');
+      const lastSuccess = Number(/^animal_store_backup_last_success_timestamp_seconds (\d+)$/m.exec(metrics)?.[1]);
+      expect(lastSuccess).toBeLessThanOrEqual(Date.now() / 1000);
+
+      // The clock set back right: the file moved out, the check is healthy again.
+      rmSync(join(directory, ahead));
+      expect(
+        spawnSync('bash', [SCRIPT, 'health'], {
+          encoding: 'utf8',
+          env: { PATH: process.env.PATH, BACKUP_TARGET: directory },
+        }).status,
+      ).toBe(0);
+    });
+
+    it('seven files dated ahead hold no BACKUP_KEEP slot: the real backups are kept, the future ones left alone', () => {
+      const future = Array.from({ length: 7 }, (_, index) => backupAt(Date.now() + (40 + index) * DAY_MS));
+      const real = [3, 2, 1].map((days) => backupAt(Date.now() - days * DAY_MS));
+      const written = backupAt(Date.now() - 1_000);
+      const run = script(`KEEP=3 KEEP_WEEKLY=0 prune ${written} 5 1`);
+      expect(run.status).toBe(0);
+      expect(readdirSync(directory).sort()).toEqual([...real.slice(1), written, ...future].sort());
+    });
   });
 });

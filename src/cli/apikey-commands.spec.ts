@@ -105,6 +105,25 @@ describe('parseDuration', () => {
   });
 });
 
+describe('rotate --expires-in below the overlap', () => {
+  it.each([
+    [['--expires-in', '1s', '--overlap', '24h'], '--expires-in 1s is shorter than --overlap 24h'],
+    [['--expires-in', '30m'], '--expires-in 30m is shorter than the default overlap of 24h'],
+  ])('refuses %j, naming both values and what to do', (options, start) => {
+    const message = problemOf(['rotate', '6', ...options]);
+    expect(message).toMatch(new RegExp(`^${start}: .*Give --expires-in at least the overlap`));
+  });
+
+  it('takes an expiry equal to the overlap', () => {
+    expect(parseArguments(['rotate', '6', '--expires-in', '1d', '--overlap', '24h'])).toEqual({
+      command: 'rotate',
+      reference: '6',
+      overlapMs: 86_400_000,
+      expiresInMs: 86_400_000,
+    });
+  });
+});
+
 describe('rotate, for a key it cannot rotate', () => {
   const key = (id: string, fields: Partial<ApiKeySummary>): ApiKeySummary => ({
     id,

@@ -17,7 +17,7 @@ Commands:
                          may do everything; without --expires-in it never expires
   rotate <id|prefix> [--overlap <N>{s|m|h|d}] [--expires-in <N>{s|m|h|d}]
                          issue a new key with the same name and scopes, printed once; it keeps the old key's expiry,
-                         or expires after --expires-in (a key that expires soon needs it). The old key keeps working
+                         or expires after --expires-in (a key that expires soon needs it; never shorter than the overlap). The old key keeps working
                          until the overlap ends (default 24h), then expires (never later than it would have).
                          A key is replaced once: to replace it again, rotate its replacement
   list                   show every key: id, name, prefix, scopes, created, last used, expires, revoked, state
@@ -80,6 +80,14 @@ export function parseArguments([command = '', ...rest]: readonly string[]): ApiK
   const expiresInMs = duration('expires-in');
   if (expiresInMs instanceof Problem) return expiresInMs;
   if (command === 'create') return NAME.test(argument) ? { command, name: argument, scopes, expiresInMs } : null;
+  if (command === 'rotate' && expiresInMs !== null && expiresInMs < overlapMs) {
+    // The new key would expire while the old one still works, and neither could then be rotated: the lineage ends.
+    const overlap =
+      'overlap' in values ? `--overlap ${values.overlap}` : `the default overlap of ${DEFAULT_OVERLAP_MS / 3_600_000}h`;
+    return new Problem(
+      `--expires-in ${values['expires-in']} is shorter than ${overlap}: the new key would expire before the old one stops working. Give --expires-in at least the overlap (e.g. --expires-in 90d), or a shorter --overlap.`,
+    );
+  }
   return command === 'rotate'
     ? { command, reference: argument, overlapMs, expiresInMs }
     : { command: 'revoke', reference: argument };

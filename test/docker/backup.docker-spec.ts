@@ -5,8 +5,9 @@ import { ComposeProject, docker, DOCKER, run } from './support/docker.js';
 import { pollUntil } from '../support/poll.js';
 
 /**
- * compose/backup.sh on the shipped docker-compose.yml, in the days after a backup: a restore after keys were revoked,
- * ids handed out and a later release's objects added; retention next to hand-named copies and after a mass delete;
+ * compose/backup.sh on the shipped docker-compose.yml, in the days after a backup: a restore after keys were issued,
+ * rotated and revoked, ids handed out and a later release's objects added (every client keeps its key, and a second
+ * restore changes nothing); the release boundary and the running API guarded before anything changes; retention next to hand-named copies and after a mass delete;
  * the healthcheck, the metric and a stop during a dump. The scenarios run in order on one project.
  */
 let project: ComposeProject;
@@ -24,22 +25,16 @@ afterAll(async () => {
   await project?.down();
 });
 
-async function createKey(name: string): Promise<string> {
-  const out = await project.composeOk([
-    'run',
-    '--rm',
-    '-T',
-    'migrate',
-    'npm',
-    'run',
-    '-s',
-    'apikey',
-    '--',
-    'create',
-    name,
-  ]);
+/** The key an `apikey` command prints (create, rotate), its last line: as the owner, in `migrate` (the api role cannot write keys). */
+async function apikey(...args: string[]): Promise<string> {
+  const out = await project.composeOk(['run', '--rm', '-T', 'migrate', 'npm', 'run', '-s', 'apikey', '--', ...args]);
   return out.trim().split('\n').at(-1)!;
 }
+const createKey = (name: string) => apikey('create', name);
+const keyId = (name: string) => project.sql(`SELECT max(id) FROM api_keys WHERE name = '${name}'`);
+/** The keys' rows, to compare one restore with the next. */
+const keyRows = () =>
+  project.sql("SELECT string_agg((to_jsonb(k) - 'last_used_at')::text, ',' ORDER BY id) FROM api_keys k");
 
 interface Pet {
   id: number;
@@ -83,8 +78,10 @@ async function backupNow(
 const files = async (directory = project.backupDir) => (await readdir(directory)).sort();
 
 describe('restore, whatever happened after the backup', () => {
-  it('a later release’s objects, a revoked key, ids issued since: the drill brings back exactly the backup, refusals and ids kept', async () => {
+  it('keys issued, rotated and revoked since, a later release’s objects, ids issued since: the drill brings back the backup’s animals, every key as it is now', async () => {
     const leaky = await createKey('leaky');
+    const overlapping = await createKey('overlapping');
+    const longLived = await createKey('long-lived');
     const kept: Pet[] = [];
     for (let index = 0; index < 5; index += 1) kept.push(await createPet(`kept-${index}`));
     const { file } = await backupNow();
@@ -93,8 +90,17 @@ describe('restore, whatever happened after the backup', () => {
     // a table with foreign keys to pets and api_keys, which blocked `pg_restore --clean`.
     const later: Pet[] = [];
     for (let index = 0; index < 3; index += 1) later.push(await createPet(`later-${index}`));
-    const leakyId = await project.sql("SELECT id FROM api_keys WHERE name = 'leaky'");
-    await project.composeOk(['run', '--rm', '-T', 'migrate', 'npm', 'run', '-s', 'apikey', '--', 'revoke', leakyId]);
+    const leakyId = await keyId('leaky');
+    await apikey('revoke', leakyId);
+    // The issue's first finding: a key issued, one rotated with a short overlap, one with a new lifetime.
+    const issued = { late: await createKey('late') };
+    const [overlappingId, longLivedId] = [await keyId('overlapping'), await keyId('long-lived')];
+    const replacements = {
+      overlapping: await apikey('rotate', overlappingId, '--overlap', '10m'),
+      longLived: await apikey('rotate', longLivedId, '--expires-in', '90d'),
+    };
+    const working = [key, overlapping, longLived, issued.late, replacements.overlapping, replacements.longLived];
+    const keysBefore = await keyRows();
     await project.sql(
       'CREATE TABLE adoptions (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, ' +
         'pet_id bigint NOT NULL REFERENCES pets (id), key_id bigint NOT NULL REFERENCES api_keys (id)); ' +
@@ -113,10 +119,22 @@ describe('restore, whatever happened after the backup', () => {
     process.stdout.write(`$ docker compose run --rm backup restore ${file}\n${restore.stdout}exit ${restore.code}\n`);
     expect(restore.code).toBe(0);
     const lines = restore.stdout.trim().split('\n');
-    expect(lines[0]).toBe(`Restored ${file}: 5 animals, 2 API keys.`);
+    expect(lines[0]).toBe(`Restored ${file}: 5 animals, 4 API keys.`);
     expect(lines).toContainEqual(
-      expect.stringMatching(new RegExp(`^kept revoked: key ${leakyId} "leaky", revoked \\d{4}-.+Z after this backup$`)),
+      expect.stringMatching(new RegExp(`^key kept as it is now: ${leakyId} "leaky" \\(revoked \\d{4}-.+Z, `)),
     );
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^key kept as it is now: ${overlappingId} "overlapping" \\(expires .+, replaced by key ${await keyId('overlapping')}, .*; the backup had never expires`,
+        ),
+      ),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(new RegExp(`^key kept: ${await keyId('late')} "late", issued after this backup`)),
+    );
+    expect(lines).toContainEqual("keys: left as they are now, merged with the backup's by digest: 7 keys");
+    expect(await keyRows()).toBe(keysBefore);
     expect(lines).toContainEqual(
       expect.stringMatching(new RegExp(`^ids not reused: pets_id_seq continues after ${highestIssued}, `)),
     );
@@ -131,14 +149,44 @@ describe('restore, whatever happened after the backup', () => {
 
     expect((await allPets()).map((pet) => pet.name)).toEqual(kept.map((pet) => pet.name));
     expect(await statusWith(leaky)).toBe(401);
+    expect(await Promise.all(working.map(statusWith))).toEqual(working.map(() => 200));
     const next = await createPet('after-restore');
     expect(next.id).toBeGreaterThan(highestIssued);
+
+    // The same file again: the animals as the backup has them, the keys untouched.
+    const keysAfter = await keyRows();
+    await project.composeOk(['stop', 'api']);
+    const again = await project.shell(`docker compose run --rm -T backup restore ${file}`);
+    expect(again.code).toBe(0);
+    expect(await keyRows()).toBe(keysAfter);
+    expect((await project.shell('docker compose up -d', {}, 300_000)).code).toBe(0);
+    await project.waitForHealth('api', 'healthy', 120_000);
+    expect((await allPets()).map((pet) => pet.name)).toEqual(kept.map((pet) => pet.name));
+  }, 480_000);
+
+  it('refuses a later release’s backup, the database untouched', async () => {
+    const later = "INSERT INTO migrations (timestamp, name) VALUES (1999999999999, 'AddAdoptions1999999999999')";
+    await project.sql(later);
+    const { file } = await backupNow();
+    await project.sql('DELETE FROM migrations WHERE timestamp = 1999999999999');
+    await createPet('after-the-later-backup');
+    const untouched = async () => `${await project.sql('SELECT count(*) FROM pets')} ${await keyRows()}`;
+    const before = await untouched();
+    await project.composeOk(['stop', 'api']);
+    const newer = await project.shell(`docker compose run --rm -T backup restore ${file}`);
+    process.stdout.write(`$ docker compose run --rm backup restore ${file}\n${newer.stderr}exit ${newer.code}\n`);
+    expect(newer.code).toBe(1);
+    expect(newer.stderr).toContain(
+      `backup: "${file}" was taken by a later release than this database's (it holds AddAdoptions1999999999999); the database is untouched: restore it with that release's image`,
+    );
+    expect(await untouched()).toBe(before);
   });
 
   it('says when the backup is older than the release, and which step comes next', async () => {
     const { file } = await backupNow();
     // The live database as a later release leaves it: one migration more than the backup holds.
     await project.sql("INSERT INTO migrations (timestamp, name) VALUES (1999999999999, 'AddAdoptions1999999999999')");
+    await project.composeOk(['stop', 'api']);
     const restore = await project.shell(`docker compose run --rm -T backup restore ${file}`);
     process.stdout.write(`$ docker compose run --rm backup restore ${file}\n${restore.stdout}exit ${restore.code}\n`);
     expect(restore.code).toBe(0);
