@@ -9,8 +9,11 @@
 #                          again after a minute
 #   backup now             one backup at once; prints its file name on stdout
 #   backup list            the backups, newest first, with size and time
-#   backup restore <file>  replaces the database's tables with the backup's, all or nothing, keeping the live
-#                          revocations, early expiries and identity sequences that are ahead of it
+#   backup restore <file> [--force]
+#                          replaces the database's tables with the backup's, all or nothing, except the API keys:
+#                          those stay as they are now, merged with the backup's by digest; identity sequences that
+#                          are ahead stay ahead. Refused, the database untouched, for a later release's backup
+#                          (unless --force) and while other sessions are connected
 #   backup health          exit 0 while the last run succeeded and the newest backup is younger than twice
 #                          BACKUP_INTERVAL (the compose healthcheck)
 #
