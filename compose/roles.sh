@@ -3,8 +3,9 @@
 # files' one-shot `roles` service on every `up`, connected as the bootstrap superuser that the postgres image made
 # (POSTGRES_USER). Idempotent, so a volume made before the split is upgraded by the same run that makes a new one:
 #   animal_store_owner  owns the database, the schema's objects and what migrations create; `migrate` and `backup`
-#   animal_store_api    reads and writes the application's rows, nothing else, under the requests' statement and
-#                       idle-in-transaction timeouts; `api` (and the key CLI)
+#   animal_store_api    reads and writes the animals' rows; reads `migrations` and `api_keys`, writing only a key's
+#                       last_used_at; no large object; under the requests' statement and idle-in-transaction timeouts;
+#                       `api` (the key CLI runs as the owner)
 # The passwords are read from files (OWNER_PASSWORD_FILE, API_PASSWORD_FILE; default: owner-password and api-password
 # in SECRETS_DIR) into psql variables through the environment, never as arguments a process list shows. Compose runs
 # it twice on every `up`: as `roles` before the migrations (the owner must exist) and as `grants` after them (the
