@@ -292,11 +292,15 @@ describe('docker-compose.yml backups', () => {
     const restoreMs = Date.now() - started;
     restoring = false;
     await readers;
-    // The database was migrated by the `up` after down -v: the same migrations as the backup's.
+    // The database was migrated by the `up` after down -v: the same migrations as the backup's. Its key table was
+    // empty, so the backup's key comes back, named.
     expect({ code: restore.code, stdout: restore.stdout }).toEqual({
       code: 0,
       stdout:
-        `Restored ${file}: 50 animals, 1 API keys.\nThe backup's migrations are this database's. Next: ` +
+        `Restored ${file}: 50 animals, 1 API keys.\n` +
+        'key brought back: 1 "drill", in the backup but gone from the live database (never expires, scopes all)\n' +
+        "keys: left as they are now, merged with the backup's by digest: 1 keys\n" +
+        "The backup's migrations are this database's. Next: " +
         '`docker compose run --rm migrate` (on Kubernetes, the migrate Job), then start the API (`docker compose up -d`).\n',
     });
     const restored = restore.stderr
@@ -369,7 +373,7 @@ describe('docker-compose.yml backups', () => {
     const usage = await project.shell('docker compose run --rm -T backup restore');
     expect({ code: usage.code, stdout: usage.stdout }).toEqual({ code: 2, stdout: '' });
     expect(backupLines(usage)).toEqual([
-      expect.stringMatching(/^Usage: backup \[now \| list \| restore <file> \| health\]/),
+      expect.stringMatching(/^Usage: backup \[now \| list \| restore <file> \[--force\] \| health\]/),
     ]);
   });
 

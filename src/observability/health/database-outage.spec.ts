@@ -56,6 +56,14 @@ describe('DatabaseOutage', () => {
     expect(rounds(o, 120, (second) => second % 3 === 0).slice(60)).not.toContain('out');
   });
 
+  it('keeps an instance out while the database stays gone, when the grace is shorter than the recovery window', () => {
+    const o = new DatabaseOutage(5_000, 10_000, () => now, 0);
+    rounds(o, 60, () => false);
+    const states = rounds(o, 60, () => true);
+    expect(states.indexOf('out')).toBe(5);
+    expect(new Set(states.slice(5))).toEqual(new Set(['out']));
+  });
+
   it('with no grace, takes the instance out at the first failed round; with no recovery period, back at the first passing one', () => {
     const o = new DatabaseOutage(0, 0, () => now);
     expect(o.record(true)).toBe('out');

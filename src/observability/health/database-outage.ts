@@ -23,6 +23,8 @@ export class DatabaseOutage {
   private readonly rounds: { at: number; failed: boolean }[] = [];
   private firstAt: number | null = null;
   private out = false;
+  /** When the instance went out: the back window counts any time before it as failed. */
+  private outSince = 0;
 
   constructor(
     graceMs: number,
@@ -44,20 +46,31 @@ export class DatabaseOutage {
     const outWindow = this.graceMs / OUT_SHARE;
     const backWindow = this.recoveryMs / BACK_SHARE;
     while (this.rounds.length > 1 && now - this.rounds[1].at >= Math.max(outWindow, backWindow)) this.rounds.shift();
-    this.out = this.out
-      ? this.failedShare(now, backWindow) >= BACK_SHARE
-      : now - this.firstAt >= this.graceMs && this.failedShare(now, outWindow) >= OUT_SHARE;
+    if (this.out) {
+      this.out = this.failedShare(now, backWindow, this.outSince) >= BACK_SHARE;
+    } else if (now - this.firstAt >= this.graceMs && this.failedShare(now, outWindow) >= OUT_SHARE) {
+      this.out = true;
+      this.outSince = now;
+    }
     if (this.out) return unreachable ? 'out' : 'recovering';
     return unreachable ? 'riding-out' : 'ready';
   }
 
-  /** Each round's answer holds until the next round: probes that stop while an instance is out do not shrink it. */
-  private failedShare(now: number, windowMs: number): number {
+  /**
+   * Each round's answer holds until the next round: probes that stop while an instance is out do not shrink it. Time
+   * in the window before `failedUntil` counts as failed, so the passing rounds before an outage never bring back an
+   * instance that it took out (a grace shorter than the recovery window would otherwise flap).
+   */
+  private failedShare(now: number, windowMs: number, failedUntil = -Infinity): number {
     if (windowMs === 0) return this.rounds[this.rounds.length - 1].failed ? 1 : 0;
-    const failed = this.rounds.reduce((sum, round, i) => {
-      const end = this.rounds[i + 1]?.at ?? now;
-      return round.failed ? sum + Math.max(0, end - Math.max(round.at, now - windowMs)) : sum;
-    }, 0);
+    const start = Math.max(now - windowMs, failedUntil);
+    const failed = this.rounds.reduce(
+      (sum, round, i) => {
+        const end = this.rounds[i + 1]?.at ?? now;
+        return round.failed ? sum + Math.max(0, end - Math.max(round.at, start)) : sum;
+      },
+      Math.max(0, start - (now - windowMs)),
+    );
     return failed / windowMs;
   }
 }
