@@ -316,6 +316,8 @@ describe('docker-compose.yml database roles', () => {
        url.password = process.argv[1];
        const client = new pg.Client({ connectionString: url.href });
        client.connect().then(() => { console.log('connected'); return client.end(); }, (error) => console.log(error.message));`,
+      // A generated password may start with "-": after `--` node takes it as an argument, not an option.
+      '--',
       old[2],
     ]);
     expect(connect.stdout.trim() || connect.stderr).toBe('password authentication failed for user "animal_store_api"');
