@@ -53,7 +53,22 @@ describe('docker-compose.yml, as the README runs it', () => {
     const started = Date.now();
     const result = await project.shell(up.command, {}, 300_000);
     expect(result.code).toBe(0);
-    await project.waitForHealth('api', 'healthy', 60_000 - (Date.now() - started));
+    try {
+      await project.waitForHealth('api', 'healthy', 60_000 - (Date.now() - started));
+    } finally {
+      // Where the time went: each one-shot's start and end, and the services' start, in s from `up`.
+      const at = (time: string) => ((Date.parse(time) - started) / 1000).toFixed(1);
+      const steps = [];
+      for (const service of ['secrets', 'db', 'roles', 'migrate', 'grants', 'api']) {
+        const state = await project.inspect(await project.container(service));
+        steps.push(`${service} ${at(state.StartedAt)}${state.Running ? '' : `–${at(state.FinishedAt)}`}`);
+      }
+      const checks = (await project.inspect(await project.container('api'))).Health?.Log ?? [];
+      const probes = checks.map((check) => `${at(check.Start)}–${at(check.End)} exit ${check.ExitCode}`);
+      process.stdout.write(
+        `docker compose up -d, each service: ${steps.join(', ')}; api checks: ${probes.join(', ')}\n`,
+      );
+    }
     const upToHealthy = Date.now() - started;
     process.stdout.write(`docker compose up -d to api healthy: ${(upToHealthy / 1000).toFixed(1)} s\n`);
     expect(upToHealthy).toBeLessThanOrEqual(60_000);

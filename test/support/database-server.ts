@@ -56,6 +56,8 @@ async function startContainer(): Promise<DatabaseServer> {
 
 export interface EmbeddedServer extends DatabaseServer {
   port: number;
+  /** The directory its files live in (the cluster under `postgres/`). */
+  directory: string;
   /** Shuts PostgreSQL down (fast shutdown: sessions are terminated), keeping its data for `start()`. */
   pause(): Promise<void>;
   start(): Promise<void>;
@@ -75,6 +77,7 @@ export async function startEmbeddedServer({ flags = [] }: { flags?: string[] } =
   adminUrl.pathname = '/postgres';
   return {
     port: cluster.port,
+    directory: cluster.directory,
     adminUrl: adminUrl.toString(),
     description: 'embedded PostgreSQL (TEST_DATABASE=embedded)',
     pause: () => cluster.pause(),

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { startTcpProxy, type TcpProxy } from '../../dev/tcp-proxy.js';
 import { parse, stringify } from 'yaml';
 import { apikey, ensureBuilt, ROOT, run } from '../support/built-service.js';
 import { EmbeddedServer, freePort, startEmbeddedServer } from '../support/database-server.js';
@@ -17,7 +18,8 @@ import { ServiceProcess, startService } from '../support/service-process.js';
  * second and evaluates a copy of k8s/alerts/animal-store.rules.yaml with its durations shortened; Debian's
  * Alertmanager delivers to a webhook receiver in this test. Each scenario causes a fault and asserts the exact alert
  * names delivered firing, then resolved once the fault is gone. The receiver's log (each notification with the time
- * since the fault) is written to test/artifacts/alerts-live.log.
+ * since the fault) is written to test/artifacts/alerts-live.log. Instance 0 reaches the database through a TCP proxy
+ * of its own, so that one instance's path can be cut while its peer's holds.
  */
 const ALERTS = join(ROOT, 'k8s', 'alerts');
 const LOG = join(ROOT, 'test', 'artifacts', 'alerts-live.log');
@@ -172,6 +174,9 @@ describe('alerts against a live Prometheus and Alertmanager', () => {
   let scratch: string;
   let database: EmbeddedServer;
   let databaseUrl: string;
+  /** Instance 0's path to the database. */
+  let path0: TcpProxy;
+  let path0Url: string;
   let receiver: Receiver;
   let prometheus: ReturnType<typeof daemon>;
   let alertmanager: ReturnType<typeof daemon>;
@@ -183,8 +188,8 @@ describe('alerts against a live Prometheus and Alertmanager', () => {
   /** While set, the traffic goes through this HAProxy instead of straight to the instances. */
   let balancer: Balancer | undefined;
 
-  const serviceEnv = () => ({
-    DATABASE_URL: databaseUrl,
+  const serviceEnv = (i: number) => ({
+    DATABASE_URL: i === 0 ? path0Url : databaseUrl,
     NODE_ENV: 'production',
     MIGRATIONS_RUN: 'true',
     API_KEYS: API_KEY,
@@ -198,7 +203,7 @@ describe('alerts against a live Prometheus and Alertmanager', () => {
   });
 
   const startInstance = async (i: number) => {
-    instances[i] = await startService(serviceEnv(), { port: ports[i] });
+    instances[i] = await startService(serviceEnv(i), { port: ports[i] });
   };
 
   const killInstance = async (i: number) => {
@@ -282,6 +287,11 @@ describe('alerts against a live Prometheus and Alertmanager', () => {
     await admin.query('CREATE DATABASE alerts_live');
     await admin.end();
     databaseUrl = database.adminUrl.replace(/\/postgres$/, '/alerts_live');
+    path0 = await startTcpProxy(database.port);
+    const viaProxy = new URL(databaseUrl);
+    viaProxy.hostname = '127.0.0.1';
+    viaProxy.port = String(path0.port);
+    path0Url = viaProxy.toString();
 
     ports.push(await freePort(), await freePort());
     // One after the other: the first applies the migrations.
@@ -387,6 +397,7 @@ describe('alerts against a live Prometheus and Alertmanager', () => {
     for (const [i, instance] of instances.entries()) {
       if (instance) await killInstance(i);
     }
+    await path0?.close();
     await database?.stop();
     if (scratch) await rm(scratch, { recursive: true, force: true });
   }, 120_000);
@@ -570,6 +581,118 @@ describe('alerts against a live Prometheus and Alertmanager', () => {
     await waitForBalancer('UP', 'HAProxy to bring both instances back once the database holds');
     await waitFor('every alert to be delivered resolved', () => receiver.allResolved(), 240_000);
     await balancer!.stop();
+    balancer = undefined;
+  }, 600_000);
+
+  /** Sends a signal to every process of the test's PostgreSQL by PID: SIGSTOP freezes it whole, SIGCONT resumes it. */
+  const signalPostgres = async (signal: 'SIGSTOP' | 'SIGCONT') => {
+    const pidFile = await readFile(join(database.directory, 'postgres', 'postmaster.pid'), 'utf8');
+    const postmaster = Number(pidFile.split('\n')[0]);
+    const children = (await run('pgrep', ['-P', String(postmaster)])).stdout.split('\n').filter(Boolean).map(Number);
+    // Frozen from the top (no new child meanwhile), resumed from the bottom.
+    for (const pid of signal === 'SIGSTOP' ? [postmaster, ...children] : [...children, postmaster]) {
+      try {
+        process.kill(pid, signal);
+      } catch (error) {
+        // A backend that ended since pgrep listed it.
+        if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+      }
+    }
+  };
+
+  /**
+   * Lists through HAProxy, one at a time, and HAProxy's view of each instance every 250 ms, until `done` resolves:
+   * how many answered 2xx, and in how many samples each instance was out.
+   */
+  const throughBalancer = async (done: Promise<void>) => {
+    const counts = { requests: 0, answered2xx: 0, samples: 0, out: { a: 0, b: 0 } };
+    let running = true;
+    const requests = async () => {
+      while (running) {
+        const status = await fetch(`${balancer!.origins.strict}/v1/pets?limit=5`, {
+          headers: { authorization: `Bearer ${API_KEY}` },
+          signal: AbortSignal.timeout(5_000),
+        }).then(
+          async (response) => (await response.arrayBuffer(), response.status),
+          () => 0,
+        );
+        counts.requests += 1;
+        if (status >= 200 && status < 300) counts.answered2xx += 1;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    const sampling = async () => {
+      while (running) {
+        const states = (await balancer!.states()).strict;
+        counts.samples += 1;
+        for (const server of ['a', 'b'] as const) if (states[server].startsWith('DOWN')) counts.out[server] += 1;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    };
+    const measuring = Promise.all([requests(), sampling()]);
+    try {
+      await done;
+    } finally {
+      running = false;
+      await measuring;
+    }
+    return counts;
+  };
+
+  it('the whole database stalling 2 s in every 6 s: through HAProxy at least 90% of requests answer 2xx and neither instance is taken out', async () => {
+    balancer = await startHaproxy({ a: ports[0], b: ports[1] }, { interMs: 1_000, fall: 2, rise: 2 });
+    await waitForBalancer('UP', 'HAProxy to see both instances up');
+    receiver.begin('database stalling');
+    // The fault: every PostgreSQL process stopped 2 s, then running 4 s, for 36 s (the waits are its timing).
+    const stalls = (async () => {
+      const end = Date.now() + 36_000;
+      try {
+        while (Date.now() < end) {
+          await signalPostgres('SIGSTOP');
+          await new Promise((resolve) => setTimeout(resolve, 2_000));
+          await signalPostgres('SIGCONT');
+          await new Promise((resolve) => setTimeout(resolve, 4_000));
+        }
+      } finally {
+        await signalPostgres('SIGCONT');
+      }
+    })();
+    const counts = await throughBalancer(stalls);
+    appendFileSync(LOG, `${new Date().toISOString()} [database stalling] ${JSON.stringify(counts)}\n`);
+    expect(counts.requests).toBeGreaterThan(0);
+    expect(counts.answered2xx / counts.requests).toBeGreaterThanOrEqual(0.9);
+    expect(counts.out).toEqual({ a: 0, b: 0 });
+
+    receiver.begin('stalls over');
+    await waitFor('every alert to be delivered resolved', () => receiver.allResolved(), 240_000);
+    await balancer.stop();
+    balancer = undefined;
+  }, 600_000);
+
+  it('one instance cut off from the database while its peer is not: that one is taken out, its peer stays in and serves', async () => {
+    balancer = await startHaproxy({ a: ports[0], b: ports[1] }, { interMs: 1_000, fall: 2, rise: 2 });
+    await waitForBalancer('UP', 'HAProxy to see both instances up');
+    receiver.begin('one instance cut off');
+    path0.blackHole();
+    try {
+      await pollUntil(async () => (await balancer!.states()).strict.a === 'DOWN', {
+        timeoutMs: 90_000,
+        intervalMs: 250,
+        what: 'HAProxy to take the cut-off instance out',
+      });
+      // With it out: 10 s of requests through HAProxy, answered by the peer.
+      const counts = await throughBalancer(new Promise((resolve) => setTimeout(resolve, 10_000)));
+      appendFileSync(LOG, `${new Date().toISOString()} [one instance cut off] ${JSON.stringify(counts)}\n`);
+      expect(counts.requests).toBeGreaterThan(0);
+      expect(counts.answered2xx).toBe(counts.requests);
+      expect(counts.out).toEqual({ a: counts.samples, b: 0 });
+    } finally {
+      path0.forward();
+    }
+    await waitForBalancer('UP', 'HAProxy to bring the instance back once its path is restored');
+    receiver.begin('path restored');
+    await waitFor('every alert to be delivered resolved', () => receiver.allResolved(), 240_000);
+    await balancer.stop();
     balancer = undefined;
   }, 600_000);
 

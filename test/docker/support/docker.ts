@@ -138,14 +138,24 @@ export class ComposeProject {
 
   /** Waits until every container of the service reports `status` (healthy, unhealthy). */
   async waitForHealth(service: string, status: string, timeoutMs: number): Promise<void> {
-    await pollUntil(
-      async () => {
-        const ids = await this.containers(service);
-        const states = await Promise.all(ids.map((id) => this.inspect(id)));
-        return ids.length > 0 && states.every((state) => state.Health?.Status === status);
-      },
-      { timeoutMs, intervalMs: 500, what: `${this.name} ${service} to be ${status}` },
-    );
+    let states: ContainerState[] = [];
+    try {
+      await pollUntil(
+        async () => {
+          const ids = await this.containers(service);
+          states = await Promise.all(ids.map((id) => this.inspect(id)));
+          return ids.length > 0 && states.every((state) => state.Health?.Status === status);
+        },
+        { timeoutMs, intervalMs: 500, what: `${this.name} ${service} to be ${status}` },
+      );
+    } catch (error) {
+      // What the checks said, and the service's last lines: the reason a bound was missed.
+      const checks = states.flatMap((state) => state.Health?.Log ?? []).map((check) => check.Output.trim());
+      const logs = (await this.compose(['logs', '--no-color', '--tail', '20', service])).stdout;
+      throw new Error(`${(error as Error).message}\nlast checks: ${checks.join(' | ')}\nlogs:\n${logs}`, {
+        cause: error,
+      });
+    }
   }
 
   /** Runs SQL in the project's database (through the db container's own psql), as the superuser unless told. */
@@ -172,5 +182,5 @@ export interface ContainerState {
   ExitCode: number;
   StartedAt: string;
   FinishedAt: string;
-  Health?: { Status: string };
+  Health?: { Status: string; Log?: { Start: string; End: string; ExitCode: number; Output: string }[] };
 }
