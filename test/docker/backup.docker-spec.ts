@@ -7,7 +7,8 @@ import { pollUntil } from '../support/poll.js';
 /**
  * compose/backup.sh on the shipped docker-compose.yml, in the days after a backup: a restore after keys were issued,
  * rotated and revoked, ids handed out and a later release's objects added (every client keeps its key, and a second
- * restore changes nothing); the release boundary and the running API guarded before anything changes; retention next to hand-named copies and after a mass delete;
+ * restore changes nothing); the release boundary and the running API guarded before anything changes (requests meanwhile
+ * answered); retention next to hand-named copies and after a mass delete;
  * the healthcheck, the metric and a stop during a dump. The scenarios run in order on one project.
  */
 let project: ComposeProject;
@@ -194,6 +195,34 @@ describe('restore, whatever happened after the backup', () => {
       "The backup is older than this database's release: it lacks AddAdoptions1999999999999. Next: " +
         '`docker compose run --rm migrate` (on Kubernetes, the migrate Job), then start the API (`docker compose up -d`).',
     );
+  });
+
+  it('an earlier backup restored while the API runs: refused before anything changes, every request meanwhile 200', async () => {
+    expect((await project.shell('docker compose up -d', {}, 300_000)).code).toBe(0);
+    await project.waitForHealth('api', 'healthy', 120_000);
+    const { file } = await backupNow();
+    await createPet('after-the-backup');
+    const [keysBefore, petsBefore] = [await keyRows(), await allPets()];
+    const statuses: number[] = [];
+    let restoring = true;
+    // Lists, one at a time, for as long as the restore runs (bounded by it).
+    const traffic = (async () => {
+      while (restoring) {
+        statuses.push((await fetch(`${project.origin}/v1/pets?limit=5`, { headers: bearer() })).status);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    const restore = await project.shell(`docker compose run --rm -T backup restore ${file}`);
+    restoring = false;
+    await traffic;
+    process.stdout.write(`$ docker compose run --rm backup restore ${file}\n${restore.stderr}exit ${restore.code}\n`);
+    expect(restore.code).toBe(1);
+    expect(restore.stderr).toMatch(
+      /^backup: other sessions are connected to the database: .*animal_store_api \(\d+\).*; the database is untouched: stop the API first/m,
+    );
+    expect([await keyRows(), await allPets()]).toEqual([keysBefore, petsBefore]);
+    expect(statuses.length).toBeGreaterThan(0);
+    expect([...new Set(statuses)]).toEqual([200]);
   });
 });
 
