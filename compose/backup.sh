@@ -13,7 +13,7 @@
 #                          replaces the database's tables with the backup's, all or nothing, except the API keys:
 #                          those stay as they are now, merged with the backup's by digest; identity sequences that
 #                          are ahead stay ahead. Refused, the database untouched, for a later release's backup
-#                          (unless --force) and while other sessions are connected
+#                          (unless --force), and for another release's while other sessions are connected
 #   backup health          exit 0 while the last run succeeded and the newest backup is younger than twice
 #                          BACKUP_INTERVAL (the compose healthcheck)
 #
@@ -497,16 +497,16 @@ migrations_verdict() { # live backup
   fi
 }
 
-# Other sessions on the database (the API's, a psql): a restore under them would serve a schema half replaced, or
-# one the API's release does not know (500s), so it waits until they are gone.
+# Other sessions on the database (the API's, a psql), by user. A role without pg_read_all_stats (the owner) sees
+# other users' sessions without their backend_type: a user's name is what tells a session from a server process.
 other_sessions() {
   psql "${DB[@]}" -XAtq -v ON_ERROR_STOP=1 -c "SELECT string_agg(usename || ' (' || n || ')', ', ') FROM (
     SELECT usename, count(*) AS n FROM pg_stat_activity WHERE datname = current_database()
-      AND backend_type = 'client backend' AND pid <> pg_backend_pid() GROUP BY usename) s"
+      AND usename IS NOT NULL AND pid <> pg_backend_pid() GROUP BY usename) s"
 }
 
 restore() { # file [--force]
-  local path=$1 force=${2:-} started restore_error live report newer sessions
+  local path=$1 force=${2:-} started restore_error live report newer older sessions
   [[ $path == /* ]] || path="$TARGET/$path"
   [ -f "$path" ] || fail 1 "no backup \"$1\" in $TARGET: \`backup list\` shows the ones there; the database is untouched."
   check_backup "$path" ||
@@ -518,9 +518,14 @@ restore() { # file [--force]
   if [ -n "$live" ] && [ -n "$newer" ] && [ "$force" != --force ]; then
     fail 1 "\"$1\" was taken by a later release than this database's (it holds $newer); the database is untouched: restore it with that release's image or a later one (the one whose migrations include $(tail -n 1 <<<"$CHECK_MIGRATIONS")), or add --force to restore it here anyway (this release's API then cannot serve it)."
   fi
-  sessions=$(other_sessions 2>&1) || fail 1 "cannot read the database's sessions, the database is untouched: $sessions"
-  [ -z "$sessions" ] ||
-    fail 1 "other sessions are connected to the database: $sessions; the database is untouched: stop the API first (\`docker compose stop api\`; on Kubernetes, scale the Deployment to 0), then restore again."
+  # Under a running API, only a backup of the database's own release: its requests then see the rows before or after
+  # the one transaction (or a 503 while they wait on it). Another release's schema would answer them 500s.
+  older=$(comm -23 <(sort <<<"$live") <(sort <<<"$CHECK_MIGRATIONS") | paste -sd ' ')
+  if [ -n "$older$newer" ]; then
+    sessions=$(other_sessions 2>&1) || fail 1 "cannot read the database's sessions, the database is untouched: $sessions"
+    [ -z "$sessions" ] ||
+      fail 1 "other sessions are connected to the database: $sessions, and the backup's migrations are not this database's ($([ -n "$older" ] && echo "it lacks $older" || echo "it holds $newer")), a schema the running API was not built for; the database is untouched: stop the API first (\`docker compose stop api\`; on Kubernetes, scale the Deployment to 0), then restore again."
+  fi
   started=$(now_ms)
   restore_error=$(mktemp) || exit 1
   # One transaction: the schema's objects dropped, the archive applied, the refusals and sequences kept; or nothing.

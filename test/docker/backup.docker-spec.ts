@@ -197,11 +197,13 @@ describe('restore, whatever happened after the backup', () => {
     );
   });
 
-  it('an earlier backup restored while the API runs: refused before anything changes, every request meanwhile 200', async () => {
+  it('an older release’s backup restored while the API runs: refused before anything changes, every request meanwhile 200', async () => {
     expect((await project.shell('docker compose up -d', {}, 300_000)).code).toBe(0);
     await project.waitForHealth('api', 'healthy', 120_000);
     const { file } = await backupNow();
     await createPet('after-the-backup');
+    // The live database a release ahead of the backup, as after an upgrade.
+    await project.sql("INSERT INTO migrations (timestamp, name) VALUES (1999999999999, 'AddAdoptions1999999999999')");
     const [keysBefore, petsBefore] = [await keyRows(), await allPets()];
     const statuses: number[] = [];
     let restoring = true;
@@ -218,11 +220,12 @@ describe('restore, whatever happened after the backup', () => {
     process.stdout.write(`$ docker compose run --rm backup restore ${file}\n${restore.stderr}exit ${restore.code}\n`);
     expect(restore.code).toBe(1);
     expect(restore.stderr).toMatch(
-      /^backup: other sessions are connected to the database: .*animal_store_api \(\d+\).*; the database is untouched: stop the API first/m,
+      /^backup: other sessions are connected to the database: .*animal_store_api \(\d+\).*, and the backup's migrations are not this database's \(it lacks AddAdoptions1999999999999\), a schema the running API was not built for; the database is untouched: stop the API first/m,
     );
     expect([await keyRows(), await allPets()]).toEqual([keysBefore, petsBefore]);
     expect(statuses.length).toBeGreaterThan(0);
     expect([...new Set(statuses)]).toEqual([200]);
+    await project.sql("DELETE FROM migrations WHERE name = 'AddAdoptions1999999999999'");
   });
 });
 
