@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Logical backups of the animal store's database: pg_dump in its custom format, one file per backup, the newest
-# BACKUP_KEEP kept and the newest of each of the last BACKUP_KEEP_WEEKLY weeks. The compose files' `backup` service runs it on the same PostgreSQL image as `db` (so pg_dump and
+# BACKUP_KEEP kept and the newest of each of the last BACKUP_KEEP_WEEKLY weeks and BACKUP_KEEP_MONTHLY months. The compose files' `backup` service runs it on the same PostgreSQL image as `db` (so pg_dump and
 # pg_restore are the server's own version), and k8s/backup-cronjob.yaml ships the same file. docs/operating.md,
 # "Backups and restore".
 #
@@ -14,11 +14,14 @@
 #                          those stay as they are now, merged with the backup's by digest; identity sequences that
 #                          are ahead stay ahead. Refused, the database untouched, for a later release's backup
 #                          (unless --force), and for another release's while other sessions are connected
-#   backup health          exit 0 while the last run succeeded and the newest backup is younger than twice
-#                          BACKUP_INTERVAL (the compose healthcheck)
+#   backup health          exit 0 while the last run succeeded, the newest backup is younger than twice
+#                          BACKUP_INTERVAL and retention holds nothing back (the compose healthcheck)
+#   backup accept-shrink   after a purge that was meant: the backups the drop guard holds back are pruned as any
+#                          other, and the newest backup is the guard's new baseline
 #
 # Settings: BACKUP_INTERVAL (default 24h: a whole number above 0 followed by s, m, h or d, at most 3650d: the rule of
 # the key CLI's durations, src/cli/duration.ts), BACKUP_KEEP (default 7), BACKUP_KEEP_WEEKLY (default 4),
+# BACKUP_KEEP_MONTHLY (default 12),
 # BACKUP_TARGET (the directory, /backups), BACKUP_METRICS (the Prometheus textfile, default
 # $BACKUP_TARGET/metrics/animal-store-backup.prom; empty: none).
 # The database: DATABASE_URL, else libpq's PGHOST, PGUSER, PGDATABASE; the password from PGPASSWORD or the file
@@ -31,12 +34,13 @@ SUFFIX=.dump
 DEFAULT_INTERVAL=24h
 DEFAULT_KEEP=7
 DEFAULT_KEEP_WEEKLY=4
+DEFAULT_KEEP_MONTHLY=12
 # Only files named so are listed, pruned or counted as the newest: never a hand-named copy, never anything else.
 NAME_PATTERN='^animal-store-[0-9]{8}T[0-9]{6}\.[0-9]{3}Z\.dump$'
 # Set in the container by a failed run, removed by a successful one: what `backup health` reads.
 FAILED_MARK=/tmp/animal-store-backup.failed
 MAX_DURATION_SECONDS=$((3650 * 86400))
-USAGE='Usage: backup [now | list | restore <file> [--force] | health]   (no command: a backup every BACKUP_INTERVAL)'
+USAGE='Usage: backup [now | list | restore <file> [--force] | health | accept-shrink]   (no command: a backup every BACKUP_INTERVAL)'
 
 # `90d`, `12h`, `30m`, `10s` in seconds on stdout, or the one-line problem on stderr and status 1.
 duration_seconds() { # name text
@@ -66,6 +70,8 @@ keep_count() { # name text [lowest]
 }
 
 now_ms() { date +%s%3N; }
+# Now, in seconds: what the service's files are dated against (one place, so that a test can move the clock).
+now_s() { date +%s; }
 
 json_string() { # text: a JSON string (names and messages here hold no control characters but newlines)
   local text=${1//\\/\\\\}
@@ -104,24 +110,25 @@ connect() {
   DB=(--dbname="${DATABASE_URL:-$PGDATABASE}")
 }
 
-# A backup's time from its name (UTC), in seconds.
-named_time() { # name
-  local t=${1:${#PREFIX}:15}
-  date -u -d "${t:0:4}-${t:4:2}-${t:6:2}T${t:9:2}:${t:11:2}:${t:13:2}Z" +%s
-}
 
 # The service's own file names, newest first (names sort by their UTC time): those dated up to now, or with `future`,
 # those whose name or modification time is ahead of now (a host clock that once ran ahead wrote them). Those count as
 # no backup: not the newest, not fresh, no retention slot; nothing removes them.
 backups_newest_first() { # [future]
-  local file name now ahead
-  now=$(date +%s)
+  local file name now stamp
+  local -A ahead=()
+  now=$(now_s)
+  # Without a process per file: names compare as text with now's UTC stamp; one find lists modification times past
+  # now's second.
+  TZ=UTC printf -v stamp '%(%Y%m%dT%H%M%S)T' "$now"
+  while IFS= read -r file; do
+    ahead[${file##*/}]=1
+  done < <(find "$TARGET" -maxdepth 1 -type f -name "$PREFIX*$SUFFIX" -newermt "@$((now + 1))" 2>/dev/null)
   for file in "$TARGET/$PREFIX"*"$SUFFIX"; do
     name=${file##*/}
     [ -f "$file" ] && [[ $name =~ $NAME_PATTERN ]] || continue
-    ahead=0
-    if [ "$(named_time "$name")" -gt "$now" ] || [ "$(stat -c %Y "$file")" -gt "$now" ]; then ahead=1; fi
-    if [ "${1:-}" = future ]; then [ "$ahead" -eq 0 ] || echo "$name"; else [ "$ahead" -eq 1 ] || echo "$name"; fi
+    [[ ${name:${#PREFIX}:15} > $stamp ]] && ahead[$name]=1
+    if [ "${1:-}" = future ]; then [ -z "${ahead[$name]:-}" ] || echo "$name"; else [ -n "${ahead[$name]:-}" ] || echo "$name"; fi
   done | sort -r
 }
 
@@ -182,7 +189,7 @@ give_to_directory_owner() { # path
 # the newest backup's time (0 while there is none) and the failed runs, counted on from the file's own value.
 write_metrics() { # failures to add
   [ -n "$METRICS" ] || return 0
-  local newest last=0 failures=0 future directory=${METRICS%/*}
+  local newest last=0 failures=0 future held directory=${METRICS%/*}
   newest=$(backups_newest_first | head -n 1)
   [ -z "$newest" ] || last=$(stat -c %Y "$TARGET/$newest")
   if [ -f "$METRICS" ]; then
@@ -190,6 +197,8 @@ write_metrics() { # failures to add
   fi
   failures=$((${failures:-0} + $1))
   future=$(backups_newest_first future | grep -c .)
+  held=0
+  [ ! -f "$HELD_FILE" ] || held=$(grep -c . "$HELD_FILE")
   mkdir -p "$directory" && chmod 755 "$directory" && give_to_directory_owner "$directory" || return 0
   cat >"$METRICS.tmp" <<METRICS || return 0
 # HELP animal_store_backup_last_success_timestamp_seconds Unix time of the newest successful backup (0: none yet).
@@ -201,6 +210,9 @@ animal_store_backup_failures_total $failures
 # HELP animal_store_backup_future_files Backup files dated ahead of now, ignored (not fresh, no retention slot).
 # TYPE animal_store_backup_future_files gauge
 animal_store_backup_future_files $future
+# HELP animal_store_backup_retention_held Backups retention keeps past their time: each holds more than twice the rows of the newest (\`backup accept-shrink\` once a purge was meant).
+# TYPE animal_store_backup_retention_held gauge
+animal_store_backup_retention_held $held
 METRICS
   chmod 644 "$METRICS.tmp" && give_to_directory_owner "$METRICS.tmp" && mv "$METRICS.tmp" "$METRICS"
 }
@@ -217,43 +229,78 @@ far_fewer_rows() { # pets keys other_pets other_keys
   [ $(($1 * 2)) -lt "$3" ] || [ $(($2 * 2)) -lt "$4" ]
 }
 
-# Keeps the newest BACKUP_KEEP files, the newest file of each of the last BACKUP_KEEP_WEEKLY weeks, and always the
-# file just written; removes the other files of the service's own name pattern, never anything else. A run whose
-# backup holds far fewer rows than the newest kept one prunes nothing (an emptied table or volume must not push the
-# good copies out), and no run removes a file holding more than twice the rows of the one it just wrote.
+# Keeps the newest BACKUP_KEEP files; the newest file of each of the last BACKUP_KEEP_WEEKLY ISO weeks and of each of
+# the last BACKUP_KEEP_MONTHLY calendar months (UTC) before the current one (the week or month under way is not a whole
+# one: its backups are the newest, which BACKUP_KEEP holds); and always the file just written. Removes the other files
+# of the service's own name pattern, never anything else. The drop guard: a run whose backup holds far fewer rows than
+# the newest kept one prunes nothing, and no run removes a file holding more than twice the rows of the one it just
+# wrote (an emptied table or volume must not push the good copies out), unless that file is older than the last
+# `accept-shrink`. What it holds back is listed in HELD_FILE (health and the metric read it), one line per run.
 prune() { # written pets keys
-  local written=$1 pets=$2 keys=$3 file week weekly position=0 previous=''
-  local -A weeks=()
-  local candidates=()
-  while read -r file; do
-    [ -n "$file" ] || continue
-    position=$((position + 1))
-    week=$(date -u -d "${file:${#PREFIX}:8}" +%G-W%V)
-    weekly=0
-    if [ -z "${weeks[$week]:-}" ]; then
+  local written=$1 pets=$2 keys=$3 file week month generation position previous='' accepted=''
+  local current_week current_month
+  local -A weeks=() months=()
+  local files=() periods=() candidates=() held=()
+  read -r current_week current_month < <(date -u -d "@$(now_s)" '+%G-W%V %Y-%m')
+  [ ! -s "$ACCEPTED_FILE" ] || TZ=UTC printf -v accepted '%(%Y%m%dT%H%M%S)T' "$(<"$ACCEPTED_FILE")"
+  mapfile -t files < <(backups_newest_first)
+  # Each file's ISO week and month (UTC), in one run of date.
+  mapfile -t periods < <(for file in "${files[@]}"; do echo "${file:${#PREFIX}:8}"; done | date -u -f - '+%G-W%V %Y-%m')
+  for position in "${!files[@]}"; do
+    file=${files[$position]}
+    read -r week month <<<"${periods[$position]}"
+    generation=0
+    if [ "$week" != "$current_week" ] && [ -z "${weeks[$week]:-}" ]; then
       weeks[$week]=1
-      [ "${#weeks[@]}" -gt "$KEEP_WEEKLY" ] || weekly=1
+      [ "${#weeks[@]}" -gt "$KEEP_WEEKLY" ] || generation=1
+    fi
+    if [ "$month" != "$current_month" ] && [ -z "${months[$month]:-}" ]; then
+      months[$month]=1
+      [ "${#months[@]}" -gt "$KEEP_MONTHLY" ] || generation=1
     fi
     [ "$file" != "$written" ] || continue
     [ -n "$previous" ] || previous=$file
-    [ "$position" -le "$KEEP" ] || [ "$weekly" -eq 1 ] || candidates+=("$file")
-  done < <(backups_newest_first)
-  if [ -n "$previous" ] && check_backup "$TARGET/$previous" &&
+    [ "$position" -lt "$KEEP" ] || [ "$generation" -eq 1 ] || candidates+=("$file")
+  done
+  if [ -n "$previous" ] && [[ ${previous:${#PREFIX}:15} > $accepted ]] && check_backup "$TARGET/$previous" &&
     far_fewer_rows "$pets" "$keys" "$CHECK_PETS" "$CHECK_API_KEYS"; then
-    log 50 'backup holds far fewer rows than the newest kept one: nothing pruned this run; check the database (a mass delete, an emptied volume?) and restore the older backup if the rows were lost' \
+    log 50 'backup holds far fewer rows than the newest kept one: nothing pruned this run; check the database (a mass delete, an emptied volume?) and restore the older backup if the rows were lost, or run `backup accept-shrink` if the purge was meant' \
       file="$written" pets="$pets" apiKeys="$keys" newestKept="$previous" newestKeptPets="$CHECK_PETS" \
       newestKeptApiKeys="$CHECK_API_KEYS"
-    return
+    held=("${candidates[@]}")
+  else
+    for file in "${candidates[@]}"; do
+      if [[ ${file:${#PREFIX}:15} > $accepted ]] && check_backup "$TARGET/$file" &&
+        far_fewer_rows "$pets" "$keys" "$CHECK_PETS" "$CHECK_API_KEYS"; then
+        held+=("$file")
+        continue
+      fi
+      rm -f "$TARGET/$file" && log 30 'backup removed: past BACKUP_KEEP, BACKUP_KEEP_WEEKLY and BACKUP_KEEP_MONTHLY' \
+        file="$file" keep="$KEEP" keepWeekly="$KEEP_WEEKLY" keepMonthly="$KEEP_MONTHLY"
+    done
+    [ "${#held[@]}" -eq 0 ] ||
+      log 50 'backups kept past retention: each holds more than twice the rows of the newest; check the database (a mass delete?), and once the data is as meant run `backup accept-shrink`' \
+        files="${held[*]}" newest="$written" pets="$pets" apiKeys="$keys"
   fi
-  for file in "${candidates[@]}"; do
-    if check_backup "$TARGET/$file" && far_fewer_rows "$pets" "$keys" "$CHECK_PETS" "$CHECK_API_KEYS"; then
-      log 50 'backup kept past BACKUP_KEEP: it holds more than twice the rows of the newest; delete it by hand once the data is known good' \
-        file="$file" pets="$CHECK_PETS" apiKeys="$CHECK_API_KEYS" newest="$written"
-      continue
-    fi
-    rm -f "$TARGET/$file" && log 30 'backup removed: past BACKUP_KEEP and BACKUP_KEEP_WEEKLY' file="$file" \
-      keep="$KEEP" keepWeekly="$KEEP_WEEKLY"
-  done
+  if [ "${#held[@]}" -eq 0 ]; then
+    rm -f "$HELD_FILE"
+  else
+    printf '%s\n' "${held[@]}" >"$HELD_FILE"
+  fi
+}
+
+# After a purge the operator meant: every backup taken until now may be pruned as any other (the newest becomes the
+# drop guard's baseline), and retention runs at once.
+accept_shrink() {
+  local newest
+  newest=$(backups_newest_first | head -n 1)
+  [ -n "$newest" ] || fail 1 "no backup in $TARGET yet: nothing to accept."
+  check_backup "$TARGET/$newest" ||
+    fail 1 "the newest backup, $newest, does not read back whole ($CHECK_PROBLEM): take a good one first (\`backup now\`)."
+  now_s >"$ACCEPTED_FILE"
+  prune "$newest" "$CHECK_PETS" "$CHECK_API_KEYS"
+  write_metrics 0
+  echo "Accepted: $newest ($CHECK_PETS animals, $CHECK_API_KEYS API keys) is the baseline; the backups taken before now are kept or removed by BACKUP_KEEP, BACKUP_KEEP_WEEKLY and BACKUP_KEEP_MONTHLY alone. $(backups_newest_first | grep -c .) backups kept."
 }
 
 PARTIAL=''
@@ -549,6 +596,8 @@ health() {
   [ ! -e "$FAILED_MARK" ] || fail 1 'the last backup failed: `docker compose logs backup` says why.'
   future=$(backups_newest_first future | paste -sd ' ')
   [ -z "$future" ] || fail 1 "backups dated in the future ($future): $FUTURE_ADVICE."
+  [ ! -s "$HELD_FILE" ] ||
+    fail 1 "retention holds back $(grep -c . "$HELD_FILE") backups with more than twice the rows of the newest: check the database (a mass delete?); once the data is as meant, run \`backup accept-shrink\`."
   newest=$(backups_newest_first | head -n 1)
   [ -n "$newest" ] || fail 1 "no backup in $TARGET yet."
   age=$(($(date +%s) - $(stat -c %Y "$TARGET/$newest")))
@@ -564,7 +613,7 @@ schedule() {
   interval=$(duration_seconds BACKUP_INTERVAL "${BACKUP_INTERVAL:-$DEFAULT_INTERVAL}") || exit 1
   trap on_stop TERM INT
   log 30 'backup schedule started' directory="$TARGET" intervalSeconds="$interval" keep="$KEEP" \
-    keepWeekly="$KEEP_WEEKLY"
+    keepWeekly="$KEEP_WEEKLY" keepMonthly="$KEEP_MONTHLY"
   # Partial files a killed run left behind (never one being written: those are younger).
   find "$TARGET" -maxdepth 1 -name ".$PREFIX*$SUFFIX.partial" -mmin +60 -delete 2>/dev/null
   # On a first start, `db` is up before the migrations have created the tables a backup must hold.
@@ -603,6 +652,9 @@ main() {
   TARGET=${BACKUP_TARGET:-/backups}
   KEEP=$(keep_count BACKUP_KEEP "${BACKUP_KEEP:-$DEFAULT_KEEP}") || exit 1
   KEEP_WEEKLY=$(keep_count BACKUP_KEEP_WEEKLY "${BACKUP_KEEP_WEEKLY:-$DEFAULT_KEEP_WEEKLY}" 0) || exit 1
+  KEEP_MONTHLY=$(keep_count BACKUP_KEEP_MONTHLY "${BACKUP_KEEP_MONTHLY:-$DEFAULT_KEEP_MONTHLY}" 0) || exit 1
+  HELD_FILE=$TARGET/.retention-held
+  ACCEPTED_FILE=$TARGET/.shrink-accepted
   METRICS=${BACKUP_METRICS-$TARGET/metrics/animal-store-backup.prom}
   [ -d "$TARGET" ] || fail 1 "the backup directory $TARGET does not exist: mount one there (BACKUP_DIR in compose)."
   case "${1:-}" in
@@ -617,6 +669,7 @@ main() {
       ;;
     list) list ;;
     health) health ;;
+    accept-shrink) accept_shrink ;;
     restore)
       [ $# -eq 2 ] || { [ $# -eq 3 ] && [ "$3" = --force ]; } || {
         echo "$USAGE" >&2
