@@ -39,6 +39,10 @@ DEFAULT_KEEP_MONTHLY=12
 NAME_PATTERN='^animal-store-[0-9]{8}T[0-9]{6}\.[0-9]{3}Z\.dump$'
 # Set in the container by a failed run, removed by a successful one: what `backup health` reads.
 FAILED_MARK=/tmp/animal-store-backup.failed
+# In the backup directory, shared by every run: the backups retention holds back (read by health and the metric), and
+# the time of the last `accept-shrink`.
+HELD=.retention-held
+ACCEPTED=.shrink-accepted
 MAX_DURATION_SECONDS=$((3650 * 86400))
 USAGE='Usage: backup [now | list | restore <file> [--force] | health | accept-shrink]   (no command: a backup every BACKUP_INTERVAL)'
 
@@ -198,7 +202,7 @@ write_metrics() { # failures to add
   failures=$((${failures:-0} + $1))
   future=$(backups_newest_first future | grep -c .)
   held=0
-  [ ! -f "$HELD_FILE" ] || held=$(grep -c . "$HELD_FILE")
+  [ ! -f "$TARGET/$HELD" ] || held=$(grep -c . "$TARGET/$HELD")
   mkdir -p "$directory" && chmod 755 "$directory" && give_to_directory_owner "$directory" || return 0
   cat >"$METRICS.tmp" <<METRICS || return 0
 # HELP animal_store_backup_last_success_timestamp_seconds Unix time of the newest successful backup (0: none yet).
@@ -235,14 +239,14 @@ far_fewer_rows() { # pets keys other_pets other_keys
 # of the service's own name pattern, never anything else. The drop guard: a run whose backup holds far fewer rows than
 # the newest kept one prunes nothing, and no run removes a file holding more than twice the rows of the one it just
 # wrote (an emptied table or volume must not push the good copies out), unless that file is older than the last
-# `accept-shrink`. What it holds back is listed in HELD_FILE (health and the metric read it), one line per run.
+# `accept-shrink`. What it holds back is listed in the directory's HELD file (health and the metric read it), one line per run.
 prune() { # written pets keys
   local written=$1 pets=$2 keys=$3 file week month generation position previous='' accepted=''
   local current_week current_month
   local -A weeks=() months=()
   local files=() periods=() candidates=() held=()
   read -r current_week current_month < <(date -u -d "@$(now_s)" '+%G-W%V %Y-%m')
-  [ ! -s "$ACCEPTED_FILE" ] || TZ=UTC printf -v accepted '%(%Y%m%dT%H%M%S)T' "$(<"$ACCEPTED_FILE")"
+  [ ! -s "$TARGET/$ACCEPTED" ] || TZ=UTC printf -v accepted '%(%Y%m%dT%H%M%S)T' "$(<"$TARGET/$ACCEPTED")"
   mapfile -t files < <(backups_newest_first)
   # Each file's ISO week and month (UTC), in one run of date.
   mapfile -t periods < <(for file in "${files[@]}"; do echo "${file:${#PREFIX}:8}"; done | date -u -f - '+%G-W%V %Y-%m')
@@ -283,9 +287,9 @@ prune() { # written pets keys
         files="${held[*]}" newest="$written" pets="$pets" apiKeys="$keys"
   fi
   if [ "${#held[@]}" -eq 0 ]; then
-    rm -f "$HELD_FILE"
+    rm -f "$TARGET/$HELD"
   else
-    printf '%s\n' "${held[@]}" >"$HELD_FILE"
+    printf '%s\n' "${held[@]}" >"$TARGET/$HELD"
   fi
 }
 
@@ -297,7 +301,7 @@ accept_shrink() {
   [ -n "$newest" ] || fail 1 "no backup in $TARGET yet: nothing to accept."
   check_backup "$TARGET/$newest" ||
     fail 1 "the newest backup, $newest, does not read back whole ($CHECK_PROBLEM): take a good one first (\`backup now\`)."
-  now_s >"$ACCEPTED_FILE"
+  now_s >"$TARGET/$ACCEPTED"
   prune "$newest" "$CHECK_PETS" "$CHECK_API_KEYS"
   write_metrics 0
   echo "Accepted: $newest ($CHECK_PETS animals, $CHECK_API_KEYS API keys) is the baseline; the backups taken before now are kept or removed by BACKUP_KEEP, BACKUP_KEEP_WEEKLY and BACKUP_KEEP_MONTHLY alone. $(backups_newest_first | grep -c .) backups kept."
@@ -596,8 +600,8 @@ health() {
   [ ! -e "$FAILED_MARK" ] || fail 1 'the last backup failed: `docker compose logs backup` says why.'
   future=$(backups_newest_first future | paste -sd ' ')
   [ -z "$future" ] || fail 1 "backups dated in the future ($future): $FUTURE_ADVICE."
-  [ ! -s "$HELD_FILE" ] ||
-    fail 1 "retention holds back $(grep -c . "$HELD_FILE") backups with more than twice the rows of the newest: check the database (a mass delete?); once the data is as meant, run \`backup accept-shrink\`."
+  [ ! -s "$TARGET/$HELD" ] ||
+    fail 1 "retention holds back $(grep -c . "$TARGET/$HELD") backups with more than twice the rows of the newest: check the database (a mass delete?); once the data is as meant, run \`backup accept-shrink\`."
   newest=$(backups_newest_first | head -n 1)
   [ -n "$newest" ] || fail 1 "no backup in $TARGET yet."
   age=$(($(date +%s) - $(stat -c %Y "$TARGET/$newest")))
@@ -653,8 +657,6 @@ main() {
   KEEP=$(keep_count BACKUP_KEEP "${BACKUP_KEEP:-$DEFAULT_KEEP}") || exit 1
   KEEP_WEEKLY=$(keep_count BACKUP_KEEP_WEEKLY "${BACKUP_KEEP_WEEKLY:-$DEFAULT_KEEP_WEEKLY}" 0) || exit 1
   KEEP_MONTHLY=$(keep_count BACKUP_KEEP_MONTHLY "${BACKUP_KEEP_MONTHLY:-$DEFAULT_KEEP_MONTHLY}" 0) || exit 1
-  HELD_FILE=$TARGET/.retention-held
-  ACCEPTED_FILE=$TARGET/.shrink-accepted
   METRICS=${BACKUP_METRICS-$TARGET/metrics/animal-store-backup.prom}
   [ -d "$TARGET" ] || fail 1 "the backup directory $TARGET does not exist: mount one there (BACKUP_DIR in compose)."
   case "${1:-}" in

@@ -72,6 +72,129 @@ describe('compose/backup.sh', () => {
     expect(list('0')).toMatchObject({ status: 0, stdout: '' });
   });
 
+  describe('retention', () => {
+    let directory = '';
+    beforeEach(() => {
+      directory = mkdtempSync(join(tmpdir(), 'animal-store-backups-'));
+    });
+    afterEach(() => rmSync(directory, { recursive: true, force: true }));
+
+    it('a simulated year and a month of daily backups: 7 daily, 4 whole weeks and 12 whole months kept', () => {
+      // The clock moved a day at a time (now_s, which every date of the script reads); each file read back as
+      // holding no rows, so that the drop guard never holds one.
+      const run = spawnSync(
+        'bash',
+        [
+          '-c',
+          `source "$0" && TARGET=$1 KEEP=7 KEEP_WEEKLY=4 KEEP_MONTHLY=12
+          check_backup() { return 1; }
+          log() { :; }
+          now_s() { echo "$clock"; }
+          start=$(date -u -d 2026-01-01T03:00:00Z +%s)
+          for day in $(seq 0 399); do
+            clock=$((start + day * 86400))
+            TZ=UTC printf -v name 'animal-store-%(%Y%m%dT%H%M%S)T.000Z.dump' "$clock"
+            touch -d "@$clock" "$TARGET/$name"
+            prune "$name" 1 1
+          done`,
+          SCRIPT,
+          directory,
+        ],
+        { encoding: 'utf8', env: { PATH: process.env.PATH } },
+      );
+      expect(run).toMatchObject({ status: 0, stderr: '' });
+      const kept = readdirSync(directory).map((name) =>
+        name.slice('animal-store-'.length, -'T030000.000Z.dump'.length),
+      );
+      // The last day, Thursday 2027-02-04 (ISO week 2027-W05, month 2027-02), counts neither its week nor its month.
+      expect(kept.sort()).toEqual([
+        // Months: the last day of each of the 12 before February 2027.
+        ...['20260228', '20260331', '20260430', '20260531', '20260630', '20260731', '20260831', '20260930'],
+        ...['20261031', '20261130', '20261231'],
+        // Weeks: the Sunday of W01 to W03 (W04's is 2027-01-31, a daily and January's).
+        ...['20270110', '20270117', '20270124'],
+        // The newest 7.
+        ...['20270129', '20270130', '20270131', '20270201', '20270202', '20270203', '20270204'],
+      ]);
+    }, 120_000);
+
+    it('a purge: the hold shown once per run, by health and the metric; accept-shrink ends it', () => {
+      const HOUR_MS = 3_600_000;
+      /** Backups an hour apart, the oldest first, each holding `pets` animals (as check_backup reads them back). */
+      const pets = [5, 5, 5, 1, 1, 1];
+      const names = pets.map((_, index) => {
+        const at = Date.now() - (pets.length - index) * HOUR_MS;
+        return `animal-store-${new Date(at).toISOString().replace(/[-:]/g, '')}.dump`;
+      });
+      const rows = names.map((name, index) => `[${name}]=${pets[index]}`).join(' ');
+      const run = (steps: string) =>
+        spawnSync(
+          'bash',
+          [
+            '-c',
+            `source "$0" && TARGET=$1 KEEP=2 KEEP_WEEKLY=0 KEEP_MONTHLY=0 METRICS=$1/metrics/backup.prom
+            declare -A rows=(${rows})
+            check_backup() { CHECK_PETS=\${rows[\${1##*/}]}; CHECK_API_KEYS=1; }
+            ${steps}`,
+            SCRIPT,
+            directory,
+          ],
+          { encoding: 'utf8', env: { PATH: process.env.PATH, BACKUP_INTERVAL: '24h' } },
+        );
+      // Each backup written, then retention run, as take_backup does.
+      const runs = names.map((name) =>
+        run(`touch "$TARGET/${name}" && prune ${name} \${rows[${name}]} 1 && write_metrics 0`),
+      );
+      const errors = runs.map((result) =>
+        result.stderr
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as { level: number; msg: string; files?: string })
+          .filter((line) => line.level === 50),
+      );
+      // Before the purge BACKUP_KEEP=2 prunes as usual (the first is gone after the third). The first small backup:
+      // nothing pruned; then one line a run naming every file held (the two of 5 left), never a line per file.
+      expect(errors.map((lines) => lines.length)).toEqual([0, 0, 0, 1, 1, 1]);
+      expect(errors[3][0].msg).toMatch(
+        /^backup holds far fewer rows than the newest kept one: nothing pruned this run/,
+      );
+      expect(errors[5][0]).toMatchObject({
+        msg: expect.stringMatching(/^backups kept past retention: each holds more than twice the rows of the newest/),
+        files: `${names[2]} ${names[1]}`,
+      });
+      expect(
+        readdirSync(directory)
+          .filter((name) => name.endsWith('.dump'))
+          .sort(),
+      ).toEqual([names[1], names[2], names[4], names[5]]);
+      const metric = () => readFileSync(join(directory, 'metrics/backup.prom'), 'utf8');
+      expect(metric()).toContain('\nanimal_store_backup_retention_held 2\n');
+      const health = () =>
+        spawnSync('bash', [SCRIPT, 'health'], {
+          encoding: 'utf8',
+          env: { PATH: process.env.PATH, BACKUP_TARGET: directory, BACKUP_INTERVAL: '24h' },
+        });
+      expect(health()).toMatchObject({
+        status: 1,
+        stderr:
+          'backup: retention holds back 2 backups with more than twice the rows of the newest: check the database (a mass delete?); once the data is as meant, run `backup accept-shrink`.\n',
+      });
+
+      const accepted = run('accept_shrink');
+      expect(accepted).toMatchObject({ status: 0 });
+      expect(accepted.stdout).toBe(
+        `Accepted: ${names[5]} (1 animals, 1 API keys) is the baseline; the backups taken before now are kept or removed by BACKUP_KEEP, BACKUP_KEEP_WEEKLY and BACKUP_KEEP_MONTHLY alone. 2 backups kept.\n`,
+      );
+      expect(
+        readdirSync(directory)
+          .filter((name) => name.endsWith('.dump'))
+          .sort(),
+      ).toEqual(names.slice(4));
+      expect(metric()).toContain('\nanimal_store_backup_retention_held 0\n');
+      expect(health()).toMatchObject({ status: 0 });
+    });
+  });
+
   describe('the host clock set ahead, then back', () => {
     const DAY_MS = 86_400_000;
     let directory = '';
@@ -129,7 +252,7 @@ describe('compose/backup.sh', () => {
       const future = Array.from({ length: 7 }, (_, index) => backupAt(Date.now() + (40 + index) * DAY_MS));
       const real = [3, 2, 1].map((days) => backupAt(Date.now() - days * DAY_MS));
       const written = backupAt(Date.now() - 1_000);
-      const run = script(`KEEP=3 KEEP_WEEKLY=0 prune ${written} 5 1`);
+      const run = script(`KEEP=3 KEEP_WEEKLY=0 KEEP_MONTHLY=0 prune ${written} 5 1`);
       expect(run.status).toBe(0);
       expect(readdirSync(directory).sort()).toEqual([...real.slice(1), written, ...future].sort());
     });

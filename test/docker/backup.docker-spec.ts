@@ -240,12 +240,14 @@ describe('retention', () => {
     const before = await files();
     const { file, logged } = await backupNow({ BACKUP_KEEP: '1' });
     expect(await files()).toEqual([...before.filter((name) => !/^animal-store-\d{8}T/.test(name)), file].sort());
-    expect(logged.filter((line) => line.msg === 'backup removed: past BACKUP_KEEP and BACKUP_KEEP_WEEKLY')).not.toEqual(
-      [],
-    );
+    expect(
+      logged.filter(
+        (line) => line.msg === 'backup removed: past BACKUP_KEEP, BACKUP_KEEP_WEEKLY and BACKUP_KEEP_MONTHLY',
+      ),
+    ).not.toEqual([]);
   });
 
-  it('BACKUP_KEEP=2, every animal deleted, two runs: the backup with animals kept, the drop logged at error level', async () => {
+  it('BACKUP_KEEP=2, every animal deleted, two runs: the backup with animals kept, the drop logged at error level, the hold unhealthy until accept-shrink', async () => {
     const { file: full } = await backupNow({ BACKUP_KEEP: '2' });
     await project.sql('DELETE FROM pets');
     const runs = [await backupNow({ BACKUP_KEEP: '2' }), await backupNow({ BACKUP_KEEP: '2' })];
@@ -258,6 +260,27 @@ describe('retention', () => {
     });
     expect(await files()).toContain(full);
     expect(await files()).toEqual(expect.arrayContaining(runs.map((run) => run.file)));
+
+    // Held, the healthcheck says so; once the purge is accepted, retention runs at once and the hold ends.
+    const health = () => project.shell('docker compose run --rm -T backup health', { BACKUP_KEEP: '2' });
+    const held = await health();
+    expect(held.code).toBe(1);
+    expect(held.stderr).toMatch(
+      /^backup: retention holds back \d+ backups with more than twice the rows of the newest/m,
+    );
+    const accepted = await project.shell('docker compose run --rm -T backup accept-shrink', { BACKUP_KEEP: '2' });
+    process.stdout.write(`$ docker compose run --rm backup accept-shrink\n${accepted.stdout}exit ${accepted.code}\n`);
+    expect(accepted.code).toBe(0);
+    expect(accepted.stdout).toMatch(
+      new RegExp(
+        `^Accepted: ${runs[1].file.replaceAll('.', '\\.')} \\(0 animals, \\d+ API keys\\) is the baseline; .* 2 backups kept\\.$`,
+        'm',
+      ),
+    );
+    expect((await files()).filter((name) => /^animal-store-\d{8}T\d{6}\.\d{3}Z\.dump$/.test(name))).toEqual(
+      runs.map((run) => run.file).sort(),
+    );
+    expect((await health()).code).toBe(0);
   });
 });
 
