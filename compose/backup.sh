@@ -242,10 +242,12 @@ far_fewer_rows() { # pets keys other_pets other_keys
 # `accept-shrink`. What it holds back is listed in the directory's HELD file (health and the metric read it), one line per run.
 prune() { # written pets keys
   local written=$1 pets=$2 keys=$3 file week month generation position previous='' accepted=''
-  local current_week current_month
+  local now current_week current_month
   local -A weeks=() months=()
   local files=() periods=() candidates=() held=()
-  read -r current_week current_month < <(date -u -d "@$(now_s)" '+%G-W%V %Y-%m')
+  now=$(now_s)
+  TZ=UTC printf -v current_week '%(%G-W%V)T' "$now"
+  TZ=UTC printf -v current_month '%(%Y-%m)T' "$now"
   [ ! -s "$TARGET/$ACCEPTED" ] || TZ=UTC printf -v accepted '%(%Y%m%dT%H%M%S)T' "$(<"$TARGET/$ACCEPTED")"
   mapfile -t files < <(backups_newest_first)
   # Each file's ISO week and month (UTC), in one run of date.

@@ -47,7 +47,9 @@ describe('compose/backup.sh', () => {
         env: { PATH: process.env.PATH, BACKUP_TARGET: ROOT },
       });
       expect({ args, status: result.status, stdout: result.stdout }).toEqual({ args, status: 2, stdout: '' });
-      expect(result.stderr).toMatch(/^Usage: backup \[now \| list \| restore <file> \[--force\] \| health\]/);
+      expect(result.stderr).toMatch(
+        /^Usage: backup \[now \| list \| restore <file> \[--force\] \| health \| accept-shrink\]/,
+      );
     }
   });
 
@@ -85,6 +87,8 @@ describe('compose/backup.sh', () => {
       const run = spawnSync(
         'bash',
         [
+          // Not ~/.bashrc, which bash reads when its standard input is a socket, as Node's pipes are.
+          '--norc',
           '-c',
           `source "$0" && TARGET=$1 KEEP=7 KEEP_WEEKLY=4 KEEP_MONTHLY=12
           check_backup() { return 1; }
