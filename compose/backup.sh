@@ -239,7 +239,8 @@ far_fewer_rows() { # pets keys other_pets other_keys
 # of the service's own name pattern, never anything else. The drop guard: a run whose backup holds far fewer rows than
 # the newest kept one prunes nothing, and no run removes a file holding more than twice the rows of the one it just
 # wrote (an emptied table or volume must not push the good copies out), unless that file is older than the last
-# `accept-shrink`. What it holds back is listed in the directory's HELD file (health and the metric read it), one line per run.
+# `accept-shrink`. What it holds back is listed in the directory's HELD file (health and the metric read it), one
+# line per run.
 prune() { # written pets keys
   local written=$1 pets=$2 keys=$3 file week month generation position previous='' accepted=''
   local now current_week current_month
@@ -298,15 +299,17 @@ prune() { # written pets keys
 # After a purge the operator meant: every backup taken until now may be pruned as any other (the newest becomes the
 # drop guard's baseline), and retention runs at once.
 accept_shrink() {
-  local newest
+  local newest pets keys
   newest=$(backups_newest_first | head -n 1)
   [ -n "$newest" ] || fail 1 "no backup in $TARGET yet: nothing to accept."
   check_backup "$TARGET/$newest" ||
     fail 1 "the newest backup, $newest, does not read back whole ($CHECK_PROBLEM): take a good one first (\`backup now\`)."
+  pets=$CHECK_PETS
+  keys=$CHECK_API_KEYS
   now_s >"$TARGET/$ACCEPTED"
-  prune "$newest" "$CHECK_PETS" "$CHECK_API_KEYS"
+  prune "$newest" "$pets" "$keys"
   write_metrics 0
-  echo "Accepted: $newest ($CHECK_PETS animals, $CHECK_API_KEYS API keys) is the baseline; the backups taken before now are kept or removed by BACKUP_KEEP, BACKUP_KEEP_WEEKLY and BACKUP_KEEP_MONTHLY alone. $(backups_newest_first | grep -c .) backups kept."
+  echo "Accepted: $newest ($pets animals, $keys API keys) is the baseline; the backups taken before now are kept or removed by BACKUP_KEEP, BACKUP_KEEP_WEEKLY and BACKUP_KEEP_MONTHLY alone. $(backups_newest_first | grep -c .) backups kept."
 }
 
 PARTIAL=''
