@@ -401,7 +401,7 @@ describe('docker-compose.yml backups', () => {
     const usage = await project.shell('docker compose run --rm -T backup restore');
     expect({ code: usage.code, stdout: usage.stdout }).toEqual({ code: 2, stdout: '' });
     expect(backupLines(usage)).toEqual([
-      expect.stringMatching(/^Usage: backup \[now \| list \| restore <file> \[--force\] \| health\]/),
+      expect.stringMatching(/^Usage: backup \[now \| list \| restore <file> \[--force\] \| health \| accept-shrink\]/),
     ]);
   });
 
