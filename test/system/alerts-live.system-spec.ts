@@ -493,10 +493,20 @@ describe('alerts against a live Prometheus and Alertmanager', () => {
       what,
     });
 
-  it('behind HAProxy, the database stopped: the instances are taken out, and with no request reaching them AnimalStoreDatabaseUnreachable pages; resolved once it is back', async () => {
-    // The shipped balancer settings (compose/haproxy.cfg): a check every 1 s, out after 2 failures, in after 2 passes.
+  /** Both instances behind HAProxy with the shipped checks (compose/haproxy.cfg): every 1 s, out after 2 failures, in after 2 passes. */
+  const behindBalancer = async () => {
     balancer = await startHaproxy({ a: ports[0], b: ports[1] }, { interMs: 1_000, fall: 2, rise: 2 });
     await waitForBalancer('UP', 'HAProxy to see both instances up');
+  };
+  /** The fault over: every alert delivered resolved, then traffic straight to the instances again. */
+  const resolvedWithoutBalancer = async () => {
+    await waitFor('every alert to be delivered resolved', () => receiver.allResolved(), 240_000);
+    await balancer!.stop();
+    balancer = undefined;
+  };
+
+  it('behind HAProxy, the database stopped: the instances are taken out, and with no request reaching them AnimalStoreDatabaseUnreachable pages; resolved once it is back', async () => {
+    await behindBalancer();
     receiver.begin('database stopped behind HAProxy');
     await database.pause();
     await waitForBalancer('DOWN', 'HAProxy to take both instances out');
@@ -579,9 +589,7 @@ describe('alerts against a live Prometheus and Alertmanager', () => {
     receiver.begin('flapping over');
     await database.start();
     await waitForBalancer('UP', 'HAProxy to bring both instances back once the database holds');
-    await waitFor('every alert to be delivered resolved', () => receiver.allResolved(), 240_000);
-    await balancer!.stop();
-    balancer = undefined;
+    await resolvedWithoutBalancer();
   }, 600_000);
 
   /** Sends a signal to every process of the test's PostgreSQL by PID: SIGSTOP freezes it whole, SIGCONT resumes it. */
@@ -640,8 +648,7 @@ describe('alerts against a live Prometheus and Alertmanager', () => {
   };
 
   it('the whole database stalling 2 s in every 6 s: through HAProxy at least 90% of requests answer 2xx and neither instance is taken out', async () => {
-    balancer = await startHaproxy({ a: ports[0], b: ports[1] }, { interMs: 1_000, fall: 2, rise: 2 });
-    await waitForBalancer('UP', 'HAProxy to see both instances up');
+    await behindBalancer();
     receiver.begin('database stalling');
     // The fault: every PostgreSQL process stopped 2 s, then running 4 s, for 36 s (the waits are its timing).
     const stalls = (async () => {
@@ -664,14 +671,11 @@ describe('alerts against a live Prometheus and Alertmanager', () => {
     expect(counts.out).toEqual({ a: 0, b: 0 });
 
     receiver.begin('stalls over');
-    await waitFor('every alert to be delivered resolved', () => receiver.allResolved(), 240_000);
-    await balancer.stop();
-    balancer = undefined;
+    await resolvedWithoutBalancer();
   }, 600_000);
 
   it('one instance cut off from the database while its peer is not: that one is taken out, its peer stays in and serves', async () => {
-    balancer = await startHaproxy({ a: ports[0], b: ports[1] }, { interMs: 1_000, fall: 2, rise: 2 });
-    await waitForBalancer('UP', 'HAProxy to see both instances up');
+    await behindBalancer();
     receiver.begin('one instance cut off');
     path0.blackHole();
     try {
@@ -691,9 +695,7 @@ describe('alerts against a live Prometheus and Alertmanager', () => {
     }
     await waitForBalancer('UP', 'HAProxy to bring the instance back once its path is restored');
     receiver.begin('path restored');
-    await waitFor('every alert to be delivered resolved', () => receiver.allResolved(), 240_000);
-    await balancer.stop();
-    balancer = undefined;
+    await resolvedWithoutBalancer();
   }, 600_000);
 
   it('one instance killed: AnimalStoreInstanceDown; both: AnimalStoreDown; both back: all resolve', async () => {
