@@ -609,7 +609,7 @@ health() {
     fail 1 "retention holds back $(grep -c . "$TARGET/$HELD") backups with more than twice the rows of the newest: check the database (a mass delete?); once the data is as meant, run \`backup accept-shrink\`."
   newest=$(backups_newest_first | head -n 1)
   [ -n "$newest" ] || fail 1 "no backup in $TARGET yet."
-  age=$(($(date +%s) - $(stat -c %Y "$TARGET/$newest")))
+  age=$(($(now_s) - $(stat -c %Y "$TARGET/$newest")))
   [ "$age" -ge 0 ] && [ "$age" -lt $((2 * interval)) ] ||
     fail 1 "the newest backup, $newest, is ${age}s old: more than twice BACKUP_INTERVAL; \`docker compose logs backup\` says why."
   echo "healthy: $newest is ${age}s old."
@@ -641,7 +641,7 @@ schedule() {
   if [ -n "$newest" ]; then
     local written
     written=$(stat -c %Y "$TARGET/$newest")
-    [ "$written" -le "$(date +%s)" ] || written=$(date +%s)
+    [ "$written" -le "$(now_s)" ] || written=$(now_s)
     due=$(((written + interval) * 1000))
   fi
   while true; do
