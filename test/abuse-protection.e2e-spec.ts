@@ -125,7 +125,6 @@ describe('revoked and unknown keys past the failed-authentication budget', () =>
     );
   });
   afterAll(() => t.close());
-  const median = (samples: number[]) => samples.toSorted((a, b) => a - b)[samples.length >> 1];
 
   it('cost the same: once the address has spent its lookups, neither is looked up', async () => {
     // Leaked strings, each presented once under the budget (as the revoked key's own client keeps doing): 401.
@@ -137,26 +136,17 @@ describe('revoked and unknown keys past the failed-authentication budget', () =>
     }
     // What an attacker waits for: the answers cached for the revoked keys lapse, and only a lookup could tell them apart.
     await delay(KEY_CACHE_TTL_MS);
-    // With the table out of reach any lookup fails: every 429 below is an answer given without one.
+    // With the table out of reach any lookup fails (a 503): every 429 below is an answer given without one, for
+    // the revoked key and the unknown string alike. The proof is the answer, not a timing the machine's noise can blur.
     await t.sql.query('ALTER TABLE api_keys RENAME TO api_keys_out_of_reach');
-    const took: Record<'revoked' | 'unknown', number[]> = { revoked: [], unknown: [] };
     try {
       for (const revoked of revokedKeys) {
-        for (const [kind, key] of [
-          ['revoked', revoked],
-          ['unknown', randomIssuedKey()],
-        ] as const) {
-          const start = performance.now();
-          const response = await request(t.origin, '/v1/pets', { headers: auth(key) });
-          took[kind].push(performance.now() - start);
-          expectRateLimited(response, BUDGET);
-        }
+        expectRateLimited(await request(t.origin, '/v1/pets', { headers: auth(revoked) }), BUDGET);
+        expectRateLimited(await request(t.origin, '/v1/pets', { headers: auth(randomIssuedKey()) }), BUDGET);
       }
     } finally {
       await t.sql.query('ALTER TABLE api_keys_out_of_reach RENAME TO api_keys');
     }
-    // Interleaved samples share the machine's noise; the bound allows for it, not for a query (a round trip or more).
-    expect(median(took.revoked)).toBeLessThan(median(took.unknown) * 1.5 + 0.5);
   });
 });
 
