@@ -38,7 +38,7 @@ async function migrate(url: string): Promise<void> {
   };
   const dataSource = await new DataSource(dataSourceOptions(url)).initialize();
   try {
-    await runMigrations(dataSource, loadConfig({}));
+    await runMigrations(dataSource, loadConfig({ DATABASE_URL: url }));
   } finally {
     await dataSource.destroy();
   }

@@ -7,6 +7,9 @@ import { loadConfig } from '../src/config/app-config.js';
 import { createOpenApiDocument } from '../src/openapi/openapi-document.js';
 import { PACKAGE_ROOT } from '../src/config/package-root.js';
 
+/** A DATABASE_URL for a configuration nothing connects with. */
+export const UNUSED_DATABASE_URL = 'postgres://unused@127.0.0.1/unused';
+
 /** `openapi.json` at the repository root. */
 export const OPENAPI_FILE = join(PACKAGE_ROOT, 'openapi.json');
 
@@ -16,7 +19,7 @@ export const OPENAPI_FILE = join(PACKAGE_ROOT, 'openapi.json');
  * provider, so TypeORM never connects.
  */
 export async function buildOpenApiDocument(): Promise<OpenAPIObject> {
-  const config = { ...loadConfig({}), databaseUrl: 'postgres://unused@127.0.0.1/unused' };
+  const config = loadConfig({ DATABASE_URL: UNUSED_DATABASE_URL });
   const app = await NestFactory.create(AppModule.forRoot(config), createFastifyAdapter(config), {
     preview: true,
     logger: false,

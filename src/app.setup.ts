@@ -4,7 +4,7 @@ import type { LoggerService, LogLevel } from '@nestjs/common';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import fp from 'fastify-plugin';
 import { Logger } from 'nestjs-pino';
-import { AppModule, ResolvedConfig } from './app.module.js';
+import { AppModule } from './app.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { createOpenApiDocument } from './openapi/openapi-document.js';
 import { serializeResponsesWithDocumentSchemas } from './openapi/response-schemas.js';
@@ -62,7 +62,7 @@ const edgeHeaders = ({ corsOrigins }: AppConfig) =>
  * in-flight count (`preHandler`), Nest's guards, pipes, interceptors and filter; the `onResponse` hooks see every
  * answer. Outside the list: the adapter's options (limits, request ids, Fastify's own errors).
  */
-function requestPipeline(app: NestFastifyApplication, config: ResolvedConfig, document: OpenAPIObject) {
+function requestPipeline(app: NestFastifyApplication, config: AppConfig, document: OpenAPIObject) {
   const shedding = loadShedding(
     config.loadShedding,
     Object.values(OPERATIONS_ROUTES).map((route) => `/${route}`),
@@ -99,7 +99,7 @@ function requestPipeline(app: NestFastifyApplication, config: ResolvedConfig, do
 
 /** Then what cannot be a provider: prefix, the request pipeline, docs. */
 export async function createApp(
-  config: ResolvedConfig,
+  config: AppConfig,
   logger?: LoggerService | LogLevel[] | false,
 ): Promise<NestFastifyApplication> {
   const app = await NestFactory.create<NestFastifyApplication>(

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.setup.js';
 import { API_PREFIX, DOCS_PATH } from './edge/http.constants.js';
-import { readConfig, requireDatabaseUrl } from './config/app-config.js';
+import { readConfig } from './config/app-config.js';
 import { ConfigError } from './config/problem.js';
 import { SHUTDOWN_SIGNALS } from './edge/graceful-shutdown.js';
 import { configuredSecrets } from './observability/secret-scrubber.js';
@@ -10,10 +10,9 @@ import { scrubTracesOf } from './observability/tracing/tracing-state.js';
 async function bootstrap(): Promise<void> {
   const logger = new Logger('Bootstrap');
   const config = await readConfig('service');
-  const databaseUrl = requireDatabaseUrl(config);
   scrubTracesOf(configuredSecrets(config));
 
-  const app = await createApp({ ...config, databaseUrl });
+  const app = await createApp(config);
   // GracefulShutdown drains first; then exit 0 (by default Nest raises the signal again, which ends the process).
   app.enableShutdownHooks([...SHUTDOWN_SIGNALS], { useProcessExit: true });
   await app.listen(config.port, config.host);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { loadConfig } from '../src/config/app-config.js';
+import { DATABASE_POOL_DEFAULTS } from '../src/config/app-config.js';
 import { dataSourceOptions } from '../src/database/data-source-options.js';
 import { withRetries } from '../src/database/database-faults.js';
 import { pgPool } from '../src/database/pg-pool.js';
@@ -466,7 +466,7 @@ describe('a full local pool (every pooled connection busy)', () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    t = await startTestApp({ databasePool: { ...loadConfig({}).databasePool, max: 1 } });
+    t = await startTestApp({ databasePool: { ...DATABASE_POOL_DEFAULTS, max: 1 } });
   }, 120_000);
 
   afterAll(() => t?.close(), 60_000);

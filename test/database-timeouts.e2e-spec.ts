@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { createApp } from '../src/app.setup.js';
-import { loadConfig, parseApiKeys } from '../src/config/app-config.js';
+import { parseApiKeys } from '../src/config/app-config.js';
 import { dataSourceOptions } from '../src/database/data-source-options.js';
 import { runMigrations } from '../src/database/run-migrations.js';
 import { roleSessionTimeoutsSql, SESSION_TIMEOUTS } from '../src/database/session-timeouts.js';
@@ -12,6 +12,7 @@ import { databaseFault } from '../src/database/database-faults.js';
 import { startTcpProxy, TcpProxy } from '../dev/tcp-proxy.js';
 import { TEST_KEY } from './support/test-app.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
+import { defaultConfig } from './support/config.js';
 
 const QUERY_TIMEOUT_MS = (dataSourceOptions('postgres://x@127.0.0.1/x').extra as { query_timeout: number })
   .query_timeout;
@@ -75,7 +76,7 @@ describe("database timeouts and migrations, as the roles' setup makes them", () 
       ).rows;
     /** The real start (createApp: the same modules as production) as the ordinary role, then its stop. */
     const startAndStop = async () => {
-      const config = { ...loadConfig({}), apiKeys: parseApiKeys(TEST_KEY), databaseUrl: roleUrl };
+      const config = { ...defaultConfig(roleUrl), apiKeys: parseApiKeys(TEST_KEY) };
       await (await createApp({ ...config, migrationsRun: false }, false)).close();
     };
     const warningsWith = (warn: jest.Spied<Logger['warn']>, text: string) =>

@@ -2,7 +2,6 @@ import { expect, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { gzipSync } from 'node:zlib';
 import { connect, type Socket } from 'node:net';
-import { loadConfig } from '../src/config/app-config.js';
 import { API_RESPONSE_HEADERS } from '../src/edge/security-headers.js';
 import { MAX_BODY_DEPTH } from '../src/edge/json-body-parser.js';
 import { exchange, rawRequest, RawResponse } from './support/raw-http.js';
@@ -11,6 +10,7 @@ import { ensureBuilt } from './support/built-service.js';
 import { ServiceProcess, startService } from './support/service-process.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
 import { ApiResponse, auth, jsonBody, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
+import { defaultConfig } from './support/config.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const HOST: [string, string] = ['Host', 'animal-store.test'];
@@ -299,7 +299,7 @@ describe('the connection cap (e2e)', () => {
   let t: TestApp;
   const held: Socket[] = [];
   beforeAll(async () => {
-    t = await startTestApp({ edgeLimits: { ...loadConfig({}).edgeLimits, maxConnections: MAX_CONNECTIONS } });
+    t = await startTestApp({ edgeLimits: { ...defaultConfig().edgeLimits, maxConnections: MAX_CONNECTIONS } });
   });
   afterAll(async () => {
     for (const socket of held) socket.destroy();

@@ -1,10 +1,11 @@
 import { expect } from '@jest/globals';
 import { connect } from 'node:net';
 import { createApp } from '../src/app.setup.js';
-import { loadConfig, parseApiKeys } from '../src/config/app-config.js';
+import { parseApiKeys } from '../src/config/app-config.js';
 import type { ErrorBody } from '../src/edge/errors/api-error.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
 import { jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
+import { defaultConfig } from './support/config.js';
 
 const OTHER_KEY = 'other-key-0123456789abcdef';
 
@@ -144,15 +145,15 @@ describe('Idempotency-Key on POST /v1/pets', () => {
 describe('Idempotency-Keys of named API_KEYS entries, across a restart that removes one', () => {
   it('the remaining key keeps its own identity: it replays nothing the removed one stored', async () => {
     const first = await startTestApp({
-      apiKeys: loadConfig({ API_KEYS: `alpha:${TEST_KEY},beta:${OTHER_KEY}` }).apiKeys,
+      apiKeys: parseApiKeys(`alpha:${TEST_KEY},beta:${OTHER_KEY}`),
     });
     try {
       const stored = await request(first.origin, '/v1/pets', keyed('restart-1', { name: 'Alpha', categoryId: 1 }));
       expect(stored.status).toBe(201);
 
       // The same database, restarted with the first entry removed.
-      const config = { ...loadConfig({ API_KEYS: `beta:${OTHER_KEY}` }), logLevel: 'silent' as const };
-      const restarted = await createApp({ ...config, databaseUrl: first.database.url }, false);
+      const config = { ...defaultConfig(first.database.url), apiKeys: parseApiKeys(`beta:${OTHER_KEY}`) };
+      const restarted = await createApp({ ...config, logLevel: 'silent' }, false);
       await restarted.listen(0, '127.0.0.1');
       try {
         const { port } = restarted.getHttpServer().address() as { port: number };

@@ -4,11 +4,12 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { randomBytes } from 'node:crypto';
 import type { Client } from 'pg';
 import { createApp } from '../src/app.setup.js';
-import { loadConfig, parseApiKeys } from '../src/config/app-config.js';
+import { parseApiKeys } from '../src/config/app-config.js';
 import { PageCursorCodec } from '../src/pets/page-cursor.codec.js';
 import { PetStatus } from '../src/pets/pet-status.enum.js';
 import { PetPageQuery, PetsRepository } from '../src/pets/pets.repository.js';
 import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
+import { defaultConfig } from './support/config.js';
 
 const CURSOR_SECRET = 'pagination-e2e-cursor-secret-0123456789';
 
@@ -190,10 +191,9 @@ describe('keyset pagination of GET /v1/pets', () => {
 
   it('another instance sharing CURSOR_SECRET continues from a cursor this one issued', async () => {
     const config = {
-      ...loadConfig({}),
+      ...defaultConfig(t.database.url),
       apiKeys: parseApiKeys(TEST_KEY),
       cursorSecret: CURSOR_SECRET,
-      databaseUrl: t.database.url,
     };
     const other: NestFastifyApplication = await createApp(config, false);
     await other.listen(0, '127.0.0.1');

@@ -4,7 +4,8 @@ import { generateApiKey } from './api-keys/api-key-format.js';
 import type { ApiKeyRecord, ApiKeysRepository } from './api-keys/api-keys.repository.js';
 import { ApiKeyStore, KEY_CACHE_MAX_ENTRIES } from './api-key-store.js';
 import { keyDigest } from './key-digest.js';
-import { loadConfig, parseApiKeys } from '../config/app-config.js';
+import { defaultConfig } from '../../test/support/config.js';
+import { parseApiKeys } from '../config/app-config.js';
 import { EXPIRY_WARNING_WINDOW_MS, type ExpiryWarnings } from './api-keys/expiry-warnings.js';
 import type { LastUsedRecorder } from './api-keys/last-used-recorder.js';
 
@@ -29,7 +30,7 @@ describe('ApiKeyStore, for keys issued into the database', () => {
     record.mockReset();
     check.mockReset();
     store = new ApiKeyStore(
-      { ...loadConfig({}), apiKeys: [] },
+      { ...defaultConfig(), apiKeys: [] },
       { findByDigest: findActiveByDigest } as unknown as ApiKeysRepository,
       { record } as unknown as LastUsedRecorder,
       { check } as unknown as ExpiryWarnings,
@@ -167,7 +168,7 @@ const storeWith = (...apiKeys: string[]) => {
     throw new Error('looked up in the database');
   };
   return new ApiKeyStore(
-    { ...loadConfig({}), apiKeys: parseApiKeys(apiKeys.join(',')) },
+    { ...defaultConfig(), apiKeys: parseApiKeys(apiKeys.join(',')) },
     { findByDigest: unreachable } as unknown as ApiKeysRepository,
     { record: unreachable } as unknown as LastUsedRecorder,
     { check: unreachable } as unknown as ExpiryWarnings,

@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import { ExecutionContext, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiError } from '../edge/errors/api-error.js';
-import { loadConfig } from '../config/app-config.js';
+import { defaultConfig } from '../../test/support/config.js';
 import { AuthFailureLimiter } from './rate-limit/auth-failure-limiter.js';
 import { MemoryRateLimitStorage } from './rate-limit/memory-rate-limit-storage.js';
 import { ApiKeyIdentity, ApiKeyRefusalReason, ApiKeyVerdict, InvalidKeyReason } from './api-key-identity.js';
@@ -147,7 +147,7 @@ describe('ApiKeyGuard', () => {
     let limited: ApiKeyGuard;
     beforeEach(() => {
       const limiter = new AuthFailureLimiter(new MemoryRateLimitStorage(), {
-        ...loadConfig({}),
+        ...defaultConfig(),
         authFailureLimitPerMinute: BUDGET,
       });
       new BearerStrategy(store, limiter, refusals());

@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import { DatabaseConfig, readConfig, requireDatabaseUrl } from '../config/app-config.js';
+import { DatabaseConfig, readConfig } from '../config/app-config.js';
 import { ConfigError, Problem } from '../config/problem.js';
 import { commandDataSourceOptions } from '../database/data-source-options.js';
 
@@ -54,7 +54,7 @@ export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonl
       return 2;
     }
     const config = await readConfig('database');
-    const databaseUrl = requireDatabaseUrl(config);
+    const { databaseUrl } = config;
     const dataSource = new DataSource({ ...commandDataSourceOptions(databaseUrl), entities: command.entities ?? [] });
     try {
       await dataSource.initialize().catch((error: unknown) => {

@@ -3,8 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseEnv } from 'node:util';
-import { commaList, loadConfig, loadDatabaseConfig, readConfig, VARIABLES } from './app-config.js';
+import { UNUSED_DATABASE_URL } from '../../dev/build-openapi-document.js';
+import { commaList, loadConfig as loadConfigOf, loadDatabaseConfig, readConfig, VARIABLES } from './app-config.js';
 import { ConfigError } from './problem.js';
+
+/** The service's configuration from `env`, on a database unless `env` names one (DATABASE_URL is required). */
+const loadConfig = (env: NodeJS.ProcessEnv) => loadConfigOf({ DATABASE_URL: UNUSED_DATABASE_URL, ...env });
 
 function configError(env: Record<string, string>): string {
   try {
@@ -17,11 +21,11 @@ function configError(env: Record<string, string>): string {
 }
 
 describe('loadConfig', () => {
-  it('has a default for every variable', () => {
+  it('has a default for every variable but DATABASE_URL', () => {
     expect(loadConfig({})).toEqual({
       host: '127.0.0.1',
       port: 3000,
-      databaseUrl: undefined,
+      databaseUrl: UNUSED_DATABASE_URL,
       databasePool: { max: 10, idleTimeoutMs: 10_000 },
       apiKeys: [],
       logLevel: 'info',
@@ -54,7 +58,6 @@ describe('loadConfig', () => {
       loadConfig({
         HOST: '',
         PORT: '',
-        DATABASE_URL: '',
         API_KEYS: '',
         LOG_LEVEL: '',
         MIGRATIONS_RUN: '',
@@ -195,6 +198,14 @@ describe('loadConfig', () => {
   });
 
   describe('DATABASE_URL', () => {
+    it.each([[{}], [{ DATABASE_URL: '' }]])('is required: %j is refused, saying how to get a database', (env) => {
+      expect(() => loadConfigOf(env)).toThrow(
+        new ConfigError(
+          'DATABASE_URL is not set: set it to your PostgreSQL, or run `npm start` (or `npm run apikey`, `npm run migration:*`), which starts an embedded one for development',
+        ),
+      );
+    });
+
     it('accepts postgres://', () => {
       expect(loadConfig({ DATABASE_URL: 'postgres://u:p@h/db' }).databaseUrl).toBe('postgres://u:p@h/db');
     });
@@ -370,8 +381,8 @@ describe('loadDatabaseConfig: the part the migration and key commands validate',
 
   it('leaves the service its own variables', () => {
     expect(
-      loadDatabaseConfig({ PORT: '99999', CURSOR_SECRET: 'short', API_KEYS: 'short' }).databaseUrl,
-    ).toBeUndefined();
+      loadDatabaseConfig({ DATABASE_URL: url, PORT: '99999', CURSOR_SECRET: 'short', API_KEYS: 'short' }).databaseUrl,
+    ).toBe(url);
   });
 
   it.each([
@@ -379,7 +390,7 @@ describe('loadDatabaseConfig: the part the migration and key commands validate',
     [{ DATABASE_POOL_MAX: '0' }, 'DATABASE_POOL_MAX must be an integer from 1 to 10000, got "0"'],
     [{ MIGRATIONS_RUN: 'yes' }, 'MIGRATIONS_RUN must be "true" or "false", got "yes"'],
   ])('refuses %j as the service does, naming the variable', (env, message) => {
-    expect(() => loadDatabaseConfig(env)).toThrow(new ConfigError(message));
+    expect(() => loadDatabaseConfig({ DATABASE_URL: url, ...env })).toThrow(new ConfigError(message));
     expect(configError(env)).toBe(message);
   });
 });
@@ -505,11 +516,11 @@ describe('readConfig: .env under the real environment', () => {
   const directory = mkdtempSync(join(tmpdir(), 'animal-store-env-'));
   const envFile = (name: string, lines: string[]) => {
     const path = join(directory, name);
-    writeFileSync(path, `${lines.join('\n')}\n`);
+    writeFileSync(path, [`DATABASE_URL=${UNUSED_DATABASE_URL}`, ...lines, ''].join('\n'));
     return path;
   };
   // readConfig puts what .env adds into process.env (the CLIs and TypeORM read it there); this spec's variables only.
-  const touched = ['PORT', 'LOG_LEVEL', 'SHUTDOWN_GRACE_MS', 'DATABASE_POOL_MAX'];
+  const touched = ['DATABASE_URL', 'PORT', 'LOG_LEVEL', 'SHUTDOWN_GRACE_MS', 'DATABASE_POOL_MAX'];
   const saved = Object.fromEntries(touched.map((name) => [name, process.env[name]]));
   afterEach(() =>
     touched.forEach((name) =>
@@ -553,6 +564,7 @@ describe('readConfig: .env under the real environment', () => {
 
   it('works without a .env file', async () => {
     touched.forEach((name) => delete process.env[name]);
+    process.env.DATABASE_URL = UNUSED_DATABASE_URL;
     await expect(readConfig('service', join(directory, 'missing.env'))).resolves.toMatchObject({ port: 3000 });
   });
 });

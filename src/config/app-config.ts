@@ -91,9 +91,15 @@ const origin = z
   .url({ protocol: /^https?$/, abort: true })
   .refine((url) => new URL(url).origin === url, { error: notAnOrigin });
 
+/** DATABASE_URL unset: the embedded PostgreSQL is `dev/`'s (it sets DATABASE_URL), never the service's. */
+const NO_DATABASE_URL =
+  'is not set: set it to your PostgreSQL, or run `npm start` (or `npm run apikey`, `npm run migration:*`), which starts an embedded one for development';
+
 /** What the migration and key commands validate alone, so that they run with DATABASE_URL only. */
 const DATABASE_VARIABLES = {
-  DATABASE_URL: urlWithScheme(['postgres', 'postgresql'], 'postgres://user:password@host:5432/db').optional(),
+  DATABASE_URL: z
+    .string({ error: NO_DATABASE_URL })
+    .pipe(urlWithScheme(['postgres', 'postgresql'], 'postgres://user:password@host:5432/db')),
   DATABASE_POOL_MAX: integer(1, 10_000).default(DATABASE_POOL_DEFAULTS.max),
   DATABASE_POOL_IDLE_TIMEOUT_MS: integer(0, 3_600_000).default(DATABASE_POOL_DEFAULTS.idleTimeoutMs),
   MIGRATIONS_RUN: z
@@ -242,14 +248,6 @@ function parse<P extends keyof typeof SCHEMAS>(part: P, raw: NodeJS.ProcessEnv):
   if (parsed.success) return parsed.data as z.output<(typeof SCHEMAS)[P]>;
   const [issue] = parsed.error.issues;
   throw new ConfigError(`${String(issue.path[0])} ${issue.message}`);
-}
-
-/** DATABASE_URL, or a ConfigError saying how to get one: the embedded PostgreSQL is `dev/`'s, never the service's. */
-export function requireDatabaseUrl({ databaseUrl }: DatabaseConfig): string {
-  if (databaseUrl) return databaseUrl;
-  throw new ConfigError(
-    'DATABASE_URL is not set: set it to your PostgreSQL, or run `npm start` (or `npm run apikey`, `npm run migration:*`), which starts an embedded one for development',
-  );
 }
 
 export const loadDatabaseConfig = (env: NodeJS.ProcessEnv = process.env): DatabaseConfig => parse('database', env);

@@ -12,7 +12,7 @@ const MIGRATED = Symbol('MIGRATED');
 
 @Module({})
 export class DatabaseModule {
-  static forRoot(config: DatabaseConfig & { databaseUrl: string }) {
+  static forRoot(config: DatabaseConfig) {
     return {
       module: DatabaseModule,
       imports: [

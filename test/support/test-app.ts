@@ -1,7 +1,8 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Client } from 'pg';
 import { createApp } from '../../src/app.setup.js';
-import { AppConfig, loadConfig, parseApiKeys } from '../../src/config/app-config.js';
+import { AppConfig, parseApiKeys } from '../../src/config/app-config.js';
+import { defaultConfig } from './config.js';
 import { responseValidatorFor } from './openapi-response-validator.js';
 import { pollUntil } from './poll.js';
 import { createTestDatabase, TestDatabase } from './test-database.js';
@@ -40,9 +41,9 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}, where: Te
     logLevel: 'silent',
     rateLimitPerMinute: 0,
     authFailureLimitPerMinute: 1_000_000,
-    loadShedding: { ...loadConfig({}).loadShedding, maxEventLoopDelayMs: 0 },
+    loadShedding: { ...defaultConfig().loadShedding, maxEventLoopDelayMs: 0 },
   };
-  const config = { ...loadConfig({}), ...defaults, ...overrides, databaseUrl };
+  const config = { ...defaultConfig(databaseUrl), ...defaults, ...overrides, databaseUrl };
   const app = await createApp(config, false);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };

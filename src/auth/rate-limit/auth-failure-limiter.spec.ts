@@ -1,4 +1,4 @@
-import { loadConfig } from '../../config/app-config.js';
+import { defaultConfig } from '../../../test/support/config.js';
 import { AuthFailureLimiter, MAX_BLOCKED_ADDRESSES } from './auth-failure-limiter.js';
 import { MAX_RATE_LIMIT_COUNTERS, MemoryRateLimitStorage } from './memory-rate-limit-storage.js';
 
@@ -14,7 +14,7 @@ const address = (n: number) =>
 describe('AuthFailureLimiter under address rotation', () => {
   it(`holds at most the capped number of counters for ${ADDRESSES.toLocaleString('en')} distinct addresses`, async () => {
     const storage = new MemoryRateLimitStorage();
-    const limiter = new AuthFailureLimiter(storage, { ...loadConfig({}), authFailureLimitPerMinute: 1 });
+    const limiter = new AuthFailureLimiter(storage, { ...defaultConfig(), authFailureLimitPerMinute: 1 });
     let blocked = 0;
     for (let n = 0; n < ADDRESSES; n += 1) {
       // Every tenth address goes over its budget of 1, so the blocked addresses are bounded too.

@@ -2,7 +2,8 @@ import { jest } from '@jest/globals';
 import type { ExecutionContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { getStorageToken, type ThrottlerStorage } from '@nestjs/throttler';
-import { loadConfig, RATE_LIMIT_WINDOW_MS } from '../../config/app-config.js';
+import { defaultConfig } from '../../../test/support/config.js';
+import { RATE_LIMIT_WINDOW_MS } from '../../config/app-config.js';
 import { ConfigModule } from '../../config/config.module.js';
 import { ApiKeyThrottlerGuard } from './api-key-throttler.guard.js';
 import { RateLimitModule } from './rate-limit.module.js';
@@ -13,7 +14,7 @@ const list = (): void => undefined;
 describe('RateLimitModule: the per-key budget', () => {
   it('hands the storage the API key id as the key, the throttler name beside it (never prefixed twice)', async () => {
     const moduleRef = await Test.createTestingModule({
-      imports: [ConfigModule.forRoot(loadConfig({ RATE_LIMIT_PER_MINUTE: '5' })), RateLimitModule],
+      imports: [ConfigModule.forRoot({ ...defaultConfig(), rateLimitPerMinute: 5 }), RateLimitModule],
       providers: [ApiKeyThrottlerGuard],
     }).compile();
     await moduleRef.init();
