@@ -19,6 +19,7 @@ export const Deprecated = (policy: DeprecationPolicy) =>
     SetMetadata(DEPRECATION_POLICY, policy),
     UseInterceptors(DeprecationInterceptor),
     ApiOperation({
+      operationId: policy.operationId,
       summary: undefined,
       deprecated: true,
       description: `Deprecated: announced for removal on ${policy.sunset.toLocaleDateString('en-GB', { dateStyle: 'long', timeZone: 'UTC' })}. ${policy.advice}`,

@@ -14,6 +14,7 @@ const KEY = 'raw-secret-key-0123456789';
 
 // The shape of getPet's policy in the pets controller: shared code is tested without importing a feature.
 const POLICY = {
+  operationId: 'getPet',
   since: new Date('2026-11-20T00:00:00Z'),
   sunset: new Date('2030-12-05T00:00:00Z'),
   successor: '/v1/pets',

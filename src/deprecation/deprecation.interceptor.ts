@@ -7,6 +7,8 @@ import type { AuthenticatedRequest } from '../auth/api-key-identity.js';
 import { IntervalThrottle } from '../common/interval-throttle.js';
 
 export interface DeprecationPolicy {
+  /** The operation's id in the OpenAPI document (`@Deprecated` sets it there), as logs and metrics name it. */
+  operationId: string;
   since: Date;
   /** When the operation is announced to be removed. */
   sunset: Date;
@@ -23,9 +25,6 @@ export const DEPRECATION_POLICY = Symbol('deprecation-policy');
  * only): a line per call would double the log volume.
  */
 export const DEPRECATION_LOG_INTERVAL_MS = 10 * 60_000;
-
-// Where @nestjs/swagger's @ApiOperation keeps its options (not exported by the package).
-const API_OPERATION_METADATA = 'swagger/apiOperation';
 
 /** The response headers a policy calls for: RFC 9745's date in seconds, RFC 8594's HTTP-date, the successor. */
 export function deprecationHeaders(policy: DeprecationPolicy): Record<string, string> {
@@ -65,13 +64,13 @@ export class DeprecationInterceptor implements NestInterceptor {
     const handler = context.getHandler();
     let operation = this.operations.get(handler);
     if (!operation) {
+      // Only @Deprecated applies this interceptor, with a policy; a route without one is passed through untouched.
       const policy = this.reflector.get<DeprecationPolicy | undefined>(DEPRECATION_POLICY, handler);
-      const apiOperation = this.reflector.get<{ operationId?: string } | undefined>(API_OPERATION_METADATA, handler);
-      const operationId = apiOperation?.operationId ?? handler.name;
+      if (!policy) return next.handle();
       operation = {
-        headers: policy ? deprecationHeaders(policy) : {},
-        operationId,
-        calls: this.calls.labels({ operation: operationId }),
+        headers: deprecationHeaders(policy),
+        operationId: policy.operationId,
+        calls: this.calls.labels({ operation: policy.operationId }),
         // Past maxKeys, the key logged longest ago may be logged again within the interval.
         logged: new IntervalThrottle({ intervalMs: DEPRECATION_LOG_INTERVAL_MS, maxKeys: 10_000 }),
       };

@@ -32,6 +32,7 @@ const nextPageLink = (path: string, limit: number, status: PetStatus | undefined
 const longestStatus = PET_STATUSES.reduce((a, b) => (b.length > a.length ? b : a));
 
 const GET_PET_DEPRECATION = {
+  operationId: 'getPet',
   since: new Date('2026-11-20T00:00:00Z'),
   sunset: new Date('2030-12-05T00:00:00Z'),
   successor: LIST_PETS_URL,
@@ -143,7 +144,7 @@ export class PetsController {
   @Get(':petId')
   @Deprecated(GET_PET_DEPRECATION)
   @RequiresScope('pets:read')
-  @ApiOperation({ operationId: 'getPet', summary: 'Get an animal' })
+  @ApiOperation({ summary: 'Get an animal' })
   @ApiParam({
     name: 'petId',
     description: 'Id of the animal to retrieve.',
