@@ -1,4 +1,5 @@
 import { createInterface } from 'node:readline/promises';
+import { parseArgs } from 'node:util';
 import { MigrationExecutor } from 'typeorm';
 import type { RevertibleMigration } from '../database/revertible-migration.js';
 import { revertLastMigration, runMigrations } from '../database/run-migrations.js';
@@ -22,10 +23,21 @@ runDatabaseCommand(
   {
     name: 'migration',
     usage: USAGE,
-    parse: ([command, ...rest]) => {
-      if ((command === 'run' || command === 'show') && rest.length === 0) return { command, confirmed: false };
-      const confirmation = rest.every((arg) => arg === '--yes' || arg === '-y');
-      return command === 'revert' && confirmation ? { command, confirmed: rest.length > 0 } : null;
+    parse: (args) => {
+      let parsed;
+      try {
+        parsed = parseArgs({
+          args: [...args],
+          allowPositionals: true,
+          options: { yes: { type: 'boolean', short: 'y' } },
+        });
+      } catch {
+        return null; // an option other than --yes: the usage
+      }
+      const [command, ...extra] = parsed.positionals;
+      const confirmed = parsed.values.yes === true;
+      if (extra.length > 0 || (confirmed && command !== 'revert')) return null;
+      return command === 'run' || command === 'show' || command === 'revert' ? { command, confirmed } : null;
     },
     run: async ({ command, confirmed }, dataSource, bounds) => {
       const database = describeDatabase(String((dataSource.options as { url?: string }).url));
