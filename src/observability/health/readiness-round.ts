@@ -1,6 +1,7 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { LRUCache } from 'lru-cache';
 import { Gauge, Registry } from 'prom-client';
 import { DataSource, MigrationExecutor } from 'typeorm';
 import { databaseFault } from '../../database/database-faults.js';
@@ -13,6 +14,7 @@ export const READINESS_CACHE_MS = 1_000;
 /** `outage`: the database did not answer (in time), which the instance rides out (DatabaseOutage). */
 type Verdict = 'ready' | 'outage' | 'not-ready';
 type Round = { verdict: Verdict; checks: HealthIndicatorResult };
+const ROUND = 'round';
 
 /**
  * The database checks (`SELECT 1`, the migrations table read), run, cached and classified together, on a connection
@@ -21,6 +23,12 @@ type Round = { verdict: Verdict; checks: HealthIndicatorResult };
 @Injectable()
 export class ReadinessRound implements OnApplicationShutdown {
   private own?: Promise<DataSource>;
+  private readonly rounds = new LRUCache<typeof ROUND, Round>({
+    max: 1,
+    ttl: READINESS_CACHE_MS,
+    ttlResolution: 0,
+    fetchMethod: () => this.run(),
+  });
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -39,14 +47,12 @@ export class ReadinessRound implements OnApplicationShutdown {
     });
   }
 
+  /** The latest round, run now if none is fresh; a round this call did not start is marked `cachedResponse`. */
   async current(): Promise<Round> {
-    const { round } = await this.indicators
-      .check('round')
-      .attempt(() => this.run())
-      .cacheFor(READINESS_CACHE_MS);
-    const { verdict, checks, cachedResponse } = round as unknown as Round & { cachedResponse?: true };
-    if (!cachedResponse) return { verdict, checks };
-    const marked = Object.entries(checks).map(([key, check]) => [key, { ...check, cachedResponse }]);
+    const status: LRUCache.Status<typeof ROUND, Round> = {};
+    const { verdict, checks } = (await this.rounds.fetch(ROUND, { status }))!;
+    if (status.fetch === 'miss') return { verdict, checks };
+    const marked = Object.entries(checks).map(([key, check]) => [key, { ...check, cachedResponse: true }]);
     return { verdict, checks: Object.fromEntries(marked) as HealthIndicatorResult };
   }
 
