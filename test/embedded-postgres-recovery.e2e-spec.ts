@@ -18,11 +18,17 @@ const KEY = 'recovery-key-0123456789abcdef';
 const auth = { authorization: `Bearer ${KEY}` };
 
 let scratch: string;
+/**
+ * One DATA_DIR for every test: each leaves its cluster stopped, as a service or command that ended does, and the
+ * cluster the first start makes (initdb, the migrations) spares the others making one each.
+ */
+let env: Record<string, string>;
 beforeAll(async () => {
   await ensureBuilt();
   scratch = await mkdtemp(join(tmpdir(), 'animal-store-recovery-'));
   // As root, the embedded PostgreSQL runs as `postgres`, which must enter DATA_DIR.
   await chmod(scratch, 0o755);
+  env = await serviceEnv('data');
 }, 300_000);
 afterAll(() => rm(scratch, { recursive: true, force: true }));
 
@@ -74,7 +80,6 @@ const development = (script: string, args: string[], env: Record<string, string>
 
 describe('the embedded PostgreSQL when its service dies', () => {
   it('after a SIGKILL, the next start stops the PostgreSQL left running and serves the same data', async () => {
-    const env = await serviceEnv('killed');
     const first = await start(env);
     const ids = [await createPet(first.origin, 'Rex'), await createPet(first.origin, 'Tom')];
     ids.push(await createPet(first.origin, 'Kiki'));
@@ -105,7 +110,6 @@ describe('the embedded PostgreSQL when its service dies', () => {
   }, 180_000);
 
   it('after a SIGKILL, the key and migration commands stop what was left, work, and leave nothing running', async () => {
-    const env = await serviceEnv('killed-then-command');
     const service = await start(env);
     await createPet(service.origin, 'Rex');
     const orphan = postmasterPid(env.DATA_DIR);
@@ -123,7 +127,6 @@ describe('the embedded PostgreSQL when its service dies', () => {
   }, 180_000);
 
   it('on an uncaught exception, the service stops its PostgreSQL on the way out', async () => {
-    const env = await serviceEnv('crashed');
     // A fault the service does not handle, raised on demand from inside the process.
     const crash = join(scratch, 'crash-on-sigusr2.mjs');
     await writeFile(crash, "process.on('SIGUSR2', () => { throw new Error('simulated crash'); });\n");
@@ -137,7 +140,6 @@ describe('the embedded PostgreSQL when its service dies', () => {
 
 describe('two services on one DATA_DIR', () => {
   it('refuses the second, naming the process that holds the cluster, while the first keeps serving', async () => {
-    const env = await serviceEnv('shared');
     const first = await start(env);
     try {
       const second = await development('start.js', [], { ...env, PORT: String(await freePort()), HOST: '127.0.0.1' });

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { Client } from 'pg';
-import { apikey, ensureBuilt, type Finished, KEY_LIST_COLUMNS } from './support/built-service.js';
+import { apikeyScript as apikey, ensureBuilt, type Finished, KEY_LIST_COLUMNS } from './support/built-service.js';
 import { pollUntil } from './support/poll.js';
 import { ServiceProcess, startService } from './support/service-process.js';
 import { auth, jsonBody, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
@@ -18,7 +18,7 @@ const EXPIRED = {
   status: 401,
 };
 const ISO_SECOND = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
-/** Each run of the CLI is a process of its own, started through npm, and most tests run several. */
+/** Each run of the CLI is a process of its own (the script `npm run apikey` runs), and most tests run several. */
 jest.setTimeout(120_000);
 
 /** The new key a successful `create` or `rotate` printed: alone on stdout. */

@@ -11,8 +11,11 @@ import { ServiceProcess, startService } from './support/service-process.js';
 import { auth, request, startTestApp, TestApp } from './support/test-app.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
 
-/** Longer than a request's statement bound and than the client-side query bound of the service's pool. */
-const SLOW_SECONDS = 8;
+/**
+ * A second longer than the client-side query bound of the service's pool, itself a second past a request's
+ * statement bound: each would cut the migration short.
+ */
+const SLOW_SECONDS = SESSION_TIMEOUTS.statement_timeout / 1000 + 2;
 const SLOW: ExtraMigration = { name: 'SlowBackfill', sql: `SELECT pg_sleep(${SLOW_SECONDS})` };
 const ADD_NOTE: ExtraMigration = { name: 'AddPetNote', sql: 'ALTER TABLE "pets" ADD "note" text' };
 const LOCK_TIMEOUT_MS = 1_000;
