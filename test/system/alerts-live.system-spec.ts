@@ -1,9 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { startTcpProxy, type TcpProxy } from '../../dev/tcp-proxy.js';
 import { parse, stringify } from 'yaml';
@@ -454,7 +455,16 @@ class Lane {
   async signalPostgres(signal: 'SIGSTOP' | 'SIGCONT'): Promise<void> {
     const pidFile = await readFile(join(this.database!.directory, 'postgres', 'postmaster.pid'), 'utf8');
     const postmaster = Number(pidFile.split('\n')[0]);
-    const children = (await run('pgrep', ['-P', String(postmaster)])).stdout.split('\n').filter(Boolean).map(Number);
+    // Not through run(), whose write to stdin can fail with EPIPE once pgrep has exited, as it does at once.
+    const listed = await promisify(execFile)('pgrep', ['-P', String(postmaster)]).then(
+      ({ stdout }) => stdout,
+      (error: Error & { code?: number }) => {
+        // pgrep exits 1 when there is no child.
+        if (error.code === 1) return '';
+        throw error;
+      },
+    );
+    const children = listed.split('\n').filter(Boolean).map(Number);
     // Frozen from the top (no new child meanwhile), resumed from the bottom.
     for (const pid of signal === 'SIGSTOP' ? [postmaster, ...children] : [...children, postmaster]) {
       try {
