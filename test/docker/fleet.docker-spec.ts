@@ -12,7 +12,20 @@ beforeAll(async () => {
   await project.composeOk(['up', '-d', '--scale', `api=${REPLICAS}`], 300_000);
   await project.waitForHealth('api', 'healthy', 90_000);
   key = (
-    await project.composeOk(['run', '--rm', '-T', 'migrate', 'npm', 'run', '-s', 'apikey', '--', 'create', 'fleet'])
+    await project.composeOk([
+      'run',
+      '--rm',
+      '--no-deps',
+      '-T',
+      'migrate',
+      'npm',
+      'run',
+      '-s',
+      'apikey',
+      '--',
+      'create',
+      'fleet',
+    ])
   )
     .trim()
     .split('\n')
@@ -73,13 +86,13 @@ describe('docker-compose.fleet.yml', () => {
       const { StartedAt } = await project.inspect(replica);
       await pollUntil(async () => (await project.inspect(replica)).Health?.Status === 'healthy', {
         timeoutMs: 60_000,
-        intervalMs: 500,
+        intervalMs: 250,
         what: `${replica} healthy after its restart`,
       });
       // Back in the balancer: the new process has served a request HAProxy sent it.
       await pollUntil(
         async () => (await docker(['logs', '--since', StartedAt, replica])).includes('"route":"/v1/pets"'),
-        { timeoutMs: 30_000, intervalMs: 500, what: `${replica} to serve traffic again` },
+        { timeoutMs: 30_000, intervalMs: 250, what: `${replica} to serve traffic again` },
       );
     }
     done = true;

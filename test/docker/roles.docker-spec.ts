@@ -95,10 +95,7 @@ describe('docker-compose.yml database roles', () => {
           "FROM pg_roles r WHERE rolname = 'animal_store_api'",
       ),
     ).toBe('f|f|f|0');
-    const create = await project.compose([
-      'exec',
-      '-T',
-      'db',
+    const create = await project.exec('db', [
       'psql',
       '-U',
       'animal_store_api',
@@ -135,15 +132,12 @@ describe('docker-compose.yml database roles', () => {
 
   /** The secrets as the containers that own them read them: the superuser's in `db`, the owner's in `backup`. */
   const secret = async (service: string, file: string) =>
-    (await project.composeOk(['exec', '-T', service, 'cat', `/run/animal-store/${file}`])).trim();
+    (await project.execOk(service, ['cat', `/run/animal-store/${file}`])).trim();
 
   it('inside `api`: no file or variable holds the superuser’s or the owner’s password; connecting as either fails', async () => {
     const others = [await secret('db', 'postgres-password'), await secret('backup', 'owner-password')];
     expect(others.every((password) => password.length >= 32)).toBe(true);
-    const found = await project.compose([
-      'exec',
-      '-T',
-      'api',
+    const found = await project.exec('api', [
       'sh',
       '-c',
       // Every file an attacker running as the service could read, and the environment of every process it can see.
@@ -154,10 +148,7 @@ describe('docker-compose.yml database roles', () => {
     expect(found.stdout.trim()).toBe('0');
     // With the one password it holds, the api's own, neither the superuser nor the owner.
     for (const user of ['animal_store', 'animal_store_owner']) {
-      const connect = await project.compose([
-        'exec',
-        '-T',
-        'api',
+      const connect = await project.exec('api', [
         'node',
         '-e',
         `const pg = require('pg');
@@ -177,10 +168,7 @@ describe('docker-compose.yml database roles', () => {
 
   it('as the service’s role, PostgreSQL refuses large objects, writing migrations and changing keys; backups keep working', async () => {
     const asApi = (statement: string) =>
-      project.compose([
-        'exec',
-        '-T',
-        'db',
+      project.exec('db', [
         'psql',
         '-U',
         'animal_store_api',
@@ -233,7 +221,7 @@ describe('docker-compose.yml database roles', () => {
 
   it('the roles step gives psql no password on its command line', async () => {
     const passwords = [await secret('db', 'postgres-password'), await secret('backup', 'owner-password')];
-    passwords.push((await project.composeOk(['exec', '-T', 'api', 'cat', '/run/animal-store/api-password'])).trim());
+    passwords.push((await project.execOk('api', ['cat', '/run/animal-store/api-password'])).trim());
     // Every psql the script starts, with its arguments, as `ps` would show them.
     const run = await project.compose([
       'run',
@@ -303,12 +291,9 @@ describe('docker-compose.yml database roles', () => {
     await project.waitForHealth('api', 'healthy', 120_000);
     expect(await status(key)).toBe(200);
     // The api runs with the new cursor secret, and its old password opens nothing.
-    const environ = await project.compose(['exec', '-T', 'api', 'sh', '-c', 'tr "\\0" "\\n" < /proc/1/environ']);
+    const environ = await project.exec('api', ['sh', '-c', 'tr "\\0" "\\n" < /proc/1/environ']);
     expect(environ.stdout.split('\n')).toContain(`CURSOR_SECRET=${rotated[3]}`);
-    const connect = await project.compose([
-      'exec',
-      '-T',
-      'api',
+    const connect = await project.exec('api', [
       'node',
       '-e',
       `const pg = require('pg');

@@ -118,7 +118,7 @@ export class ComposeProject {
   /**
    * The ids of a service's containers, running or not, as `docker-compose ps -a -q <service>` lists them (by name,
    * without `run`'s one-off containers), read from the labels Compose sets. The engine's client answers in a tenth of
-   * the CPU that docker-compose (Python) takes to start, and the polls below call this every half second.
+   * the CPU that docker-compose (Python) takes to start, and the polls below call this every quarter of a second.
    */
   async containers(service: string): Promise<string[]> {
     const labels = [`project=${this.name}`, `service=${service}`, 'oneoff=False'];
@@ -166,7 +166,7 @@ export class ComposeProject {
           );
           return states.every((state) => state.Health?.Status === status);
         },
-        { timeoutMs, intervalMs: 500, what: `${this.name} ${service} to be ${status}` },
+        { timeoutMs, intervalMs: 250, what: `${this.name} ${service} to be ${status}` },
       );
     } catch (error) {
       // What the checks said, and the service's last lines: the reason a bound was missed.
@@ -176,6 +176,19 @@ export class ComposeProject {
         cause: error,
       });
     }
+  }
+
+  /**
+   * A command in the service's running container, as `docker-compose exec -T <service>` runs it (the container's user,
+   * environment and working directory, no terminal), through the engine's client: without docker-compose's start-up.
+   */
+  async exec(service: string, args: string[], timeoutMs?: number): Promise<Result> {
+    return run(DOCKER, ['exec', await this.container(service), ...args], { timeoutMs });
+  }
+
+  /** Like exec(), but a non-zero exit throws with the command's output; its stdout. */
+  async execOk(service: string, args: string[], timeoutMs?: number): Promise<string> {
+    return check(DOCKER, ['exec', await this.container(service), ...args], { timeoutMs });
   }
 
   /**
