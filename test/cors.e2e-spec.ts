@@ -1,5 +1,6 @@
 import { expect } from '@jest/globals';
 import { join } from 'node:path';
+import { UNUSED_DATABASE_URL } from '../dev/build-openapi-document.js';
 import { PREFLIGHT_MAX_AGE_SECONDS } from '../src/edge/cors.js';
 import { ensureBuilt, ROOT, run } from './support/built-service.js';
 import { exchange, rawRequest } from './support/raw-http.js';
@@ -228,7 +229,8 @@ describe('CORS_ORIGINS at start-up', () => {
     run(
       process.execPath,
       [join(ROOT, 'dist', 'src', 'main.js')],
-      { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
+      // A DATABASE_URL nothing connects to: the configuration is refused before any connection.
+      { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', DATABASE_URL: UNUSED_DATABASE_URL, ...env },
       15_000,
     );
 
