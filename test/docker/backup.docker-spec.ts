@@ -33,7 +33,7 @@ afterAll(async () => {
 async function apikeys(...commands: string[][]): Promise<string[]> {
   const quote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
   const script = commands.map((args) => `npm run -s apikey -- ${args.map(quote).join(' ')} && echo`).join(' && ');
-  const out = await project.composeOk(['run', '--rm', '--no-deps', '-T', 'migrate', 'sh', '-c', script]);
+  const out = await project.oneShot('migrate', ['sh', '-c', script]);
   const printed = out.trim().split('\n\n');
   expect(printed).toHaveLength(commands.length);
   return printed.map((lines) => lines.trim().split('\n').at(-1)!);

@@ -230,22 +230,7 @@ describe('docker-compose.yml backups', () => {
     expect(atStart).toHaveLength(1);
     expect(atStart[0]).toMatch(/^animal-store-\d{8}T\d{6}\.\d{3}Z\.dump$/);
 
-    drillKey = (
-      await project.composeOk([
-        'run',
-        '--rm',
-        '--no-deps',
-        '-T',
-        'migrate',
-        'npm',
-        'run',
-        '-s',
-        'apikey',
-        '--',
-        'create',
-        'drill',
-      ])
-    )
+    drillKey = (await project.oneShot('migrate', ['npm', 'run', '-s', 'apikey', '--', 'create', 'drill']))
       .trim()
       .split('\n')
       .at(-1)!;
@@ -374,17 +359,7 @@ describe('docker-compose.yml backups', () => {
       expect((await fetch(`${project.origin}/v1/pets/${pet.id}`, { headers: drillBearer() })).status).toBe(404);
     }
     // Without its dependencies: `migrate` run first would apply what the restore left pending.
-    const show = await project.composeOk([
-      'run',
-      '--rm',
-      '--no-deps',
-      '-T',
-      'api',
-      'npm',
-      'run',
-      '-s',
-      'migration:show',
-    ]);
+    const show = await project.oneShot('api', ['npm', 'run', '-s', 'migration:show']);
     const migrations = show.trim().split('\n');
     expect(migrations.length).toBeGreaterThan(0);
     expect(migrations.filter((line) => !line.startsWith('[X] '))).toEqual([]);

@@ -11,22 +11,7 @@ beforeAll(async () => {
   project = await ComposeProject.create('fleet', ['docker-compose.fleet.yml']);
   await project.composeOk(['up', '-d', '--scale', `api=${REPLICAS}`], 300_000);
   await project.waitForHealth('api', 'healthy', 90_000);
-  key = (
-    await project.composeOk([
-      'run',
-      '--rm',
-      '--no-deps',
-      '-T',
-      'migrate',
-      'npm',
-      'run',
-      '-s',
-      'apikey',
-      '--',
-      'create',
-      'fleet',
-    ])
-  )
+  key = (await project.oneShot('migrate', ['npm', 'run', '-s', 'apikey', '--', 'create', 'fleet']))
     .trim()
     .split('\n')
     .at(-1)!;

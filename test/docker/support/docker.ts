@@ -110,6 +110,14 @@ export class ComposeProject {
     return result.stdout;
   }
 
+  /**
+   * `command` in a one-off `service` container on the running stack: `--no-deps`, since Compose v1's `run` would first
+   * start the one-shots `secrets` and `roles` again (and `migrate`, which could apply what a test left pending).
+   */
+  oneShot(service: string, command: string[], timeoutMs?: number): Promise<string> {
+    return this.composeOk(['run', '--rm', '--no-deps', '-T', service, ...command], timeoutMs);
+  }
+
   /** A shell command line run as an operator would, in the project's directory and environment. */
   shell(command: string, extraEnv: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<Result> {
     return run('bash', ['-c', command], { env: { ...this.env, ...extraEnv }, timeoutMs });
