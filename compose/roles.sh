@@ -6,6 +6,8 @@
 #   animal_store_api    reads and writes the animals' rows; reads `migrations` and `api_keys`, writing only a key's
 #                       last_used_at; no large object; under the requests' statement and idle-in-transaction timeouts;
 #                       `api` (the key CLI runs as the owner)
+#   animal_store_replication  streams the WAL, nothing else; `postgres-replica` (docker-compose.replica.yml), and
+#                       only while REPLICATION_PASSWORD_FILE is given: without it the role, if made, cannot log in
 # The passwords are read from files (OWNER_PASSWORD_FILE, API_PASSWORD_FILE; default: owner-password and api-password
 # in SECRETS_DIR) into psql variables through the environment, never as arguments a process list shows. Compose runs
 # it twice on every `up`: as `roles` before the migrations (the owner must exist) and as `grants` after them (the
@@ -15,7 +17,8 @@ set -euo pipefail
 SECRETS=${SECRETS_DIR:-/run/animal-store}
 OWNER_PASSWORD_FILE=${OWNER_PASSWORD_FILE:-$SECRETS/owner-password}
 API_PASSWORD_FILE=${API_PASSWORD_FILE:-$SECRETS/api-password}
-for file in "$OWNER_PASSWORD_FILE" "$API_PASSWORD_FILE" "$POSTGRES_PASSWORD_FILE"; do
+for file in "$OWNER_PASSWORD_FILE" "$API_PASSWORD_FILE" "$POSTGRES_PASSWORD_FILE" \
+  ${REPLICATION_PASSWORD_FILE:+"$REPLICATION_PASSWORD_FILE"}; do
   [ -s "$file" ] ||
     { echo "roles: no $file: run \`docker compose up\` (its \`secrets\` service writes it)." >&2 && exit 1; }
 done
@@ -23,17 +26,31 @@ PGPASSWORD=$(<"$POSTGRES_PASSWORD_FILE")
 ANIMAL_STORE_OWNER_PASSWORD=$(<"$OWNER_PASSWORD_FILE")
 ANIMAL_STORE_API_PASSWORD=$(<"$API_PASSWORD_FILE")
 export PGPASSWORD ANIMAL_STORE_OWNER_PASSWORD ANIMAL_STORE_API_PASSWORD
+if [ -n "${REPLICATION_PASSWORD_FILE:-}" ]; then
+  ANIMAL_STORE_REPLICATION_PASSWORD=$(<"$REPLICATION_PASSWORD_FILE")
+  export ANIMAL_STORE_REPLICATION_PASSWORD
+fi
 
 psql -XAtq -v ON_ERROR_STOP=1 --single-transaction -f - <<'SQL'
 -- psql variables, so that no password is part of the SQL text a log could show.
 \getenv owner_password ANIMAL_STORE_OWNER_PASSWORD
 \getenv api_password ANIMAL_STORE_API_PASSWORD
+\getenv replication_password ANIMAL_STORE_REPLICATION_PASSWORD
 -- Two `up`s at once take turns.
 DO $$ BEGIN PERFORM pg_advisory_xact_lock(x'616e0002'::int); END $$;
 SELECT format('CREATE ROLE %I', name) FROM (VALUES ('animal_store_owner'), ('animal_store_api')) AS r(name)
 WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = name) \gexec
 ALTER ROLE animal_store_owner LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD :'owner_password';
 ALTER ROLE animal_store_api LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD :'api_password';
+-- Physical replication needs no grant: the role reaches no table (compose/pg_hba.conf admits it for replication only).
+\if :{?replication_password}
+SELECT 'CREATE ROLE animal_store_replication'
+WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'animal_store_replication') \gexec
+ALTER ROLE animal_store_replication LOGIN REPLICATION NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS PASSWORD :'replication_password';
+\else
+SELECT 'ALTER ROLE animal_store_replication NOLOGIN PASSWORD NULL'
+WHERE EXISTS (SELECT FROM pg_roles WHERE rolname = 'animal_store_replication') \gexec
+\endif
 SELECT format('ALTER DATABASE %I OWNER TO animal_store_owner', current_database()) \gexec
 -- The schema: the owner creates in it (as the database's owner, through pg_database_owner on PostgreSQL 15 and
 -- later); nobody else may.

@@ -46,26 +46,32 @@ interface Service {
   stop_grace_period?: string;
 }
 
-/** A compose file's services with `extends` resolved as compose does (maps merged, lists concatenated). */
-async function services(file: string): Promise<Record<string, Service>> {
+/** `own` on top of `base`, as compose merges them (maps merged, lists concatenated). */
+const merge = (base: Service, own: Service): Service => ({
+  ...base,
+  ...own,
+  environment: { ...base.environment, ...own.environment },
+  volumes: [...(base.volumes ?? []), ...(own.volumes ?? [])],
+});
+
+/** A compose file's services with `extends` resolved, and the override files after it applied, as compose does. */
+async function services(file: string, ...overrides: string[]): Promise<Record<string, Service>> {
   const { services: declared } = parse(await read(file)) as { services: Record<string, Service> };
   const resolved: Record<string, Service> = {};
   for (const [name, service] of Object.entries(declared)) {
-    if (!service.extends) {
-      resolved[name] = service;
-      continue;
-    }
-    const base = (await services(join(dirname(file), service.extends.file)))[service.extends.service];
-    const { extends: _, ...own } = service;
-    resolved[name] = {
-      ...base,
-      ...own,
-      environment: { ...base.environment, ...own.environment },
-      volumes: [...(base.volumes ?? []), ...(own.volumes ?? [])],
-    };
+    const { extends: parent, ...own } = service;
+    resolved[name] = parent ? merge((await services(join(dirname(file), parent.file)))[parent.service], own) : service;
+  }
+  for (const override of overrides) {
+    const { services: more } = parse(await read(override)) as { services: Record<string, Service> };
+    for (const [name, service] of Object.entries(more)) resolved[name] = merge(resolved[name] ?? {}, service);
   }
   return resolved;
 }
+
+/** The volumes of secrets a service mounts. */
+const secretVolumes = (service: Service) =>
+  (service.volumes ?? []).map((volume) => volume.split(':')[0]).filter((name) => name.endsWith('secrets'));
 
 /**
  * Checked on paper here (`npm test` needs no Docker): the wiring of the compose files and what the Dockerfile must
@@ -130,8 +136,6 @@ describe('docker-compose.yml', () => {
       'api-secrets:/run/animal-store-api',
     ]);
     expect(db.environment?.POSTGRES_PASSWORD_FILE).toBe('/run/animal-store/postgres-password');
-    const secretVolumes = (service: Service) =>
-      (service.volumes ?? []).map((volume) => volume.split(':')[0]).filter((name) => name.endsWith('secrets'));
     expect(secretVolumes(db)).toEqual(['secrets']);
     expect(secretVolumes(roles)).toEqual(['secrets', 'owner-secrets', 'api-secrets']);
     expect(secretVolumes(migrate)).toEqual(['owner-secrets']);
@@ -167,7 +171,12 @@ describe('docker-compose.yml', () => {
         }
       }
     }
-    for (const file of ['docker-compose.yml', 'docker-compose.fleet.yml', 'compose/services.yml']) {
+    for (const file of [
+      'docker-compose.yml',
+      'docker-compose.fleet.yml',
+      'docker-compose.replica.yml',
+      'compose/services.yml',
+    ]) {
       expect({ file, example: /example-|change-me/.test(await read(file)) }).toEqual({ file, example: false });
     }
   });
@@ -234,6 +243,45 @@ describe('docker-compose.fleet.yml', () => {
     // Only the balancer's forwarded address is believed.
     const lbAddress = (lb.networks as { fleet: { ipv4_address: string } }).fleet.ipv4_address;
     expect(api.environment!.TRUST_PROXY).toBe(lbAddress);
+  });
+});
+
+describe('docker-compose.replica.yml, on top of the fleet', () => {
+  let fleet: Record<string, Service>;
+  let withReplica: Record<string, Service>;
+  beforeAll(async () => {
+    fleet = await services('docker-compose.fleet.yml');
+    withReplica = await services('docker-compose.fleet.yml', 'docker-compose.replica.yml');
+  });
+
+  it('adds a streaming replica that the api instances read from, and nothing to the fleet without it', () => {
+    expect(Object.keys(withReplica).sort()).toEqual([...Object.keys(fleet), 'postgres-replica'].sort());
+    const { api, db, 'postgres-replica': replica } = withReplica;
+    expect(fleet.api.environment).not.toHaveProperty('DATABASE_REPLICA_HOST');
+    expect(fleet.db.command).toBeUndefined();
+    expect(api.environment).toMatchObject({ DATABASE_REPLICA_HOST: 'postgres-replica' });
+    expect(api.entrypoint?.join(' ')).toContain('DATABASE_REPLICA_URL=');
+    // Not a dependency: an instance reads from the primary while the replica is away.
+    expect(api.depends_on).toEqual(fleet.api.depends_on);
+    // The same server and client authentication as the primary it copies.
+    expect(replica).toMatchObject({ image: db.image, command: db.command, networks: db.networks });
+    expect(replica.depends_on).toEqual({ roles: { condition: 'service_completed_successfully' } });
+  });
+
+  it('mounts the replication password in the replica and the roles steps only', () => {
+    const added: Record<string, string[]> = {
+      secrets: ['replication-secrets'],
+      roles: ['replication-secrets'],
+      grants: ['replication-secrets'],
+    };
+    for (const [name, service] of Object.entries(withReplica)) {
+      const expected =
+        name === 'postgres-replica' ? ['replication-secrets'] : [...secretVolumes(fleet[name]), ...(added[name] ?? [])];
+      expect({ name, volumes: secretVolumes(service) }).toEqual({ name, volumes: expected });
+    }
+    const { roles, 'postgres-replica': replica } = withReplica;
+    expect(replica.volumes).toContain('replication-secrets:/run/animal-store:ro');
+    expect(roles.environment?.REPLICATION_PASSWORD_FILE).toMatch(/^\/run\/animal-store-replication\//);
   });
 });
 

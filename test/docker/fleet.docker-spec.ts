@@ -1,14 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { ComposeProject, docker, IMAGE } from './support/docker.js';
+import { ComposeProject, docker, DOCKER, IMAGE, run } from './support/docker.js';
 import { pollUntil } from '../support/poll.js';
 
-/** docker-compose.fleet.yml as shipped: three replicas behind HAProxy, with Redis, on a real engine. */
+/**
+ * docker-compose.fleet.yml as shipped: three replicas behind HAProxy, with Redis, on a real engine; with its optional
+ * streaming replica of the database (docker-compose.replica.yml), which the instances read from.
+ */
 const REPLICAS = 3;
 let project: ComposeProject;
 let key = '';
 
 beforeAll(async () => {
-  project = await ComposeProject.create('fleet', ['docker-compose.fleet.yml']);
+  project = await ComposeProject.create('fleet', ['docker-compose.fleet.yml', 'docker-compose.replica.yml']);
   await project.composeOk(['up', '-d', '--scale', `api=${REPLICAS}`], 300_000);
   await project.waitForHealth('api', 'healthy', 90_000);
   key = (await project.oneShot('migrate', ['npm', 'run', '-s', 'apikey', '--', 'create', 'fleet']))
@@ -133,5 +136,95 @@ describe('docker-compose.fleet.yml', () => {
       key,
     ]);
     expect(statuses.trim()).toBe('401 200');
+  });
+});
+
+describe('docker-compose.replica.yml', () => {
+  const onReplica = (query: string) => project.sql(query, 'animal_store', 'postgres-replica');
+  const streaming = "SELECT usename, application_name, state FROM pg_stat_replication WHERE state = 'streaming'";
+
+  it('streams from db as a role that may only replicate, whose password no api instance holds', async () => {
+    await project.waitForHealth('postgres-replica', 'healthy', 60_000);
+    expect(await project.sql(streaming)).toBe('animal_store_replication|postgres-replica|streaming');
+    expect(await onReplica('SELECT pg_is_in_recovery()')).toBe('t');
+    expect(
+      await project.sql(
+        'SELECT rolcanlogin, rolreplication, rolsuper, rolcreatedb, rolcreaterole, rolbypassrls, ' +
+          "(SELECT count(*) FROM pg_class WHERE relowner = r.oid) FROM pg_roles r WHERE rolname = 'animal_store_replication'",
+      ),
+    ).toBe('t|t|f|f|f|f|0');
+    // With its own password, a session in a database is refused: it streams the WAL and nothing else.
+    const session = await project.exec('postgres-replica', [
+      'psql',
+      'host=db dbname=animal_store user=animal_store_replication passfile=/var/run/postgresql/replication.pgpass',
+      '-c',
+      'SELECT 1',
+    ]);
+    expect(session.stderr).toContain('pg_hba.conf rejects connection');
+
+    const password = (
+      await project.execOk('postgres-replica', ['cat', '/run/animal-store/replication-password'])
+    ).trim();
+    expect(password.length).toBeGreaterThanOrEqual(32);
+    const found = await project.exec('api', [
+      'sh',
+      '-c',
+      'grep -rlsF -e "$0" / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev; ' +
+        'cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n" | grep -cF -e "$0"',
+      password,
+    ]);
+    expect(found.stdout.trim()).toBe('0');
+    // What the instance reads from instead: the replica, as the service's own role.
+    const environment = await project.execOk('api', ['sh', '-c', 'tr "\\0" "\\n" < /proc/1/environ']);
+    const replicaUrl = new URL(/^DATABASE_REPLICA_URL=(.+)$/m.exec(environment)![1]);
+    expect([replicaUrl.username, replicaUrl.host]).toEqual(['animal_store_api', 'postgres-replica:5432']);
+  });
+
+  it('serves the lists from the replica, and a create to its writer at once', async () => {
+    const headers = { Authorization: `Bearer ${key}` };
+    const scans = async () =>
+      Number(
+        await onReplica("SELECT seq_scan + coalesce(idx_scan, 0) FROM pg_stat_user_tables WHERE relname = 'pets'"),
+      );
+    const before = await scans();
+    // Once an instance has measured the replica's lag twice (about a second apart), its lists go there.
+    await pollUntil(
+      async () => {
+        expect((await fetch(`${project.origin}/v1/pets?limit=5`, { headers })).status).toBe(200);
+        return (await scans()) > before;
+      },
+      { timeoutMs: 30_000, intervalMs: 500, what: 'a list read on postgres-replica' },
+    );
+
+    for (let index = 0; index < 5; index += 1) {
+      const created = await fetch(`${project.origin}/v1/pets`, {
+        method: 'POST',
+        headers: { ...headers, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: `replica-${index}`, categoryId: 1 }),
+      });
+      expect(created.status).toBe(201);
+      const pet = (await created.json()) as { id: number };
+      // Through the balancer, often on another instance, whose replica may not have replayed it yet.
+      const read = await fetch(`${project.origin}/v1/pets/${pet.id}`, { headers });
+      expect({ status: read.status, body: await read.json() }).toEqual({ status: 200, body: pet });
+    }
+  });
+
+  it('comes back on its kept volume after a recreate and `up`, streaming on without a new copy', async () => {
+    const replica = await project.container('postgres-replica');
+    const logs = async (id: string) => {
+      const { stdout, stderr } = await run(DOCKER, ['logs', id]);
+      return stdout + stderr;
+    };
+    expect(await logs(replica)).toContain('postgres-replica: cloned db');
+    await project.composeOk(['rm', '--stop', '--force', 'postgres-replica']);
+    // `up` again: `secrets` and `roles` find their secrets and role made, and the replica its volume.
+    await project.composeOk(['up', '-d', 'postgres-replica'], 180_000);
+    const recreated = await project.container('postgres-replica');
+    expect(recreated).not.toBe(replica);
+    await project.waitForHealth('postgres-replica', 'healthy', 60_000);
+    expect(await project.sql(streaming)).toBe('animal_store_replication|postgres-replica|streaming');
+    expect(await logs(recreated)).not.toContain('postgres-replica: cloned db');
+    expect(await onReplica("SELECT count(*) > 0 FROM pets WHERE name = 'replica-4'")).toBe('t');
   });
 });

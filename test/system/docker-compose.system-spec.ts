@@ -5,28 +5,26 @@ import { promisify } from 'node:util';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 // Needs Debian's docker-compose (no engine): run by `npm run test:system`, not `npm test`.
+// With a clean environment, so the files' own defaults are what gets validated.
+const config = (files: string[]) =>
+  promisify(execFile)('docker-compose', [...files.flatMap((file) => ['-f', file]), 'config', '-q'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '' },
+  });
+
 describe('docker-compose.yml', () => {
   it('is valid for docker-compose', async () => {
-    // With a clean environment, so the file's own defaults are what gets validated.
-    const { stdout, stderr } = await promisify(execFile)('docker-compose', ['config', '-q'], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '' },
-    });
+    const { stdout, stderr } = await config(['docker-compose.yml']);
     expect(stdout + stderr).toBe('');
   });
 });
 
 describe('docker-compose.fleet.yml (several API replicas behind HAProxy)', () => {
-  it('is valid for docker-compose', async () => {
-    const { stdout, stderr } = await promisify(execFile)(
-      'docker-compose',
-      ['-f', 'docker-compose.fleet.yml', 'config', '-q'],
-      {
-        cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '' },
-      },
-    );
-    expect(stdout + stderr).toBe('');
+  it('is valid for docker-compose, alone and with its streaming replica (docker-compose.replica.yml)', async () => {
+    for (const files of [['docker-compose.fleet.yml'], ['docker-compose.fleet.yml', 'docker-compose.replica.yml']]) {
+      const { stdout, stderr } = await config(files);
+      expect({ files, output: stdout + stderr }).toEqual({ files, output: '' });
+    }
   });
 
   it('has a load balancer configuration HAProxy accepts', async () => {

@@ -200,12 +200,12 @@ export class ComposeProject {
   }
 
   /**
-   * Runs SQL in the project's database (through the db container's own psql, as `docker-compose exec -T db` would,
-   * without docker-compose's start-up), as the superuser unless told.
+   * Runs SQL in the project's database (through the server container's own psql, as `docker-compose exec -T db` would,
+   * without docker-compose's start-up), as the superuser unless told, on `db` unless told.
    */
-  async sql(query: string, user = 'animal_store'): Promise<string> {
-    const db = await this.container('db');
-    return (await docker(['exec', db, 'psql', '-U', user, '-d', 'animal_store', '-tAc', query])).trim();
+  async sql(query: string, user = 'animal_store', service = 'db'): Promise<string> {
+    const server = await this.container(service);
+    return (await docker(['exec', server, 'psql', '-U', user, '-d', 'animal_store', '-tAc', query])).trim();
   }
 
   /** Everything down, volumes included; the project's output when asked for (on failure). */
