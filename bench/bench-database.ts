@@ -1,6 +1,7 @@
+import { join } from 'node:path';
 import pg from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import { built, startScratchCluster } from './server-process.js';
+import { built, postmasterPid, startScratchCluster } from './server-process.js';
 
 /** How the seeded animals' statuses are spread. */
 export type StatusSpread =
@@ -11,6 +12,8 @@ export type StatusSpread =
 
 export interface BenchDatabase {
   url: string;
+  /** The postmaster of each embedded cluster, by name (`PostgreSQL`); none for a URL's. */
+  postmasters: Record<string, number>;
   /** A client on the database, for seeding. */
   sql: pg.Client;
   /** Empties `pets` and fills it with `count` animals; ids start at 1. */
@@ -75,6 +78,7 @@ export async function startBenchDatabase({
   await sql.query('SET statement_timeout = 0');
   return {
     url,
+    postmasters: cluster ? { PostgreSQL: postmasterPid(join(cluster.directory, 'postgres')) } : {},
     sql,
     async reseed(count, spread = 'even') {
       await sql.query('TRUNCATE pets RESTART IDENTITY');

@@ -6,11 +6,11 @@
  * 10,000 vs 1,000,000 rows and start-up times; then the targets, pass or fail. With `--floor`, bench/nest-floor.ts
  * takes its turn too; with `--lean`, the same build with the features configuration can turn off turned off
  * (LEAN_ENV); with `--baseline <dir>`, another built checkout of the service (bench/baseline.ts); with `--traced`,
- * the same build tracing every request to a local OTLP sink (TRACED_ENV). See
- * docs/performance.md.
+ * the same build tracing every request to a local OTLP sink (TRACED_ENV). Every server's CPU per request is given
+ * with PostgreSQL's. See docs/performance.md.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -37,6 +37,7 @@ import {
   node24,
   NodeRuntime,
   peakRssMiB,
+  postmasterPid,
   root,
   RunningService,
   ServerProcess,
@@ -132,7 +133,7 @@ async function stopOrphanedPostgres(clusterDir: string): Promise<void> {
   const pidFile = join(clusterDir, 'postmaster.pid');
   const deadline = Date.now() + 15_000;
   while (existsSync(pidFile) && Date.now() < deadline) {
-    const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+    const pid = postmasterPid(clusterDir);
     try {
       process.kill(pid, 'SIGINT');
     } catch {
@@ -234,14 +235,18 @@ async function main(): Promise<number> {
       for (const route of routes) {
         for (const name of order) {
           const { origin, pid } = servers[name]!;
-          const options = { connections: settings.connections, key: keyOf(name) };
+          const options = { connections: settings.connections, key: keyOf(name), postmasters: database.postmasters };
           const warmup = await load(origin, pid, route, { ...options, seconds: settings.warmupSeconds });
           const run = await load(origin, pid, route, { ...options, seconds: settings.seconds });
           failures += warmup.errors + warmup.non2xx + run.errors + run.non2xx;
           runs.set(`${route.name}|${name}`, [...(runs.get(`${route.name}|${name}`) ?? []), run]);
+          const databases = Object.entries(run.databaseCpuMicrosPerRequest).map(
+            ([db, cpu]) => `, ${db} ${cpu.toFixed(0)}`,
+          );
           console.log(
             `round ${round} ${route.name.padEnd(32)} ${name.padEnd(15)} ${run.reqPerSec.toFixed(0).padStart(6)} req/s` +
-              ` p99 ${run.p99Ms} ms, ${run.cpuMicrosPerRequest.toFixed(0)} µs CPU/req, ${run.errors} errors, ${run.non2xx} non-2xx`,
+              ` p99 ${run.p99Ms} ms, µs CPU/req: server ${run.cpuMicrosPerRequest.toFixed(0)}${databases.join('')},` +
+              ` ${run.errors} errors, ${run.non2xx} non-2xx`,
           );
         }
       }
