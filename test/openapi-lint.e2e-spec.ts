@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { OpenAPIObject, ParameterObject, RequestBodyObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
-import { OPENAPI_FILE } from './build-openapi-document.js';
+import { OPENAPI_FILE } from '../dev/build-openapi-document.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SPECTRAL = join(ROOT, 'node_modules', '@stoplight', 'spectral-cli', 'dist', 'index.js');
