@@ -1,13 +1,14 @@
 /**
- * `npm run bench [-- --quick] [-- --floor] [-- --lean] [-- --baseline <dir>] [-- --rounds <n>]`: the built service, on Node 24, beside
+ * `npm run bench [-- --quick] [-- --floor] [-- --lean] [-- --baseline <dir>] [-- --rounds <n>] [-- --replica]`: the built service, on Node 24, beside
  * three yardsticks on one PostgreSQL: the same app with the same production features written the usual way
  * (bench/feature-equal-app.ts), the straightforward NestJS + TypeORM app (bench/straightforward-app.ts) and a bare
  * Fastify + pg server (bench/ceiling.ts), taking turns on every route in every round; plus the list latency at
  * 10,000 vs 1,000,000 rows and start-up times; then the targets, pass or fail. With `--floor`, bench/nest-floor.ts
  * takes its turn too; with `--lean`, the same build with the features configuration can turn off turned off
  * (LEAN_ENV); with `--baseline <dir>`, another built checkout of the service (bench/baseline.ts); with `--traced`,
- * the same build tracing every request to a local OTLP sink (TRACED_ENV). Every server's CPU per request is given
- * with PostgreSQL's. See docs/performance.md.
+ * the same build tracing every request to a local OTLP sink (TRACED_ENV); with `--replica`, the same build reading
+ * from a streaming replica of the database (DATABASE_REPLICA_URL). Every server's CPU per request is given with
+ * PostgreSQL's. See docs/performance.md.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -51,6 +52,7 @@ const withFloor = process.argv.includes('--floor');
 const withLean = process.argv.includes('--lean');
 const baseline = await baselineOption(process.argv);
 const withTraced = process.argv.includes('--traced');
+const withReplica = process.argv.includes('--replica');
 const settings = {
   mode: quick ? 'quick' : 'full',
   rounds: roundsOption(process.argv),
@@ -148,7 +150,7 @@ async function main(): Promise<number> {
   const node = await node24();
   console.log(`Benchmark (${settings.mode}); servers on Node ${node.version}; server logs in ${logDir}`);
   if (baseline) console.log(`baseline: ${baseline.dir} at ${baseline.revision}`);
-  const database = await startBenchDatabase();
+  const database = await startBenchDatabase({ replica: withReplica });
   const key = await issueDatabaseKey(node, database.url);
   // Each server's key; the yardsticks hold the service's in their in-memory sets.
   const keys: Partial<Record<ServerName, string>> = {};
@@ -217,6 +219,13 @@ async function main(): Promise<number> {
         logFile: join(logDir, 'traced.log'),
       });
       running.push({ ...servers.traced, stop: () => servers.traced!.stop().then(sink.stop) });
+    }
+    if (database.replicaUrl) {
+      servers.replicated = await startBenchService(node, database.url, key, logDir, {
+        label: 'replicated',
+        env: { DATABASE_REPLICA_URL: database.replicaUrl },
+      });
+      running.push(servers.replicated);
     }
     const names = Object.keys(servers) as ServerName[];
     const routes = benchRoutes(settings.seededAnimals);
@@ -306,6 +315,10 @@ async function main(): Promise<number> {
     if (servers.traced) {
       const tracing = ratios(summaries, 'traced', 'service');
       console.log(`What tracing every request costs:\n\n${ratioTable('traced', 'service', tracing)}\n`);
+    }
+    if (servers.replicated) {
+      const replicated = ratios(summaries, 'replicated', 'service');
+      console.log(`Reading from the replica:\n\n${ratioTable('replicated', 'service', replicated)}\n`);
     }
     console.log(`peak RSS: ${names.map((name) => `${name} ${rss.get(name)!.toFixed(0)} MiB`).join(', ')}\n`);
     console.log(`Every server:\n\n${resultsTable(summaries)}`);

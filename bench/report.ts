@@ -7,7 +7,7 @@ import { LoadResult, median, Route } from './load.js';
  * another build of the service.
  */
 export type ServerName =
-  'service' | 'feature-equal' | 'straightforward' | 'ceiling' | 'floor' | 'lean' | 'baseline' | 'traced';
+  'service' | 'feature-equal' | 'straightforward' | 'ceiling' | 'floor' | 'lean' | 'baseline' | 'traced' | 'replicated';
 
 /** A figure over the rounds. */
 export interface Spread {

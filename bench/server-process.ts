@@ -42,6 +42,10 @@ export interface ScratchCluster {
   url: string;
   /** The temporary directory the cluster lives in, which the `postgres` user can enter; deleted by `close()`. */
   directory: string;
+  /** Shuts PostgreSQL down, keeping its files for `start()`. */
+  pause(): Promise<void>;
+  /** Starts it again after `pause()`, on the same port. */
+  start(): Promise<void>;
   close(): Promise<void>;
 }
 
