@@ -1,9 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { DataSource } from 'typeorm';
 import { PURGE_BATCH_ROWS, IdempotencyPurgeService } from '../src/pets/idempotency/idempotency-purge.service.js';
 import { ApiKeysRepository } from '../src/auth/api-keys/api-keys.repository.js';
 import { LAST_USED_INTERVAL_MS } from '../src/auth/api-keys/last-used-recorder.js';
-import { pgPool } from '../src/database/pg-pool.js';
+import { Database } from '../src/database/database.js';
 import { EmbeddedServer, startEmbeddedServer } from './support/database-server.js';
 import { expectRateLimited } from './support/expect-rate-limited.js';
 import { auth, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
@@ -156,7 +155,7 @@ describe('the idempotency purge, with a backlog of several batches', () => {
     const { rows } = await t.sql.query<{ name: string }>('SELECT current_database() AS name');
     await t.sql.query(`ALTER ROLE current_user IN DATABASE ${rows[0].name} SET statement_timeout = '1s'`);
     await terminateServiceSessions(t.sql);
-    await pollUntil(() => pgPool(t.app.get(DataSource)).totalCount === 0, { what: 'the pool to drop its sessions' });
+    await pollUntil(() => t.app.get(Database).pool.totalCount === 0, { what: 'the pool to drop its sessions' });
     await t.sql.query('SELECT pg_stat_statements_reset()');
   }, 60_000);
   afterAll(() => t.close());

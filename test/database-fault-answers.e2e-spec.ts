@@ -6,10 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
+import { Registry } from 'prom-client';
 import { DATABASE_POOL_DEFAULTS } from '../src/config/app-config.js';
 import { dataSourceOptions } from '../src/database/data-source-options.js';
-import { withRetries } from '../src/database/database-faults.js';
-import { pgPool } from '../src/database/pg-pool.js';
+import { Database } from '../src/database/database.js';
+import { ReadReplicas } from '../src/database/read-replicas.js';
 import { toApiError } from '../src/edge/errors/to-api-error.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
 import { EmbeddedServer, startEmbeddedServer } from './support/database-server.js';
@@ -241,13 +242,13 @@ describe('a crowded database (max_connections reached by other clients)', () => 
   it('with 3 slots free and 40 requests at a time, every request waits for a pooled connection and none fails', async () => {
     // The test's own connection (t.sql) and two more: 3 of the 6 slots are another client's.
     await terminateServiceSessions(t.sql);
-    await pollUntil(() => pgPool(t.app.get(DataSource)).totalCount === 0, { what: 'the pool to drop its sessions' });
+    await pollUntil(() => t.app.get(Database).pool.totalCount === 0, { what: 'the pool to drop its sessions' });
     await hold();
     await hold();
     expect(await slotsTaken()).toBe(3);
 
     // However many requests wait for a slot, the pool carries one listener for them.
-    const pool = pgPool(t.app.get(DataSource));
+    const pool = t.app.get(Database).pool;
     let mostListeners = 0;
     const sampler = setInterval(() => (mostListeners = Math.max(mostListeners, pool.listenerCount('release'))), 5);
     const names = Array.from({ length: 200 }, (_, i) => `crowd-${i}`);
@@ -264,7 +265,7 @@ describe('a crowded database (max_connections reached by other clients)', () => 
 
   it('with no slot at all for the service, answers 503 with Retry-After within the connect timeout, stays ready, and recovers', async () => {
     await terminateServiceSessions(t.sql);
-    await pollUntil(() => pgPool(t.app.get(DataSource)).totalCount === 0, { what: 'the pool to drop its sessions' });
+    await pollUntil(() => t.app.get(Database).pool.totalCount === 0, { what: 'the pool to drop its sessions' });
     while ((await hold()) !== null);
     expect(await slotsTaken()).toBe(MAX_CONNECTIONS);
 
@@ -403,10 +404,14 @@ describe('a full disk (the tables on a filesystem with no space left)', () => {
 describe('serialization failures and deadlocks', () => {
   let database: TestDatabase;
   let dataSource: DataSource;
+  let retrying: Database;
 
   beforeAll(async () => {
     database = await createTestDatabase();
     dataSource = await new DataSource(dataSourceOptions(database.url)).initialize();
+    const registry = new Registry();
+    const noReplicas = { replicas: { urls: [], maxLagMs: 0 }, databasePool: DATABASE_POOL_DEFAULTS };
+    retrying = new Database(dataSource, new ReadReplicas(noReplicas, dataSource, registry), registry);
     // A sequence counts attempts outside any transaction, so a rolled-back attempt is still counted.
     await dataSource.query(`
       CREATE SEQUENCE attempts;
@@ -434,30 +439,29 @@ describe('serialization failures and deadlocks', () => {
     await dataSource.query('ALTER SEQUENCE attempts RESTART');
     return row.is_called ? Number(row.last_value) : 0;
   };
-  const conflict = (failures: number, sqlstate: string) =>
-    dataSource.query<{ ok: number }[]>(`SELECT conflict(${failures}, '${sqlstate}') AS ok`);
+  const conflict = (failures: number, sqlstate: string) => `SELECT conflict(${failures}, '${sqlstate}') AS ok`;
 
   it.each(['40001', '40P01'])('runs a statement on its own once more after %s, then succeeds', async (sqlstate) => {
-    await expect(withRetries(() => conflict(1, sqlstate), dataSource)).resolves.toEqual([{ ok: 1 }]);
+    await expect(retrying.query(conflict(1, sqlstate))).resolves.toEqual([{ ok: 1 }]);
     expect(await attempts()).toBe(2);
   });
 
   it('answers 503 when the second run fails too, and retries nothing else', async () => {
-    const twice: unknown = await withRetries(() => conflict(2, '40P01'), dataSource).catch((error: unknown) => error);
+    const twice: unknown = await retrying.query(conflict(2, '40P01')).catch((error: unknown) => error);
     expect(await attempts()).toBe(2);
     expect(toApiError(twice).getStatus()).toBe(503);
     expect(toApiError(twice).headers).toEqual({ 'Retry-After': '5' });
 
-    const other: unknown = await withRetries(() => conflict(1, '23505'), dataSource).catch((error: unknown) => error);
+    const other: unknown = await retrying.query(conflict(1, '23505')).catch((error: unknown) => error);
     expect(await attempts()).toBe(1);
     expect(toApiError(other).getStatus()).toBe(500);
   });
 
   it('does not repeat a statement inside a transaction, but runs the whole transaction once more', async () => {
-    const inTransaction = () => dataSource.transaction((manager) => manager.query(`SELECT conflict(1, '40001') AS ok`));
-    await expect(inTransaction()).rejects.toMatchObject({ driverError: { code: '40001' } });
+    const inTransaction = (on: Database | DataSource) => on.transaction((tx) => tx.query(conflict(1, '40001')));
+    await expect(inTransaction(dataSource)).rejects.toMatchObject({ driverError: { code: '40001' } });
     expect(await attempts()).toBe(1);
-    await expect(withRetries(inTransaction, dataSource)).resolves.toEqual([{ ok: 1 }]);
+    await expect(inTransaction(retrying)).resolves.toEqual([{ ok: 1 }]);
     expect(await attempts()).toBe(2);
   });
 });
@@ -484,7 +488,7 @@ describe('a full local pool (every pooled connection busy)', () => {
   it('answers 503 and counts the fault as the pool, apart from an unreachable server (08), every class at 0 before', async () => {
     expect(Object.values(await faultCounts()).every((count) => count === 0)).toBe(true);
     // The pool's only connection, held: the next request waits the connect timeout for it, in vain.
-    const held = await pgPool(t.app.get(DataSource)).connect();
+    const held = await t.app.get(Database).pool.connect();
     try {
       expectUnavailable(await request(t.origin, '/v1/pets', { headers: auth() }));
     } finally {

@@ -1,7 +1,6 @@
 import { Client } from 'pg';
-import { DataSource } from 'typeorm';
 import { startTcpProxy } from '../dev/tcp-proxy.js';
-import { pgPool } from '../src/database/pg-pool.js';
+import { Database } from '../src/database/database.js';
 import { startEmbeddedServer } from './support/database-server.js';
 import { pollUntil } from './support/poll.js';
 import { auth, request, startTestApp, TestApp } from './support/test-app.js';
@@ -246,7 +245,7 @@ describe('health probes', () => {
     type Ready = { details?: { database?: { status?: string; crowded?: boolean } } };
     const locker = new Client({ connectionString: t.database.url });
     await locker.connect();
-    const max = pgPool(t.app.get(DataSource)).options.max;
+    const max = t.app.get(Database).pool.options.max;
     let requests: Promise<unknown>[] = [];
     try {
       await locker.query('BEGIN');

@@ -1,4 +1,3 @@
-import { ApiKeyEntity } from '../auth/api-keys/api-key.entity.js';
 import { ApiKeysRepository } from '../auth/api-keys/api-keys.repository.js';
 import { runMigrations } from '../database/run-migrations.js';
 import { parseArguments, runCommand, USAGE } from './apikey-commands.js';
@@ -10,13 +9,10 @@ runDatabaseCommand(
     name: 'apikey',
     usage: USAGE,
     parse: parseArguments,
-    entities: [ApiKeyEntity],
     run: async (command, dataSource, config) => {
       // The same rule as the service: a fresh database gets its tables before the first key.
       if (config.migrationsRun) await runMigrations(dataSource, config);
-      return dataSource.transaction((manager) =>
-        runCommand(command, new ApiKeysRepository(manager.getRepository(ApiKeyEntity)), terminal),
-      );
+      return dataSource.transaction((manager) => runCommand(command, new ApiKeysRepository(manager), terminal));
     },
   },
   process.argv.slice(2),

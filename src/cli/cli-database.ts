@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { DataSource, DataSourceOptions } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { DatabaseConfig, readConfig } from '../config/app-config.js';
 import { ConfigError, Problem } from '../config/problem.js';
 import { commandDataSourceOptions } from '../database/data-source-options.js';
@@ -41,7 +41,6 @@ interface DatabaseCommand<C> {
   usage: string;
   /** The command; a Problem with the arguments, printed alone; or null, answered with the usage. */
   parse(args: readonly string[]): C | Problem | null;
-  entities?: DataSourceOptions['entities'];
   run(command: C, dataSource: DataSource, config: DatabaseConfig): Promise<number>;
 }
 
@@ -55,7 +54,7 @@ export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonl
     }
     const config = await readConfig('database');
     const { databaseUrl } = config;
-    const dataSource = new DataSource({ ...commandDataSourceOptions(databaseUrl), entities: command.entities ?? [] });
+    const dataSource = new DataSource(commandDataSourceOptions(databaseUrl));
     try {
       await dataSource.initialize().catch((error: unknown) => {
         throw new Error(

@@ -27,6 +27,7 @@ describe('loadConfig', () => {
       port: 3000,
       databaseUrl: UNUSED_DATABASE_URL,
       databasePool: { max: 10, idleTimeoutMs: 10_000 },
+      replicas: { urls: [], maxLagMs: 5_000 },
       apiKeys: [],
       logLevel: 'info',
       migrationsRun: true,
@@ -90,6 +91,7 @@ describe('loadConfig', () => {
       port: 8080,
       databaseUrl: 'postgresql://app:secret@db:5432/animal_store',
       databasePool: { max: 40, idleTimeoutMs: 0 },
+      replicas: { urls: [], maxLagMs: 5_000 },
       apiKeys: [
         { id: 'env-1', name: 'API_KEYS #1', key: 'first-key-0123456789' },
         { id: 'env-2', name: 'API_KEYS #2', key: 'second-key-0123456789' },

@@ -114,6 +114,8 @@ const SERVICE_VARIABLES = {
   HOST: z.string().default('127.0.0.1'),
   PORT: integer(0, 65535).default(3000),
   ...DATABASE_VARIABLES,
+  DATABASE_REPLICA_URL: list(urlWithScheme(['postgres', 'postgresql'], 'postgres://user:password@replica:5432/db')),
+  DATABASE_REPLICA_MAX_LAG_MS: integer(0, 3_600_000).default(5_000),
   API_KEYS: apiKeyEntries,
   LOG_LEVEL: z.enum(LOG_LEVELS, { error: mustBe(`one of ${LOG_LEVELS.join(', ')}`) }).default('info'),
   CURSOR_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
@@ -194,6 +196,7 @@ const SCHEMAS = {
         host: env.HOST,
         port: env.PORT,
         ...database,
+        replicas: { urls: env.DATABASE_REPLICA_URL, maxLagMs: env.DATABASE_REPLICA_MAX_LAG_MS },
         apiKeys: env.API_KEYS,
         logLevel: env.LOG_LEVEL,
         cursorSecret: env.CURSOR_SECRET,
@@ -227,6 +230,7 @@ const SCHEMAS = {
 export type DatabaseConfig = z.output<typeof SCHEMAS.database>;
 export type AppConfig = z.output<typeof SCHEMAS.service>;
 export type DatabasePoolConfig = AppConfig['databasePool'];
+export type ReplicasConfig = AppConfig['replicas'];
 export type LoadSheddingConfig = AppConfig['loadShedding'];
 export type EdgeLimitsConfig = AppConfig['edgeLimits'];
 

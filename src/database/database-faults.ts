@@ -1,8 +1,4 @@
-import type { EventEmitter } from 'node:events';
-import type { DataSource } from 'typeorm';
-import { pgPool } from './pg-pool.js';
-
-/** How withRetries answers a fault before it is answered 503: not, once more, or until RETRY_DEADLINE_MS. */
+/** How Database answers a fault before it is answered 503: not, once more, or until RETRY_DEADLINE_MS. */
 type FaultAnswer = 'unavailable' | 'retry-once' | 'retry-until-deadline';
 
 // SQLSTATEs: https://www.postgresql.org/docs/current/errcodes-appendix.html
@@ -74,58 +70,3 @@ function fromRow(sqlstate: string, code: string, message: string): DatabaseFault
 
 /** How long a request keeps asking for a connection slot: as long as it may wait for a pooled connection. */
 export const RETRY_DEADLINE_MS = 2_000;
-/** While requests wait for a slot and the pool releases none, the first in line asks the server again this often. */
-const PROBE_EVERY_MS = 100;
-
-/** Requests waiting for a slot, oldest first: one woken per released connection, the first also each PROBE_EVERY_MS. */
-class SlotQueue {
-  private readonly waiting = new Set<() => void>();
-  private probe?: NodeJS.Timeout;
-
-  constructor(pool: EventEmitter) {
-    pool.on('release', () => this.wakeFirst());
-  }
-
-  get busy(): boolean {
-    return this.waiting.size > 0;
-  }
-
-  wait(deadline: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        this.waiting.delete(wake);
-        if (!this.busy) this.probe = void clearInterval(this.probe);
-        resolve();
-      };
-      const timer = setTimeout(wake, deadline - Date.now());
-      this.waiting.add(wake);
-      this.probe ??= setInterval(() => this.wakeFirst(), PROBE_EVERY_MS);
-    });
-  }
-
-  private wakeFirst(): void {
-    const [first] = this.waiting;
-    first?.();
-  }
-}
-const slotQueues = new WeakMap<EventEmitter, SlotQueue>();
-const slotQueue = (pool: EventEmitter) => slotQueues.get(pool) ?? slotQueues.set(pool, new SlotQueue(pool)).get(pool)!;
-
-/** The one retry path, around a whole unit of work (a statement, or a rolled-back transaction), as FaultAnswer says. */
-export async function withRetries<T>(work: () => Promise<T>, dataSource: DataSource): Promise<T> {
-  const deadline = Date.now() + RETRY_DEADLINE_MS;
-  const slots = slotQueue(pgPool(dataSource));
-  if (slots.busy) await slots.wait(deadline);
-  let conflicts = 0;
-  for (;;) {
-    try {
-      return await work();
-    } catch (error) {
-      const answer = databaseFault(error)?.answer;
-      if (answer === 'retry-once' && conflicts++ === 0) continue;
-      if (answer !== 'retry-until-deadline' || Date.now() >= deadline) throw error;
-      await slots.wait(deadline);
-    }
-  }
-}

@@ -3,6 +3,8 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { DatabaseConfig } from '../config/app-config.js';
 import { DatabaseFaultLog } from './database-fault-log.js';
+import { Database } from './database.js';
+import { ReadReplicas } from './read-replicas.js';
 import { commandDataSourceOptions, dataSourceOptions } from './data-source-options.js';
 import { runMigrations } from './run-migrations.js';
 import { warnWithoutSessionTimeouts } from './session-timeouts.js';
@@ -15,6 +17,8 @@ export class DatabaseModule {
   static forRoot(config: DatabaseConfig) {
     return {
       module: DatabaseModule,
+      // Every feature reaches the database through the one Database provider.
+      global: true,
       imports: [
         // TypeORM's retry covers connecting only: a migration that fails must not run again.
         TypeOrmModule.forRootAsync({
@@ -28,6 +32,8 @@ export class DatabaseModule {
       ],
       providers: [
         DatabaseFaultLog,
+        ReadReplicas,
+        Database,
         {
           provide: MIGRATED,
           inject: [DataSource],
@@ -40,7 +46,7 @@ export class DatabaseModule {
           },
         },
       ],
-      exports: [DatabaseFaultLog],
+      exports: [DatabaseFaultLog, Database],
     };
   }
 }

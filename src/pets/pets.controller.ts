@@ -76,8 +76,12 @@ export class PetsController {
   @docs.ApiErrorResponses({
     400: 'A query parameter is invalid (`limit` out of range, unknown `status`, bad `cursor`).',
   })
-  async list(@Query() query: ListPetsQuery, @Res({ passthrough: true }) reply: FastifyReply): Promise<Pet[]> {
-    const page = await this.pets.list(query);
+  async list(
+    @Query() query: ListPetsQuery,
+    @CurrentApiKey() caller: ApiKeyIdentity,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<Pet[]> {
+    const page = await this.pets.list(query, caller.lineage);
     if (page.nextCursor !== undefined) {
       reply.header('Link', nextPageLink(LIST_PETS_URL, query.limit, query.status, page.nextCursor));
     }
@@ -134,7 +138,7 @@ export class PetsController {
     @CurrentApiKey() caller: ApiKeyIdentity,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Pet> {
-    if (idempotencyKey === undefined) return this.pets.create(newPet);
+    if (idempotencyKey === undefined) return this.pets.create(newPet, caller.lineage);
     const outcome = await this.pets.createIdempotently(newPet, { lineage: caller.lineage, key: idempotencyKey });
     reply.status(outcome.status);
     if (outcome.replayed) reply.header('Idempotent-Replayed', 'true');
@@ -152,7 +156,7 @@ export class PetsController {
   })
   @ApiOkResponse({ type: Pet, description: 'The requested animal.' })
   @docs.ApiErrorResponses({ 400: `\`petId\` is not an integer from ${ID_RANGE}.`, 404: 'No animal has this id.' })
-  get(@Param('petId', PetIdPipe) petId: number): Promise<Pet> {
-    return this.pets.get(petId);
+  get(@Param('petId', PetIdPipe) petId: number, @CurrentApiKey() caller: ApiKeyIdentity): Promise<Pet> {
+    return this.pets.get(petId, caller.lineage);
   }
 }

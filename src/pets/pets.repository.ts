@@ -1,7 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, Repository } from 'typeorm';
-import { withRetries } from '../database/database-faults.js';
+import { Database, type Queryable } from '../database/database.js';
 import { Pet } from './dto/pet.dto.js';
 import { PetEntity } from './pet.entity.js';
 import { PetStatus } from './pet-status.enum.js';
@@ -30,44 +28,33 @@ const BY_ID = `${SELECT_PET} WHERE id = $1`;
 /** The queries the API runs, as plain parameterised SQL on raw rows: no entity hydration, no implicit transaction. */
 @Injectable()
 export class PetsRepository {
-  constructor(@InjectRepository(PetEntity) private readonly pets: Repository<PetEntity>) {}
+  constructor(private readonly database: Database) {}
 
   /** The SQL and parameters of a page (the page plans are checked against it). */
   boundPageQuery({ status, limit, after }: PetPageQuery): [sql: string, parameters: unknown[]] {
     return status === undefined ? [PAGE_ALL, [after, limit + 1]] : [PAGE_BY_STATUS, [status, after, limit + 1]];
   }
 
-  async findPage(query: PetPageQuery): Promise<PetPage> {
-    const rows = await withRetries(
-      () => this.pets.query<PetRow[]>(...this.boundPageQuery(query)),
-      this.pets.manager.connection,
-    );
+  /** `reader`: whose request, so that its own writes are never read from a replica behind them. */
+  async findPage(query: PetPageQuery, reader?: string): Promise<PetPage> {
+    const rows = await this.database.read<PetRow[]>(...this.boundPageQuery(query), { lineage: reader });
     const more = rows.length > query.limit;
     if (more) rows.pop();
     return { pets: rows.map(toPet), more };
   }
 
-  async findById(id: number): Promise<Pet | undefined> {
-    const [row] = await withRetries(
-      () => this.pets.query<(PetRow | undefined)[]>(BY_ID, [id]),
-      this.pets.manager.connection,
-    );
+  /** An id no replica has yet is read again on the primary: a client that was just given it finds it. */
+  async findById(id: number, reader?: string): Promise<Pet | undefined> {
+    const [row] = await this.database.read<PetRow[]>(BY_ID, [id], { lineage: reader, again: (rows) => !rows.length });
     return row && toPet(row);
   }
 
-  /** In `manager`'s transaction when given (its owner retries the whole transaction), else retried here. */
-  insert(pet: NewPetRow, manager?: EntityManager): Promise<Pet> {
-    return manager
-      ? this.insertWith(manager, pet)
-      : withRetries(() => this.insertWith(this.pets.manager, pet), this.pets.manager.connection);
-  }
-
-  private async insertWith(manager: EntityManager, pet: NewPetRow): Promise<Pet> {
+  /** In `transaction` when given (its owner retries the whole of it), else on its own. */
+  async insert(pet: NewPetRow, transaction?: Queryable): Promise<Pet> {
     const categoryId = String(pet.categoryId);
-    const [{ id }] = await manager.query<Pick<PetRow, 'id'>[]>(
-      'INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING id',
-      [pet.name, categoryId, pet.status],
-    );
+    const insert = 'INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING id';
+    const parameters = [pet.name, categoryId, pet.status];
+    const [{ id }] = await (transaction ?? this.database).query<Pick<PetRow, 'id'>[]>(insert, parameters);
     return toPet({ ...pet, id, categoryId });
   }
 }

@@ -1,6 +1,6 @@
 import { ApiError } from '../edge/errors/api-error.js';
 import { ErrorCode } from '../edge/errors/error-code.js';
-import type { EntityManager } from 'typeorm';
+import type { Database, Queryable } from '../database/database.js';
 import type { Pet } from './dto/pet.dto.js';
 import type { IdempotencyService } from './idempotency/idempotency.service.js';
 import { PetStatus } from './pet-status.enum.js';
@@ -12,7 +12,7 @@ import { PetsService } from './pets.service.js';
 class FakePetsRepository {
   pageQueries: PetPageQuery[] = [];
   inserted: NewPetRow[] = [];
-  managers: (EntityManager | undefined)[] = [];
+  managers: (Queryable | undefined)[] = [];
   pets: Pet[] = [];
 
   findPage(query: PetPageQuery): Promise<PetPage> {
@@ -24,7 +24,7 @@ class FakePetsRepository {
     return Promise.resolve(this.pets.find((pet) => pet.id === id));
   }
 
-  insert(pet: NewPetRow, manager?: EntityManager): Promise<Pet> {
+  insert(pet: NewPetRow, manager?: Queryable): Promise<Pet> {
     this.inserted.push(pet);
     this.managers.push(manager);
     return Promise.resolve({ id: 41, ...pet });
@@ -32,9 +32,9 @@ class FakePetsRepository {
 }
 
 /** The transaction's manager that the idempotency service hands to the work it runs. */
-const transaction = {} as EntityManager;
+const transaction = {} as Queryable;
 const idempotency = {
-  run: async (_scope: unknown, _fingerprint: string, work: (manager: EntityManager) => Promise<object>) => ({
+  run: async (_scope: unknown, _fingerprint: string, work: (manager: Queryable) => Promise<object>) => ({
     ...(await work(transaction)),
     replayed: false,
   }),
@@ -50,6 +50,7 @@ describe('PetsService', () => {
       repository as unknown as PetsRepository,
       new PageCursorCodec('a-cursor-secret-of-at-least-32-chars'),
       idempotency,
+      { wrote: () => undefined } as unknown as Database,
     );
   });
 

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { Database } from '../database/database.js';
 import { ApiError } from '../edge/errors/api-error.js';
 import { ErrorCode } from '../edge/errors/error-code.js';
 import type { IdempotencyScope } from './idempotency/idempotency-keys.repository.js';
@@ -17,31 +18,37 @@ export class PetsService {
     private readonly pets: PetsRepository,
     private readonly cursors: PageCursorCodec,
     private readonly idempotency: IdempotencyService,
+    private readonly database: Database,
   ) {}
 
-  /** One page of animals, and the cursor of the next page when more match. */
-  async list({ status, limit, cursor }: ListPetsQuery): Promise<{ pets: Pet[]; nextCursor?: string }> {
+  /** One page of animals, and the cursor of the next page when more match; `reader`: the caller's key lineage. */
+  async list({ status, limit, cursor }: ListPetsQuery, reader?: string): Promise<{ pets: Pet[]; nextCursor?: string }> {
     const after = cursor === undefined ? 0 : this.pageStart(cursor, status);
-    const { pets, more } = await this.pets.findPage({ status, limit, after });
+    const { pets, more } = await this.pets.findPage({ status, limit, after }, reader);
     if (!more) return { pets };
     return { pets, nextCursor: this.cursors.encode({ after: pets[pets.length - 1].id, status }) };
   }
 
-  create(newPet: NewPet): Promise<Pet> {
-    return this.pets.insert(this.row(newPet));
+  /** `writer`: the caller's key lineage, whose reads then see this animal. */
+  async create(newPet: NewPet, writer?: string): Promise<Pet> {
+    const pet = await this.pets.insert(this.row(newPet));
+    this.database.wrote(writer);
+    return pet;
   }
 
   /** `create` at most once per Idempotency-Key, in the transaction that claims the key and stores the response. */
-  createIdempotently(newPet: NewPet, scope: IdempotencyScope): Promise<IdempotentOutcome<Pet>> {
+  async createIdempotently(newPet: NewPet, scope: IdempotencyScope): Promise<IdempotentOutcome<Pet>> {
     const row = this.row(newPet);
-    return this.idempotency.run(scope, requestFingerprint(newPet), async (manager) => ({
+    const outcome = await this.idempotency.run(scope, requestFingerprint(newPet), async (transaction) => ({
       status: 201,
-      body: await this.pets.insert(row, manager),
+      body: await this.pets.insert(row, transaction),
     }));
+    this.database.wrote(scope.lineage);
+    return outcome;
   }
 
-  async get(id: number): Promise<Pet> {
-    const pet = await this.pets.findById(id);
+  async get(id: number, reader?: string): Promise<Pet> {
+    const pet = await this.pets.findById(id, reader);
     if (!pet) throw new ApiError(404, ErrorCode.NotFound, `No animal has id ${id}.`);
     return pet;
   }

@@ -1,9 +1,6 @@
-import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
-import { withRetries } from '../../database/database-faults.js';
+import { Inject, Injectable } from '@nestjs/common';
+import { Database, type Transactional } from '../../database/database.js';
 import type { ApiKeyScope } from '../api-key-scope.js';
-import { ApiKeyEntity } from './api-key.entity.js';
 
 /** What `list` shows: everything but the digest. */
 export interface ApiKeySummary {
@@ -54,19 +51,18 @@ const LINEAGE = 'coalesce(lineage_id, id)';
 
 @Injectable()
 export class ApiKeysRepository {
-  constructor(@InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>) {}
+  /** The service's Database; a command's EntityManager. */
+  constructor(@Inject(Database) private readonly keys: Transactional) {}
 
   async findByDigest(digest: string): Promise<ApiKeyRecord | undefined> {
-    const rows = await withRetries(
-      () =>
-        this.keys.query<ApiKeyRecord[]>(
-          `SELECT id::text AS id, name, scopes, expires_at AS "expiresAt", revoked_at AS "revokedAt",
+    const rows = await this.keys
+      .query<ApiKeyRecord[]>(
+        `SELECT id::text AS id, name, scopes, expires_at AS "expiresAt", revoked_at AS "revokedAt",
                 ${LINEAGE}::text AS lineage, replaced_by::text AS "replacedBy"
            FROM api_keys WHERE digest = $1`,
-          [digest],
-        ),
-      this.keys.manager.connection,
-    ).catch(redactParameters);
+        [digest],
+      )
+      .catch(redactParameters);
     return rows[0];
   }
 
@@ -103,7 +99,7 @@ export class ApiKeysRepository {
     overlapMs: number,
     replacement: Pick<NewApiKeyRow, 'prefix' | 'digest' | 'expiresInMs'>,
   ): Promise<RotationOutcome> {
-    return this.keys.manager
+    return this.keys
       .transaction(async (manager): Promise<RotationOutcome> => {
         const [key]: ApiKeySummary[] = await manager.query(`SELECT ${SUMMARY} FROM api_keys WHERE id = $1 FOR UPDATE`, [
           id,
@@ -156,14 +152,10 @@ export class ApiKeysRepository {
 
   /** Sets `last_used_at` where older than `intervalMs`: at most once per interval a row (in no index: a HOT update). */
   async touch(ids: readonly string[], at: Date, intervalMs: number): Promise<void> {
-    await withRetries(
-      () =>
-        this.keys.query(
-          `UPDATE api_keys SET last_used_at = $2 WHERE id = ANY($1::bigint[])
-              AND (last_used_at IS NULL OR last_used_at <= $2::timestamptz - $3::bigint * interval '1 millisecond')`,
-          [ids, at, intervalMs],
-        ),
-      this.keys.manager.connection,
+    await this.keys.query(
+      `UPDATE api_keys SET last_used_at = $2 WHERE id = ANY($1::bigint[])
+          AND (last_used_at IS NULL OR last_used_at <= $2::timestamptz - $3::bigint * interval '1 millisecond')`,
+      [ids, at, intervalMs],
     );
   }
 }

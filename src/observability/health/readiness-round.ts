@@ -5,7 +5,7 @@ import { LRUCache } from 'lru-cache';
 import { Gauge, Registry } from 'prom-client';
 import { DataSource, MigrationExecutor } from 'typeorm';
 import { databaseFault } from '../../database/database-faults.js';
-import { pgPool } from '../../database/pg-pool.js';
+import { Database } from '../../database/database.js';
 
 const CHECK_TIMEOUT_MS = 1_000;
 /** One round answers every probe for this long, and concurrent probes share the round in progress. */
@@ -32,6 +32,7 @@ export class ReadinessRound implements OnApplicationShutdown {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly database: Database,
     private readonly indicators: HealthIndicatorService,
     registry: Registry,
   ) {
@@ -74,7 +75,7 @@ export class ReadinessRound implements OnApplicationShutdown {
 
   private async run(): Promise<Round> {
     let migrationsFailure: Verdict = 'outage';
-    const waiting = pgPool(this.dataSource).waitingCount;
+    const waiting = this.database.pool.waitingCount;
     const [database, migrations] = await Promise.all([
       this.indicators
         .check('database')

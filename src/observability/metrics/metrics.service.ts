@@ -1,10 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import fp from 'fastify-plugin';
-import type { Pool } from 'pg';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { DataSource } from 'typeorm';
-import { pgPool } from '../../database/pg-pool.js';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 
 /** The application's own Prometheus registry (several apps in one test process never clash). */
 @Injectable()
@@ -29,20 +25,8 @@ export class MetricsService {
   // Per method, status and route, the children bound once (prom-client still hashes their labels on each call).
   private readonly series = new Map<string, { requests: Counter.Internal; duration: Histogram.Internal<string> }>();
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
+  constructor() {
     collectDefaultMetrics({ register: this.registry });
-    new Gauge({
-      name: 'animal_store_db_pool_connections',
-      help: 'Database pool: connections open (total), idle, and requests waiting for one (waiting).',
-      labelNames: ['state'],
-      registers: [this.registry],
-      collect() {
-        const current = pgPool(dataSource) as Pool | undefined;
-        this.set({ state: 'total' }, current?.totalCount ?? 0);
-        this.set({ state: 'idle' }, current?.idleCount ?? 0);
-        this.set({ state: 'waiting' }, current?.waitingCount ?? 0);
-      },
-    });
   }
 
   /** Counts and times every answer, those of the hooks before the routes included. */

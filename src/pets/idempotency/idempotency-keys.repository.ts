@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
+import type { Queryable } from '../../database/database.js';
 
 /** Whose key: an API key's lineage (`api_key_id`), so a retry sent with its replacement finds the first response. */
 export type IdempotencyScope = { lineage: string; key: string };
@@ -11,7 +11,7 @@ const EXPIRED = `created_at < now() - make_interval(hours => ${IDEMPOTENCY_RETEN
 @Injectable()
 export class IdempotencyKeysRepository {
   /** Inserts the key unless it exists; while another transaction holds it uncommitted, PostgreSQL waits for it. */
-  async claim(manager: EntityManager, { lineage, key }: IdempotencyScope, fingerprint: string): Promise<boolean> {
+  async claim(manager: Queryable, { lineage, key }: IdempotencyScope, fingerprint: string): Promise<boolean> {
     const rows: unknown[] = await manager.query(
       `INSERT INTO idempotency_keys (api_key_id, idempotency_key, request_fingerprint) VALUES ($1, $2, $3)
        ON CONFLICT (api_key_id, idempotency_key) DO NOTHING RETURNING 1`,
@@ -21,7 +21,7 @@ export class IdempotencyKeysRepository {
   }
 
   /** The stored key; `status` is null while the request that claimed it is still running. */
-  async find(manager: EntityManager, { lineage, key }: IdempotencyScope) {
+  async find(manager: Queryable, { lineage, key }: IdempotencyScope) {
     const [row]: ({ fingerprint: string; status: number | null; body: unknown } | undefined)[] = await manager.query(
       `SELECT request_fingerprint AS fingerprint, response_status AS status, response_body AS body
        FROM idempotency_keys WHERE api_key_id = $1 AND idempotency_key = $2`,
@@ -30,7 +30,7 @@ export class IdempotencyKeysRepository {
     return row;
   }
 
-  async saveResponse(manager: EntityManager, { lineage, key }: IdempotencyScope, response: StoredResponse) {
+  async saveResponse(manager: Queryable, { lineage, key }: IdempotencyScope, response: StoredResponse) {
     await manager.query(
       `UPDATE idempotency_keys SET response_status = $3, response_body = $4
        WHERE api_key_id = $1 AND idempotency_key = $2`,
@@ -39,7 +39,7 @@ export class IdempotencyKeysRepository {
   }
 
   /** Deletes up to `rows` of the oldest expired keys, by their ctid (from the created_at index): how many it did. */
-  async deleteExpired(manager: EntityManager, rows: number): Promise<number> {
+  async deleteExpired(manager: Queryable, rows: number): Promise<number> {
     // For DELETE, TypeORM's PostgreSQL driver answers [rows, affected count].
     const [, deleted]: [unknown, number] = await manager.query(
       `DELETE FROM idempotency_keys WHERE ctid = ANY(ARRAY(
@@ -50,7 +50,7 @@ export class IdempotencyKeysRepository {
   }
 
   /** When the oldest key was stored (from the created_at index); null: none. */
-  async oldestCreatedAt(manager: EntityManager): Promise<Date | null> {
+  async oldestCreatedAt(manager: Queryable): Promise<Date | null> {
     const [row]: { oldest: Date | null }[] = await manager.query(
       'SELECT min(created_at) AS oldest FROM idempotency_keys',
     );

@@ -1,7 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { Counter, Gauge, Registry } from 'prom-client';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/database.js';
 import { IDEMPOTENCY_RETENTION_HOURS, IdempotencyKeysRepository } from './idempotency-keys.repository.js';
 
 const PURGE_EVERY_MS = 60 * 60_000;
@@ -21,7 +20,7 @@ export class IdempotencyPurgeService implements OnApplicationBootstrap, OnApplic
   private oldest: number | null = null;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly database: Database,
     private readonly keys: IdempotencyKeysRepository,
     registry: Registry,
   ) {
@@ -64,7 +63,7 @@ export class IdempotencyPurgeService implements OnApplicationBootstrap, OnApplic
     try {
       let batch: number;
       do {
-        batch = await this.keys.deleteExpired(this.dataSource.manager, PURGE_BATCH_ROWS);
+        batch = await this.keys.deleteExpired(this.database, PURGE_BATCH_ROWS);
         deleted += batch;
       } while (batch === PURGE_BATCH_ROWS);
       if (deleted > 0)
@@ -75,7 +74,7 @@ export class IdempotencyPurgeService implements OnApplicationBootstrap, OnApplic
         `Idempotency key purge failed after deleting ${deleted} keys: ${(error as Error).message}. It runs again within the hour; if animal_store_idempotency_purge_failures_total keeps rising, see docs/operating.md ("Metrics").`,
       );
     }
-    await this.keys.oldestCreatedAt(this.dataSource.manager).then(
+    await this.keys.oldestCreatedAt(this.database).then(
       (oldest) => (this.oldest = oldest?.getTime() ?? null),
       // The gauge keeps its last reading; the database's faults have their own metrics.
       () => undefined,

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
-import { databaseFault, withRetries } from '../../database/database-faults.js';
+import { databaseFault } from '../../database/database-faults.js';
+import { Database, type Queryable } from '../../database/database.js';
 import { ApiError } from '../../edge/errors/api-error.js';
 import { ErrorCode } from '../../edge/errors/error-code.js';
 import { IdempotencyKeysRepository, IdempotencyScope, StoredResponse } from './idempotency-keys.repository.js';
@@ -19,41 +18,39 @@ export type IdempotentOutcome<T> = { status: number; body: T; replayed: boolean 
 @Injectable()
 export class IdempotencyService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly database: Database,
     private readonly keys: IdempotencyKeysRepository,
   ) {}
 
   run<T>(
     scope: IdempotencyScope,
     fingerprint: string,
-    work: (manager: EntityManager) => Promise<StoredResponse & { body: T }>,
+    work: (transaction: Queryable) => Promise<StoredResponse & { body: T }>,
   ): Promise<IdempotentOutcome<T>> {
     // A serialization failure or deadlock rolled the whole transaction back: it is safe to run once more.
-    return withRetries(
-      () =>
-        this.dataSource.transaction(async (manager) => {
-          await manager.query(`SET LOCAL lock_timeout = ${LOCK_WAIT_MS}`);
-          if (await this.keys.claim(manager, scope, fingerprint)) {
-            const response = await work(manager);
-            await this.keys.saveResponse(manager, scope, response);
-            return { ...response, replayed: false };
-          }
-          const record = await this.keys.find(manager, scope);
-          // Purged between the two statements: the client may simply retry.
-          if (!record || record.status === null) throw keyInUse();
-          if (record.fingerprint !== fingerprint) {
-            throw new ApiError(
-              422,
-              ErrorCode.IdempotencyKeyReused,
-              'This Idempotency-Key was already used with a different request body.',
-            );
-          }
-          return { status: record.status, body: record.body as T, replayed: true };
-        }),
-      this.dataSource,
-    ).catch((error: unknown) => {
-      // The lock timeout set above ran out: a concurrent request still holds the key.
-      throw databaseFault(error)?.code === '55P03' ? keyInUse() : error;
-    });
+    return this.database
+      .transaction(async (manager) => {
+        await manager.query(`SET LOCAL lock_timeout = ${LOCK_WAIT_MS}`);
+        if (await this.keys.claim(manager, scope, fingerprint)) {
+          const response = await work(manager);
+          await this.keys.saveResponse(manager, scope, response);
+          return { ...response, replayed: false };
+        }
+        const record = await this.keys.find(manager, scope);
+        // Purged between the two statements: the client may simply retry.
+        if (!record || record.status === null) throw keyInUse();
+        if (record.fingerprint !== fingerprint) {
+          throw new ApiError(
+            422,
+            ErrorCode.IdempotencyKeyReused,
+            'This Idempotency-Key was already used with a different request body.',
+          );
+        }
+        return { status: record.status, body: record.body as T, replayed: true };
+      })
+      .catch((error: unknown) => {
+        // The lock timeout set above ran out: a concurrent request still holds the key.
+        throw databaseFault(error)?.code === '55P03' ? keyInUse() : error;
+      });
   }
 }

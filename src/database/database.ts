@@ -1,0 +1,169 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { trace } from '@opentelemetry/api';
+import type { EventEmitter } from 'node:events';
+import type { Pool } from 'pg';
+import { Counter, Gauge, Registry } from 'prom-client';
+import type { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+import { databaseFault, RETRY_DEADLINE_MS } from './database-faults.js';
+import { ReadReplicas, type FallbackReason } from './read-replicas.js';
+
+/** What a unit of work runs its statements on: one transaction's connection, or the Database. */
+export interface Queryable {
+  query<T = unknown>(sql: string, parameters?: unknown[]): Promise<T>;
+}
+
+/** Statements and transactions: the Database, or a command's TypeORM EntityManager. */
+export interface Transactional extends Queryable {
+  transaction<T>(work: (transaction: Queryable) => Promise<T>): Promise<T>;
+}
+
+/** A read a replica may answer; `lineage` pins its writer to the primary, `again` re-reads an answer there. */
+export interface ReadOptions<T> {
+  lineage?: string;
+  again?: (rows: T) => boolean;
+}
+
+/** While requests wait for a slot and the pool releases none, the first in line asks the server again this often. */
+const PROBE_EVERY_MS = 100;
+
+/** Requests waiting for a slot, oldest first: one woken per released connection, the first also each PROBE_EVERY_MS. */
+class SlotQueue {
+  private readonly waiting = new Set<() => void>();
+  private probe?: NodeJS.Timeout;
+
+  constructor(pool: EventEmitter) {
+    pool.on('release', () => this.wakeFirst());
+  }
+
+  get busy(): boolean {
+    return this.waiting.size > 0;
+  }
+
+  wait(deadline: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.waiting.delete(wake);
+        if (!this.busy) this.probe = void clearInterval(this.probe);
+        resolve();
+      };
+      const timer = setTimeout(wake, deadline - Date.now());
+      this.waiting.add(wake);
+      this.probe ??= setInterval(() => this.wakeFirst(), PROBE_EVERY_MS);
+    });
+  }
+
+  private wakeFirst(): void {
+    const [first] = this.waiting;
+    first?.();
+  }
+}
+
+/**
+ * The one way the service reaches its database: statements and transactions on the primary, each retried as
+ * the fault table says (src/database/database-faults.ts), and the reads a replica may answer.
+ */
+@Injectable()
+export class Database implements Transactional {
+  /** node-postgres's pool behind TypeORM's DataSource (the driver's public `master`): its counts and events. */
+  readonly pool: Pool;
+  private readonly slots: SlotQueue;
+  private readonly reads: Counter<'target'>;
+  private readonly fallbacks: Counter<'reason'>;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly replicas: ReadReplicas,
+    registry: Registry,
+  ) {
+    this.pool = (dataSource.driver as PostgresDriver).master as Pool;
+    this.slots = new SlotQueue(this.pool);
+    const pool = this.pool;
+    new Gauge({
+      name: 'animal_store_db_pool_connections',
+      help: 'Database pool: connections open (total), idle, and requests waiting for one (waiting).',
+      labelNames: ['state'],
+      registers: [registry],
+      collect() {
+        this.set({ state: 'total' }, pool.totalCount);
+        this.set({ state: 'idle' }, pool.idleCount);
+        this.set({ state: 'waiting' }, pool.waitingCount);
+      },
+    });
+    this.reads = new Counter({
+      name: 'animal_store_database_reads_total',
+      help: 'Reads a replica may answer (lists, get by id), by the database that answered: primary or replica.',
+      labelNames: ['target'],
+      registers: [registry],
+    });
+    this.fallbacks = new Counter({
+      name: 'animal_store_database_read_fallbacks_total',
+      help: 'Reads sent to the primary although replicas are set, by reason (docs/operating.md, "Reading from replicas").',
+      labelNames: ['reason'],
+      registers: [registry],
+    });
+    if (replicas.configured) {
+      for (const target of ['primary', 'replica']) this.reads.inc({ target }, 0);
+    }
+  }
+
+  /** One statement on the primary. */
+  query<T>(sql: string, parameters?: unknown[]): Promise<T> {
+    return this.retried(() => this.dataSource.query<T>(sql, parameters));
+  }
+
+  /** A transaction on the primary, run again whole when a fault rolled it back and the table says so. */
+  transaction<T>(work: (transaction: Queryable) => Promise<T>): Promise<T> {
+    return this.retried(() => this.dataSource.transaction((manager) => work(manager)));
+  }
+
+  /** A read on a replica that is fresh enough, else (or when it fails, or `again` says) on the primary. */
+  async read<T>(sql: string, parameters: unknown[], { lineage, again }: ReadOptions<T> = {}): Promise<T> {
+    const replica = this.replicas.pick(lineage);
+    let reason: FallbackReason | undefined = replica.fallback;
+    if (replica.dataSource) {
+      try {
+        const rows = await replica.dataSource.query<T>(sql, parameters);
+        if (!again?.(rows)) return this.answered('replica', rows);
+        reason = 'not_found';
+      } catch (error) {
+        this.replicas.failed(replica.dataSource, error);
+        reason = 'unreachable';
+      }
+    }
+    if (reason) this.fallbacks.inc({ reason });
+    return this.answered(this.replicas.configured ? 'primary' : undefined, await this.query<T>(sql, parameters));
+  }
+
+  /** The reader's writes: its reads go to the primary until a replica must have replayed them. */
+  wrote(lineage: string | undefined): void {
+    if (lineage !== undefined) this.replicas.pin(lineage);
+  }
+
+  private answered<T>(target: 'primary' | 'replica' | undefined, rows: T): T {
+    if (target) {
+      this.reads.inc({ target });
+      trace.getActiveSpan()?.setAttribute('animal_store.read_target', target);
+    }
+    return rows;
+  }
+
+  /** The one retry path, around a whole unit of work (a statement, or a rolled-back transaction). */
+  private async retried<T>(work: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + RETRY_DEADLINE_MS;
+    if (this.slots.busy) await this.slots.wait(deadline);
+    let conflicts = 0;
+    for (;;) {
+      try {
+        return await work();
+      } catch (error) {
+        const answer = databaseFault(error)?.answer;
+        if (answer === 'retry-once' && conflicts++ === 0) continue;
+        if (answer !== 'retry-until-deadline' || Date.now() >= deadline) throw error;
+        await this.slots.wait(deadline);
+      }
+    }
+  }
+}
