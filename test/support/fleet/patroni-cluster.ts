@@ -319,7 +319,7 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
       '  stats uri /stats',
       ...listen('primary', port, '/primary'),
       // Patroni's byte bound only leaves out a standby that stopped replaying altogether; the service's own bound
-      // on reads, in time, is DATABASE_REPLICA_MAX_LAG_MS (docs/operating.md, "Reads on replicas").
+      // on reads, in time, is DATABASE_REPLICA_MAX_LAG_MS (docs/operating.md, "Reading from replicas").
       ...listen('replica', replicaPort, '/replica?lag=16MB'),
       '',
     ].join('\n');
