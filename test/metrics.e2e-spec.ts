@@ -95,6 +95,8 @@ describe('/metrics with METRICS_TOKEN', () => {
       });
       expect(denied.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
     }
+    // Read from the header only: a URL ends up in logs.
+    expect((await request(t.origin, `/metrics?access_token=${METRICS_TOKEN}`)).status).toBe(401);
   });
 
   it('answers with the token', async () => {
