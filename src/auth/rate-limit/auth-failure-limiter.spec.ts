@@ -17,7 +17,9 @@ describe('AuthFailureLimiter under address rotation', () => {
   it(`holds at most the capped number of counters for ${ADDRESSES.toLocaleString('en')} distinct addresses`, async () => {
     const storage = new MemoryRateLimitStorage();
     const limiter = new AuthFailureLimiter(storage, { ...defaultConfig(), authFailureLimitPerMinute: 1 });
-    const refused = () => Promise.resolve(new Refusal(new ApiError(401, ErrorCode.Unauthorized, 'Not valid.')));
+    // One refusal for every credential: the limiter's cost is measured here, not that of building errors.
+    const refusal = new Refusal(new ApiError(401, ErrorCode.Unauthorized, 'Not valid.'));
+    const refused = () => Promise.resolve(refusal);
     let blocked = 0;
     for (let n = 0; n < ADDRESSES; n += 1) {
       // Every tenth address goes over its budget of 1, so the blocked addresses are bounded too.
