@@ -1,16 +1,17 @@
 /**
- * `npm run bench [-- --quick] [-- --floor] [-- --lean] [-- --baseline <dir>] [-- --rounds <n>]`: the built service, on Node 24, beside
+ * `npm run bench [-- --quick] [-- --floor] [-- --lean] [-- --baseline <dir>] [-- --rounds <n>] [-- --replica]`: the built service, on Node 24, beside
  * three yardsticks on one PostgreSQL: the same app with the same production features written the usual way
  * (bench/feature-equal-app.ts), the straightforward NestJS + TypeORM app (bench/straightforward-app.ts) and a bare
  * Fastify + pg server (bench/ceiling.ts), taking turns on every route in every round; plus the list latency at
  * 10,000 vs 1,000,000 rows and start-up times; then the targets, pass or fail. With `--floor`, bench/nest-floor.ts
  * takes its turn too; with `--lean`, the same build with the features configuration can turn off turned off
  * (LEAN_ENV); with `--baseline <dir>`, another built checkout of the service (bench/baseline.ts); with `--traced`,
- * the same build tracing every request to a local OTLP sink (TRACED_ENV). See
- * docs/performance.md.
+ * the same build tracing every request to a local OTLP sink (TRACED_ENV); with `--replica`, the same build reading
+ * from a streaming replica of the database (DATABASE_REPLICA_URL). Every server's CPU per request is given with
+ * PostgreSQL's. See docs/performance.md.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -37,6 +38,7 @@ import {
   node24,
   NodeRuntime,
   peakRssMiB,
+  postmasterPid,
   root,
   RunningService,
   ServerProcess,
@@ -50,6 +52,7 @@ const withFloor = process.argv.includes('--floor');
 const withLean = process.argv.includes('--lean');
 const baseline = await baselineOption(process.argv);
 const withTraced = process.argv.includes('--traced');
+const withReplica = process.argv.includes('--replica');
 const settings = {
   mode: quick ? 'quick' : 'full',
   rounds: roundsOption(process.argv),
@@ -132,7 +135,7 @@ async function stopOrphanedPostgres(clusterDir: string): Promise<void> {
   const pidFile = join(clusterDir, 'postmaster.pid');
   const deadline = Date.now() + 15_000;
   while (existsSync(pidFile) && Date.now() < deadline) {
-    const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+    const pid = postmasterPid(clusterDir);
     try {
       process.kill(pid, 'SIGINT');
     } catch {
@@ -147,7 +150,7 @@ async function main(): Promise<number> {
   const node = await node24();
   console.log(`Benchmark (${settings.mode}); servers on Node ${node.version}; server logs in ${logDir}`);
   if (baseline) console.log(`baseline: ${baseline.dir} at ${baseline.revision}`);
-  const database = await startBenchDatabase();
+  const database = await startBenchDatabase({ replica: withReplica });
   const key = await issueDatabaseKey(node, database.url);
   // Each server's key; the yardsticks hold the service's in their in-memory sets.
   const keys: Partial<Record<ServerName, string>> = {};
@@ -217,6 +220,13 @@ async function main(): Promise<number> {
       });
       running.push({ ...servers.traced, stop: () => servers.traced!.stop().then(sink.stop) });
     }
+    if (database.replicaUrl) {
+      servers.replicated = await startBenchService(node, database.url, key, logDir, {
+        label: 'replicated',
+        env: { DATABASE_REPLICA_URL: database.replicaUrl },
+      });
+      running.push(servers.replicated);
+    }
     const names = Object.keys(servers) as ServerName[];
     const routes = benchRoutes(settings.seededAnimals);
     await checkAnswers(
@@ -234,14 +244,18 @@ async function main(): Promise<number> {
       for (const route of routes) {
         for (const name of order) {
           const { origin, pid } = servers[name]!;
-          const options = { connections: settings.connections, key: keyOf(name) };
+          const options = { connections: settings.connections, key: keyOf(name), postmasters: database.postmasters };
           const warmup = await load(origin, pid, route, { ...options, seconds: settings.warmupSeconds });
           const run = await load(origin, pid, route, { ...options, seconds: settings.seconds });
           failures += warmup.errors + warmup.non2xx + run.errors + run.non2xx;
           runs.set(`${route.name}|${name}`, [...(runs.get(`${route.name}|${name}`) ?? []), run]);
+          const databases = Object.entries(run.databaseCpuMicrosPerRequest).map(
+            ([db, cpu]) => `, ${db} ${cpu.toFixed(0)}`,
+          );
           console.log(
             `round ${round} ${route.name.padEnd(32)} ${name.padEnd(15)} ${run.reqPerSec.toFixed(0).padStart(6)} req/s` +
-              ` p99 ${run.p99Ms} ms, ${run.cpuMicrosPerRequest.toFixed(0)} µs CPU/req, ${run.errors} errors, ${run.non2xx} non-2xx`,
+              ` p99 ${run.p99Ms} ms, µs CPU/req: server ${run.cpuMicrosPerRequest.toFixed(0)}${databases.join('')},` +
+              ` ${run.errors} errors, ${run.non2xx} non-2xx`,
           );
         }
       }
@@ -301,6 +315,10 @@ async function main(): Promise<number> {
     if (servers.traced) {
       const tracing = ratios(summaries, 'traced', 'service');
       console.log(`What tracing every request costs:\n\n${ratioTable('traced', 'service', tracing)}\n`);
+    }
+    if (servers.replicated) {
+      const replicated = ratios(summaries, 'replicated', 'service');
+      console.log(`Reading from the replica:\n\n${ratioTable('replicated', 'service', replicated)}\n`);
     }
     console.log(`peak RSS: ${names.map((name) => `${name} ${rss.get(name)!.toFixed(0)} MiB`).join(', ')}\n`);
     console.log(`Every server:\n\n${resultsTable(summaries)}`);

@@ -40,7 +40,6 @@ import { PET_DATABASE, PET_VALIDATION, petsController } from './straightforward-
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 const labelNames = ['method', 'route', 'status'] as const;
-const requests = new Counter({ name: 'http_requests_total', help: 'Requests.', labelNames, registers: [registry] });
 const duration = new Histogram({
   name: 'http_request_duration_seconds',
   help: 'Request duration.',
@@ -151,7 +150,6 @@ await serveNest(FeatureEqualAppModule, {
         route: request.routeOptions.url ?? 'unmatched',
         status: String(reply.statusCode),
       };
-      requests.inc(labels);
       duration.observe(labels, reply.elapsedTime / 1000);
       done();
     });

@@ -45,6 +45,8 @@ export interface LoadResult {
   p99Ms: number;
   requests: number;
   cpuMicrosPerRequest: number;
+  /** Each PostgreSQL cluster's CPU per request (its postmaster and every backend), by its name in `postmasters`. */
+  databaseCpuMicrosPerRequest: Record<string, number>;
   errors: number;
   non2xx: number;
 }
@@ -54,15 +56,17 @@ export function requestHeaders(route: Route, key: string): Record<string, string
   return { authorization: `Bearer ${key}`, ...(route.body && { 'content-type': 'application/json' }) };
 }
 
-/** One autocannon run against a server process, with that process's CPU time over the run. */
+/** One autocannon run against a server process, with its CPU time and that of each cluster in `postmasters`. */
 export async function load(
   origin: string,
   pid: number,
   route: Route,
-  options: { connections: number; seconds: number; key: string },
+  options: { connections: number; seconds: number; key: string; postmasters?: Record<string, number> },
 ): Promise<LoadResult> {
   const headers = requestHeaders(route, options.key);
-  const cpuBefore = cpuMicros(pid);
+  const postmasters = Object.entries(options.postmasters ?? {});
+  const sample = () => [pid, ...postmasters.map(([, postmaster]) => postmaster)].map(cpuMicros);
+  const before = sample();
   const result = await autocannon({
     url: origin,
     connections: options.connections,
@@ -78,14 +82,15 @@ export async function load(
       },
     ],
   });
-  const cpu = cpuMicros(pid) - cpuBefore;
   const requests = result.requests.total;
+  const [cpu, ...databases] = sample().map((after, i) => (requests > 0 ? (after - before[i]) / requests : NaN));
   return {
     reqPerSec: result.requests.average,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     requests,
-    cpuMicrosPerRequest: requests > 0 ? cpu / requests : NaN,
+    cpuMicrosPerRequest: cpu,
+    databaseCpuMicrosPerRequest: Object.fromEntries(postmasters.map(([name], i) => [name, databases[i]])),
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
   };

@@ -7,7 +7,14 @@ import { LoadResult, median, Route } from './load.js';
  * another build of the service.
  */
 export type ServerName =
-  'service' | 'feature-equal' | 'straightforward' | 'ceiling' | 'floor' | 'lean' | 'baseline' | 'traced';
+  'service' | 'feature-equal' | 'straightforward' | 'ceiling' | 'floor' | 'lean' | 'baseline' | 'traced' | 'replicated';
+
+/** A figure over the rounds. */
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
 
 export interface RouteSummary {
   route: string;
@@ -16,7 +23,8 @@ export interface RouteSummary {
   medianReqPerSec: number;
   p50Ms: number;
   p99Ms: number;
-  cpuMicrosPerRequest: number;
+  /** CPU µs per request of the server process (`server`), of each PostgreSQL cluster, and their `sum`. */
+  cpu: Record<string, Spread>;
   peakRssMiB: number;
   errors: number;
   non2xx: number;
@@ -29,8 +37,19 @@ export interface RouteRatio {
   p99: number;
 }
 
-/** Medians over the rounds (throughput, latency, CPU per request); sums of failures. */
+const spread = (values: number[]): Spread => ({
+  median: median(values),
+  min: Math.min(...values),
+  max: Math.max(...values),
+});
+
+/** Medians over the rounds (throughput, latency; CPU per request with its spread); sums of failures. */
 export function summarise(route: string, server: ServerName, runs: LoadResult[], peakRssMiB: number): RouteSummary {
+  const rounds = runs.map((run): Record<string, number> => {
+    const processes = { server: run.cpuMicrosPerRequest, ...run.databaseCpuMicrosPerRequest };
+    const values = Object.values(processes);
+    return values.length > 1 ? { ...processes, sum: values.reduce((sum, value) => sum + value) } : processes;
+  });
   return {
     route,
     server,
@@ -38,7 +57,7 @@ export function summarise(route: string, server: ServerName, runs: LoadResult[],
     medianReqPerSec: median(runs.map((run) => run.reqPerSec)),
     p50Ms: median(runs.map((run) => run.p50Ms)),
     p99Ms: median(runs.map((run) => run.p99Ms)),
-    cpuMicrosPerRequest: median(runs.map((run) => run.cpuMicrosPerRequest)),
+    cpu: Object.fromEntries(Object.keys(rounds[0]).map((name) => [name, spread(rounds.map((round) => round[name]))])),
     peakRssMiB,
     errors: runs.reduce((sum, run) => sum + run.errors, 0),
     non2xx: runs.reduce((sum, run) => sum + run.non2xx, 0),
@@ -54,7 +73,7 @@ export function ratios(summaries: RouteSummary[], server: ServerName, against: S
     return {
       route,
       reqPerSec: measured.medianReqPerSec / base.medianReqPerSec,
-      cpuPerRequest: measured.cpuMicrosPerRequest / base.cpuMicrosPerRequest,
+      cpuPerRequest: measured.cpu.server.median / base.cpu.server.median,
       p99: measured.p99Ms / base.p99Ms,
     };
   });
@@ -183,17 +202,28 @@ export function targetTable(rows: Target[]): string {
   return `${table}\n\n${met} of ${rows.length} targets met.`;
 }
 
-/** Every server's medians per route. */
+/** Every server's medians per route; CPU per request of each process and their sum, with the rounds' spread. */
 export function resultsTable(summaries: RouteSummary[]): string {
+  const processes = Object.keys(summaries[0].cpu);
   return markdownTable(
-    ['route', 'server', 'req/s (median)', 'p50 ms', 'p99 ms', 'CPU µs/req', 'peak RSS MiB', 'errors', 'non-2xx'],
+    [
+      'route',
+      'server',
+      'req/s (median)',
+      'p50 ms',
+      'p99 ms',
+      ...processes.map((name) => `CPU µs/req: ${name} (min–max)`),
+      'peak RSS MiB',
+      'errors',
+      'non-2xx',
+    ],
     summaries.map((s) => [
       s.route,
       s.server,
       fixed(s.medianReqPerSec),
       fixed(s.p50Ms, 1),
       fixed(s.p99Ms, 1),
-      fixed(s.cpuMicrosPerRequest),
+      ...processes.map((name) => `${fixed(s.cpu[name].median)} (${fixed(s.cpu[name].min)}–${fixed(s.cpu[name].max)})`),
       fixed(s.peakRssMiB),
       String(s.errors),
       String(s.non2xx),

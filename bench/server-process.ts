@@ -42,6 +42,10 @@ export interface ScratchCluster {
   url: string;
   /** The temporary directory the cluster lives in, which the `postgres` user can enter; deleted by `close()`. */
   directory: string;
+  /** Shuts PostgreSQL down, keeping its files for `start()`. */
+  pause(): Promise<void>;
+  /** Starts it again after `pause()`, on the same port. */
+  start(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -55,13 +59,35 @@ export async function startScratchCluster(options?: { postgresFlags?: readonly s
 
 const CLOCK_TICKS_PER_SECOND = 100; // `getconf CLK_TCK` on Linux x86-64 and arm64
 
-/** User + system CPU time of a process so far, in microseconds, from /proc/<pid>/stat. */
+/**
+ * User + system CPU time so far, in microseconds, of a process and every process under it (for a postmaster, the
+ * whole cluster), from /proc. Its four times plus its live children's, counted alike, are everything: the kernel adds
+ * a child's times, with those of the children it reaped, to its parent's cutime and cstime when the parent reaps it.
+ */
 export function cpuMicros(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the parenthesised command name start at field 3 (state); utime and stime are fields 14 and 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS_PER_SECOND;
+  // Fields after the parenthesised command name start at field 3 (state); utime to cstime are fields 14 to 17.
+  const ticks = stat
+    .slice(stat.lastIndexOf(')') + 2)
+    .split(' ')
+    .slice(11, 15);
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean);
+  const ofChild = (child: string) => {
+    try {
+      return cpuMicros(Number(child));
+    } catch {
+      return 0; // exited since it was listed: its parent's cutime and cstime hold it from the next sample on
+    }
+  };
+  return (
+    (ticks.reduce((sum, tick) => sum + Number(tick), 0) * 1e6) / CLOCK_TICKS_PER_SECOND +
+    children.reduce((sum, child) => sum + ofChild(child), 0)
+  );
 }
+
+/** The PID of the PostgreSQL running from `clusterDir`, from the first line of its postmaster.pid. */
+export const postmasterPid = (clusterDir: string) =>
+  Number(readFileSync(join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
 
 /** Peak resident set size of a process so far, in MiB (VmHWM). */
 export function peakRssMiB(pid: number): number {

@@ -1,30 +1,31 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LoggerService, LogLevel } from '@nestjs/common';
-import type { OpenAPIObject } from '@nestjs/swagger';
-import fp from 'fastify-plugin';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { createOpenApiDocument } from './openapi/openapi-document.js';
 import { serializeResponsesWithDocumentSchemas } from './openapi/response-schemas.js';
-import { onlyUiAssetsUnderDocs, setupDocs } from './openapi/setup-docs.js';
-import { frameworkErrorHandler, handleClientError, sendApiError } from './edge/errors/framework-errors.js';
+import { setupDocs } from './openapi/setup-docs.js';
+import { frameworkErrorHandler, handleClientError } from './edge/errors/framework-errors.js';
 import { connectionLimits, serverOptions } from './edge/connection-limits.js';
-import { singleValueHeaderCheck } from './edge/single-value-headers.js';
+import { singleValueHeaders } from './edge/single-value-headers.js';
 import { IDEMPOTENCY_KEY_HEADER } from './pets/idempotency/idempotency-key.decorator.js';
 import { jsonBodyParser } from './edge/json-body-parser.js';
-import { loadShedding } from './edge/load-shedding.js';
-import { assignRequestId, REQUEST_ID_HEADER } from './edge/request-id.js';
+import { inFlightShedding } from './edge/in-flight-shedding.js';
+import { eventLoopShedding } from './edge/event-loop-shedding.js';
+import { REQUEST_ID_HEADER, requestId } from './edge/request-id.js';
 import { securityHeaders } from './edge/security-headers.js';
 import { cors } from './edge/cors.js';
 import { RATE_LIMIT_HEADERS } from './auth/rate-limit/rate-limited.error.js';
 import { API_PREFIX, BODY_LIMIT_BYTES } from './edge/http.constants.js';
-import { closeConnectionsWhileDraining, ShutdownState } from './edge/shutdown-state.js';
+import { ShutdownState } from './edge/shutdown-state.js';
+import { closeWhileDraining } from './edge/close-while-draining.js';
 import { OPERATIONS_ROUTES } from './observability/operations-routes.js';
 import { withoutControllerHeadings } from './observability/logging/route-lines.js';
 import { requestLog } from './observability/logging/request-log.js';
 import { MetricsService } from './observability/metrics/metrics.service.js';
+import { requestMetrics } from './observability/metrics/request-metrics.js';
 
 /** The Fastify server: proxies trusted (TRUST_PROXY, none by default), time limits and the connection cap. */
 export function createFastifyAdapter({ trustProxy, edgeLimits, corsOrigins }: AppConfig): FastifyAdapter {
@@ -33,68 +34,11 @@ export function createFastifyAdapter({ trustProxy, edgeLimits, corsOrigins }: Ap
     ...(trustProxy.length > 0 && { trustProxy }),
     ...serverOptions(edgeLimits),
     bodyLimit: BODY_LIMIT_BYTES,
-    frameworkErrors: frameworkErrorHandler(securityHeaders({ crossOriginApi: corsOrigins.length > 0 })),
+    frameworkErrors: frameworkErrorHandler(corsOrigins),
     clientErrorHandler: handleClientError,
-    genReqId: assignRequestId,
     // While draining at shutdown, requests on open connections are served (`Connection: close`), not Fastify's 503.
     return503OnClosing: false,
   });
-}
-
-/** From here on every response, errors included, carries its request id, the security headers and no-store. */
-const edgeHeaders = ({ corsOrigins }: AppConfig) =>
-  fp((fastify, _options, ready) => {
-    const setSecurityHeaders = securityHeaders({ crossOriginApi: corsOrigins.length > 0 });
-    const checkSingleValueHeaders = singleValueHeaderCheck(['Authorization', IDEMPOTENCY_KEY_HEADER]);
-    fastify.addHook('onRequest', (request, reply, done) => {
-      reply.header(REQUEST_ID_HEADER, request.id);
-      setSecurityHeaders(request, reply);
-      const refused = checkSingleValueHeaders(request.raw);
-      if (refused !== undefined) return sendApiError(reply, refused);
-      done();
-    });
-    ready();
-  });
-
-/**
- * The request pipeline (test/request-pipeline.e2e-spec.ts pins it). First the route rewriters, which must see every
- * route, CORS's own included; then the `onRequest` hooks, in the order they run; then, per route, body parsing, the
- * in-flight count (`preHandler`), Nest's guards, pipes, interceptors and filter; the `onResponse` hooks see every
- * answer. Outside the list: the adapter's options (limits, request ids, Fastify's own errors).
- */
-function requestPipeline(app: NestFastifyApplication, config: AppConfig, document: OpenAPIObject) {
-  const shedding = loadShedding(
-    config.loadShedding,
-    Object.values(OPERATIONS_ROUTES).map((route) => `/${route}`),
-  );
-  return [
-    connectionLimits(config.edgeLimits),
-    shedding.perRoute,
-    serializeResponsesWithDocumentSchemas(document, API_PREFIX),
-    onlyUiAssetsUnderDocs,
-    edgeHeaders(config),
-    jsonBodyParser,
-    // Before load shedding: its refusals carry the CORS headers, and preflights are answered before it can shed them.
-    cors({
-      origins: config.corsOrigins,
-      requestHeaders: ['Authorization', 'Content-Type', IDEMPOTENCY_KEY_HEADER],
-      // What a page on another origin reads: paging, budgets, deprecation, refusals, tracing.
-      exposedHeaders: [
-        'Link',
-        ...Object.values(RATE_LIMIT_HEADERS),
-        'Retry-After',
-        'Deprecation',
-        'Sunset',
-        REQUEST_ID_HEADER,
-        'WWW-Authenticate',
-        'Location',
-      ],
-    }),
-    shedding.onEventLoop,
-    closeConnectionsWhileDraining(app.get(ShutdownState)),
-    app.get(MetricsService).requestMetrics,
-    requestLog,
-  ];
 }
 
 /** Then what cannot be a provider: prefix, the request pipeline, docs. */
@@ -117,9 +61,38 @@ export async function createApp(
   app.setGlobalPrefix(API_PREFIX, { exclude: Object.values(OPERATIONS_ROUTES) });
   // Built before the routes are registered (app.init), so that their response schemas come from it.
   const document = createOpenApiDocument(app, config);
+  // The request pipeline, in the order it takes effect (docs/development.md, "The request pipeline"), loaded now:
+  // Nest's routes, added at init, inherit what the plugins hang on the instance.
+  const exempt = Object.values(OPERATIONS_ROUTES).map((route) => `/${route}`);
+  const [shutdown, registry] = [app.get(ShutdownState), app.get(MetricsService).registry];
   const fastify = app.getHttpAdapter().getInstance();
-  // Loaded now, in order: Nest's routes, added at init, inherit what the plugins hang on the instance.
-  for (const plugin of requestPipeline(app, config, document)) await fastify.register(plugin);
+  await fastify
+    .register(connectionLimits, config.edgeLimits)
+    .register(inFlightShedding, { maxInFlight: config.loadShedding.maxInFlight, exempt })
+    .register(serializeResponsesWithDocumentSchemas, { document, prefix: API_PREFIX })
+    .register(requestId)
+    .register(securityHeaders, { corsOrigins: config.corsOrigins })
+    .register(singleValueHeaders, { names: ['Authorization', IDEMPOTENCY_KEY_HEADER] })
+    .register(jsonBodyParser)
+    .register(cors, {
+      origins: config.corsOrigins,
+      requestHeaders: ['Authorization', 'Content-Type', IDEMPOTENCY_KEY_HEADER],
+      // What a page on another origin reads: paging, budgets, deprecation, refusals, tracing.
+      exposedHeaders: [
+        'Link',
+        ...Object.values(RATE_LIMIT_HEADERS),
+        'Retry-After',
+        'Deprecation',
+        'Sunset',
+        REQUEST_ID_HEADER,
+        'WWW-Authenticate',
+        'Location',
+      ],
+    })
+    .register(eventLoopShedding, { ...config.loadShedding, exempt })
+    .register(closeWhileDraining, { shutdown })
+    .register(requestMetrics, { registry })
+    .register(requestLog);
   setupDocs(app, document);
   await app.init();
   await fastify.ready();

@@ -110,7 +110,9 @@ describe('alert rules (k8s/alerts/animal-store.rules.yaml)', () => {
     expect(response.status).toBe(200);
     const exposition = await response.text();
     // AnimalStoreNotReady selects the readiness probe's answers by this route label.
-    expect(exposition).toMatch(/^http_requests_total\{method="GET",route="\/health\/ready",status="200"\} \d+$/m);
+    expect(exposition).toMatch(
+      /^http_request_duration_seconds_count\{method="GET",route="\/health\/ready",status="200"\} \d+$/m,
+    );
     // Readiness rounds set it on each scrape, with no probe needed.
     expect(exposition).toMatch(/^animal_store_database_reachable 1$/m);
     const served = new Set([...servedNames(exposition), ...EXTERNAL]);

@@ -36,10 +36,10 @@ function expectReadableBy(headers: Headers, origin = SHOP): void {
   expect(headers.get('cross-origin-resource-policy')).toBe('cross-origin');
 }
 
-/** How many preflights the service counted in `http_requests_total`: under OPTIONS, like any other request. */
+/** How many preflights the service counted in `http_request_duration_seconds_count`: under OPTIONS, like any other request. */
 async function preflightsCounted(origin: string): Promise<number> {
   const text = await (await fetch(`${origin}/metrics`)).text();
-  const series = 'http_requests_total{method="OPTIONS",route="*",status="204"} ';
+  const series = 'http_request_duration_seconds_count{method="OPTIONS",route="*",status="204"} ';
   const line = text.split('\n').find((candidate) => candidate.startsWith(series));
   return line === undefined ? 0 : Number(line.slice(series.length));
 }

@@ -110,7 +110,7 @@ describe('the hardened edge (e2e)', () => {
           );
         }
         const metrics = await request(t.origin, '/metrics');
-        expect(metrics.text).not.toMatch(/^http_requests_total\{[^}]*status="5\d\d"\} /m);
+        expect(metrics.text).not.toMatch(/^http_request_duration_seconds_count\{[^}]*status="5\d\d"\} /m);
       } finally {
         errors.mockRestore();
         infos.mockRestore();

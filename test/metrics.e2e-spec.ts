@@ -4,7 +4,7 @@ import { auth, jsonBody, request, startTestApp, TestApp } from './support/test-a
 
 const METRICS_TOKEN = 'metrics-token-0123456789';
 
-/** The value of one sample line, e.g. sample(text, 'http_requests_total{method="GET",...}'). */
+/** The value of one sample line, e.g. sample(text, 'http_request_duration_seconds_count{method="GET",...}'). */
 function sample(text: string, series: string): number | undefined {
   const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
@@ -28,11 +28,10 @@ describe('/metrics', () => {
     expect(metrics.status).toBe(200);
     expect(metrics.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
     const text = metrics.text;
-    expect(sample(text, 'http_requests_total{method="POST",route="/v1/pets",status="201"}')).toBe(1);
-    expect(sample(text, 'http_requests_total{method="POST",route="/v1/pets",status="400"}')).toBe(2);
-    // Unknown paths share one series: a scanner cannot blow up the label set.
-    expect(sample(text, 'http_requests_total{method="GET",route="unmatched",status="404"}')).toBe(1);
     expect(sample(text, 'http_request_duration_seconds_count{method="POST",route="/v1/pets",status="201"}')).toBe(1);
+    expect(sample(text, 'http_request_duration_seconds_count{method="POST",route="/v1/pets",status="400"}')).toBe(2);
+    // Unknown paths share one series: a scanner cannot blow up the label set.
+    expect(sample(text, 'http_request_duration_seconds_count{method="GET",route="unmatched",status="404"}')).toBe(1);
     expect(
       sample(text, 'http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/v1/pets",status="400"}'),
     ).toBe(2);
@@ -96,12 +95,14 @@ describe('/metrics with METRICS_TOKEN', () => {
       });
       expect(denied.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
     }
+    // Read from the header only: a URL ends up in logs.
+    expect((await request(t.origin, `/metrics?access_token=${METRICS_TOKEN}`)).status).toBe(401);
   });
 
   it('answers with the token', async () => {
     const metrics = await request(t.origin, '/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     expect(metrics.status).toBe(200);
-    expect(metrics.text).toContain('http_requests_total');
+    expect(metrics.text).toContain('http_request_duration_seconds_count');
   });
 });
 
@@ -112,7 +113,7 @@ describe('/metrics in production', () => {
       expect((await request(t.origin, '/metrics')).status).toBe(401);
       const metrics = await request(t.origin, '/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
       expect(metrics.status).toBe(200);
-      expect(metrics.text).toContain('http_requests_total');
+      expect(metrics.text).toContain('http_request_duration_seconds_count');
     } finally {
       await t.close();
     }

@@ -130,8 +130,8 @@ describe('the order of the request pipeline', () => {
       expect((await request(t.origin, '/health/live')).status).toBe(200);
     });
     const metrics = (await request(t.origin, '/metrics')).text;
-    expect(metrics).toMatch(/^http_requests_total\{method="GET",route="\/v1\/pets",status="503"\} 2$/m);
-    expect(metrics).toMatch(/^http_requests_total\{method="OPTIONS",route="\*",status="204"\} 1$/m);
+    expect(metrics).toMatch(/^http_request_duration_seconds_count\{method="GET",route="\/v1\/pets",status="503"\} 2$/m);
+    expect(metrics).toMatch(/^http_request_duration_seconds_count\{method="OPTIONS",route="\*",status="204"\} 1$/m);
   });
 
   it('while draining, every step answers as before, and each answer from draining on closes its connection', async () => {

@@ -3,7 +3,7 @@ import { ExecutionContext, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiError } from '../edge/errors/api-error.js';
 import { defaultConfig } from '../../test/support/config.js';
-import { AuthFailureLimiter } from './rate-limit/auth-failure-limiter.js';
+import { AuthFailureLimiter, Refusal } from './rate-limit/auth-failure-limiter.js';
 import { MemoryRateLimitStorage } from './rate-limit/memory-rate-limit-storage.js';
 import { ApiKeyIdentity, ApiKeyRefusalReason, ApiKeyVerdict, InvalidKeyReason } from './api-key-identity.js';
 import type { ApiKeyRefusals } from './api-key-refusals.js';
@@ -125,14 +125,11 @@ describe('ApiKeyGuard', () => {
     refused = [];
     // Rate limiting has specs of its own; here it is off, and failed attempts are only recorded.
     const authFailures = {
-      isBlocked: () => false,
-      recordFailure: (ip: string) => {
+      decide: async (ip: string, judge: (lookupsLeft: null) => Promise<unknown>) => {
+        const verdict = await judge(null);
+        if (!(verdict instanceof Refusal)) return verdict;
         failures.push(ip);
-        return Promise.resolve();
-      },
-      recordFailureWithout429: (ip: string) => {
-        failures.push(ip);
-        return Promise.resolve();
+        throw verdict.error;
       },
     } as unknown as AuthFailureLimiter;
     // Registers the "bearer" strategy with passport, backed by the fake store.

@@ -64,8 +64,9 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
     return this.replicas.length > 0;
   }
 
-  onModuleInit(): void {
-    if (this.configured) void this.measure();
+  /** The first round before the first request: no read goes to the primary only because nothing was measured yet. */
+  async onModuleInit(): Promise<void> {
+    if (this.configured) await this.measure();
   }
 
   async onApplicationShutdown(): Promise<void> {

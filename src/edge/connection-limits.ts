@@ -1,6 +1,4 @@
 import fp from 'fastify-plugin';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
 import type { EdgeLimitsConfig } from '../config/app-config.js';
 import { validationFailed } from './errors/api-error.js';
 import { rawErrorResponse } from './errors/framework-errors.js';
@@ -23,16 +21,15 @@ export function serverOptions(limits: EdgeLimitsConfig) {
 const CONNECT_REFUSED = validationFailed('CONNECT is not supported: the service is not a proxy.');
 
 /** The connection cap; an unknown `Expect` ignored (RFC 9110 §10.1.1), not a bare 417; `CONNECT` a 400 Error. */
-export const connectionLimits = (limits: EdgeLimitsConfig) =>
-  fp((fastify, _options, done) => {
-    const server = fastify.server;
-    server.maxConnections = limits.maxConnections;
-    server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
-      fastify.routing(request, response),
-    );
-    server.on('connect', (_request: unknown, socket: Duplex) => {
+export const connectionLimits = fp<EdgeLimitsConfig>(
+  (fastify, { maxConnections }, done) => {
+    fastify.server.maxConnections = maxConnections;
+    fastify.server.on('checkExpectation', (request, response) => fastify.routing(request, response));
+    fastify.server.on('connect', (_request, socket) => {
       socket.on('error', () => undefined);
       socket.end(rawErrorResponse(CONNECT_REFUSED));
     });
     done();
-  });
+  },
+  { name: 'connection-limits' },
+);

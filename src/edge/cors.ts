@@ -10,9 +10,9 @@ export const PREFLIGHT_MAX_AGE_SECONDS = 600;
 /** `@fastify/cors` adds nothing but `Vary: Origin` for a request given this. */
 const NO_CORS: FastifyCorsOptions = { origin: false };
 
-/** Cross-origin access to `/v1/...` (docs/operating.md); before load shedding, so its refusals carry CORS too. */
-export const cors = (policy: { origins: readonly string[]; requestHeaders: string[]; exposedHeaders: string[] }) =>
-  fp((fastify, _options, done) => {
+/** Cross-origin access to `/v1/...` (docs/operating.md). */
+export const cors = fp<{ origins: readonly string[]; requestHeaders: string[]; exposedHeaders: string[] }>(
+  (fastify, policy, done) => {
     if (policy.origins.length === 0) return done();
     const anyOrigin = policy.origins.includes('*');
     const allowed = new Set(policy.origins);
@@ -44,4 +44,6 @@ export const cors = (policy: { origins: readonly string[]; requestHeaders: strin
       delegator: (request, callback) => callback(null, optionsFor(request)),
     });
     done();
-  });
+  },
+  { name: 'cors', dependencies: ['in-flight-shedding', 'single-value-headers'] },
+);

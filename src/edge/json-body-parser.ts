@@ -38,24 +38,27 @@ function nestedDeeperThan(body: Buffer, limit: number): boolean {
 }
 
 /** Fastify's JSON parser (any charset, bad UTF-8, any depth) behind those refusals; the only parser (no text/plain). */
-export const jsonBodyParser = fp((fastify, _options, done) => {
-  fastify.removeContentTypeParser('text/plain');
-  const { onProtoPoisoning, onConstructorPoisoning } = fastify.initialConfig;
-  const parseJson = fastify.getDefaultJsonParser(onProtoPoisoning ?? 'error', onConstructorPoisoning ?? 'error');
-  fastify.removeContentTypeParser('application/json');
-  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
-    const encoding = request.headers['content-encoding'];
-    if (encoding !== undefined && !/^\s*identity\s*$/i.test(encoding)) return done(COMPRESSED);
-    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(request.headers['content-type'] ?? '')?.[1];
-    if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
-      return done(
-        new ApiError(415, ErrorCode.UnsupportedMediaType, 'The request body must be application/json in UTF-8.'),
-      );
-    }
-    if (!isUtf8(body)) return done(new ApiError(400, ErrorCode.InvalidJson, 'The request body is not valid UTF-8.'));
-    if (nestedDeeperThan(body, MAX_BODY_DEPTH)) return done(TOO_DEEP);
-    // Fastify's default parser answers through `done`; its type also allows a promise, which it never returns.
-    void parseJson(request, body.toString('utf8'), done);
-  });
-  done();
-});
+export const jsonBodyParser = fp(
+  (fastify, _options, done) => {
+    fastify.removeContentTypeParser('text/plain');
+    const { onProtoPoisoning, onConstructorPoisoning } = fastify.initialConfig;
+    const parseJson = fastify.getDefaultJsonParser(onProtoPoisoning ?? 'error', onConstructorPoisoning ?? 'error');
+    fastify.removeContentTypeParser('application/json');
+    fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
+      const encoding = request.headers['content-encoding'];
+      if (encoding !== undefined && !/^\s*identity\s*$/i.test(encoding)) return done(COMPRESSED);
+      const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(request.headers['content-type'] ?? '')?.[1];
+      if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+        return done(
+          new ApiError(415, ErrorCode.UnsupportedMediaType, 'The request body must be application/json in UTF-8.'),
+        );
+      }
+      if (!isUtf8(body)) return done(new ApiError(400, ErrorCode.InvalidJson, 'The request body is not valid UTF-8.'));
+      if (nestedDeeperThan(body, MAX_BODY_DEPTH)) return done(TOO_DEEP);
+      // Fastify's default parser answers through `done`; its type also allows a promise, which it never returns.
+      void parseJson(request, body.toString('utf8'), done);
+    });
+    done();
+  },
+  { name: 'json-body-parser' },
+);

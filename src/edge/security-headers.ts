@@ -1,5 +1,6 @@
 // helmet's headers, read once per policy at start-up: run per request, helmet weighs on every request (docs/performance.md).
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import helmet, { type HelmetOptions } from 'helmet';
@@ -60,15 +61,14 @@ const CROSS_ORIGIN_API_RESPONSE_HEADERS = headersSetBy({
 const DOCS_RESPONSE_HEADERS = headersSetBy(DOCS_OPTIONS);
 const DOCS_PREFIX = `/${DOCS_PATH}`;
 
-export type SecurityHeaders = (request: FastifyRequest, reply: FastifyReply) => void;
-
 /**
- * The docs' headers under `/docs`, the API's elsewhere (cross-origin under `/v1` when `crossOriginApi`). With
- * `crossOriginApi`, every answer varies by Origin (as `@fastify/cors` says), also those refused before its hook runs.
+ * The docs' headers under `/docs`, the API's elsewhere (cross-origin under `/v1` when CORS_ORIGINS is set, and then
+ * every answer varies by Origin, as `@fastify/cors` says, also those refused before its hook runs).
  */
-export function securityHeaders({ crossOriginApi }: { crossOriginApi: boolean }): SecurityHeaders {
+export function securityHeadersFor(corsOrigins: readonly string[]) {
+  const crossOriginApi = corsOrigins.length > 0;
   const apiHeaders = crossOriginApi ? CROSS_ORIGIN_API_RESPONSE_HEADERS : API_RESPONSE_HEADERS;
-  return (request, reply) => {
+  return (request: FastifyRequest, reply: FastifyReply) => {
     const url = request.url;
     const headers = url.startsWith(DOCS_PREFIX)
       ? DOCS_RESPONSE_HEADERS
@@ -79,3 +79,16 @@ export function securityHeaders({ crossOriginApi }: { crossOriginApi: boolean })
     if (crossOriginApi) reply.raw.setHeader('vary', 'Origin');
   };
 }
+
+/** From here on every answer, errors included, carries them and no-store. */
+export const securityHeaders = fp<{ corsOrigins: readonly string[] }>(
+  (fastify, { corsOrigins }, done) => {
+    const setSecurityHeaders = securityHeadersFor(corsOrigins);
+    fastify.addHook('onRequest', (request, reply, next) => {
+      setSecurityHeaders(request, reply);
+      next();
+    });
+    done();
+  },
+  { name: 'security-headers' },
+);

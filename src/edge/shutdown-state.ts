@@ -1,5 +1,4 @@
 import { Global, Injectable, Module } from '@nestjs/common';
-import fp from 'fastify-plugin';
 
 /** Whether the process has been asked to stop; readiness reads it, the signal handler sets it. */
 @Injectable()
@@ -14,13 +13,3 @@ export class ShutdownState {
 @Global()
 @Module({ providers: [ShutdownState], exports: [ShutdownState] })
 export class ShutdownModule {}
-
-/** While draining, every response closes its connection: none has a request in flight when the listener closes. */
-export const closeConnectionsWhileDraining = (shutdown: ShutdownState) =>
-  fp((fastify, _options, done) => {
-    fastify.addHook('onRequest', (_request, reply, next) => {
-      if (shutdown.isShuttingDown) reply.header('connection', 'close');
-      next();
-    });
-    done();
-  });

@@ -63,7 +63,7 @@ describe('successResponseSchemas', () => {
 describe('serializeResponsesWithDocumentSchemas', () => {
   it('serialises with the document schema: exactly JSON.stringify for a whitelisted body, and no extra fields', async () => {
     const app = Fastify();
-    await app.register(serializeResponsesWithDocumentSchemas(DOCUMENT, 'v1'));
+    await app.register(serializeResponsesWithDocumentSchemas, { document: DOCUMENT, prefix: 'v1' });
     const thing = { id: 9007199254740991, name: 'Fé "Ω" 🐕', kind: 'b' };
     app.get('/v1/things', () => Promise.resolve([thing, { ...thing, secret: 'never sent' }]));
     app.get('/v1/things/:thingId', () => Promise.resolve(thing));

@@ -36,8 +36,8 @@ export function successResponseSchemas(document: OpenAPIObject, prefix: string):
 }
 
 /** Routes registered from now on serialise their 2xx bodies with fast-json-stringify, from the document's schemas. */
-export const serializeResponsesWithDocumentSchemas = (document: OpenAPIObject, prefix: string) =>
-  fp((fastify, _options, done) => {
+export const serializeResponsesWithDocumentSchemas = fp<{ document: OpenAPIObject; prefix: string }>(
+  (fastify, { document, prefix }, done) => {
     const schemas = successResponseSchemas(document, prefix);
     fastify.addHook('onRoute', (route) => {
       const methods = Array.isArray(route.method) ? route.method : [route.method];
@@ -48,4 +48,6 @@ export const serializeResponsesWithDocumentSchemas = (document: OpenAPIObject, p
       }
     });
     done();
-  });
+  },
+  { name: 'document-response-schemas' },
+);

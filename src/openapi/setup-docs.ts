@@ -10,7 +10,6 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
-import fp from 'fastify-plugin';
 import { DOCS_PATH } from '../edge/http.constants.js';
 import { noResourceAtPath } from '../edge/errors/api-error.js';
 import { RELATIVE_SERVER_URL } from './openapi-document.js';
@@ -47,16 +46,6 @@ const acceptsGzip = (request: FastifyRequest) =>
 const NOT_AN_ASSET = noResourceAtPath();
 const notAnAsset: onRequestHookHandler = (_request, _reply, done) => done(NOT_AN_ASSET);
 
-/** @fastify/static, which SwaggerModule registers, serves its whole root under `/docs/*`: that route only refuses. */
-export const onlyUiAssetsUnderDocs = fp((fastify, _options, done) => {
-  fastify.addHook('onRoute', (route) => {
-    if (route.url !== `/${DOCS_PATH}/*`) return;
-    const own = route.onRequest === undefined ? [] : [route.onRequest].flat();
-    route.onRequest = [notAnAsset, ...own];
-  });
-  done();
-});
-
 /** Swagger UI at /docs, the document at /docs-json and /docs-yaml: plain Fastify routes, which the guard skips. */
 export function setupDocs(app: NestFastifyApplication, document: OpenAPIObject): void {
   const fastify = app.getHttpAdapter().getInstance();
@@ -83,6 +72,10 @@ export function setupDocs(app: NestFastifyApplication, document: OpenAPIObject):
     if (request.headers['if-none-match']?.split(/\s*,\s*/).includes(etag)) return reply.code(304).send();
     if (gzipped) void reply.header('content-encoding', 'gzip');
     return reply.send(gzipped ? asset.gzip : asset.identity);
+  });
+  // @fastify/static, which SwaggerModule registers, serves its whole root under `/docs/*`: that route only refuses.
+  fastify.addHook('onRoute', (route) => {
+    if (route.url === `/${DOCS_PATH}/*`) route.onRequest = [notAnAsset, ...[route.onRequest ?? []].flat()];
   });
   // The document as committed in openapi.json: production first, the base URL generated clients default to.
   SwaggerModule.setup(DOCS_PATH, app, document, { useGlobalPrefix: false, ui: false });

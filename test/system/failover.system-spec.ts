@@ -1,21 +1,22 @@
 import { expect } from '@jest/globals';
-import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { RETRY_AFTER_SECONDS } from '../../src/edge/errors/to-api-error.js';
-import { ensureBuilt, run } from '../support/built-service.js';
 import {
-  FailoverSettings,
+  APP_ROLE,
+  DATABASE,
   PatroniCluster,
   PatroniNode,
   PG_BIN,
   startPatroniCluster,
+  startServiceOnCluster,
+  TEST_SETTINGS as SETTINGS,
 } from '../support/fleet/patroni-cluster.js';
 import { runOnce, workDirectory } from '../support/fleet/debian-services.js';
 import { Load, Outcome, startLoad, summarise } from '../support/fleet/load.js';
 import { pollUntil } from '../support/poll.js';
-import { ServiceProcess, startService } from '../support/service-process.js';
+import { ServiceProcess } from '../support/service-process.js';
 
 /**
  * A PostgreSQL failover under the built service, from Debian's packages on 127.0.0.1: two Patroni nodes
@@ -33,22 +34,7 @@ import { ServiceProcess, startService } from '../support/service-process.js';
  * ("Backups and restore").
  */
 
-const APP_ROLE = 'animal_store';
-const DATABASE = 'animal_store';
 const KEY = 'failover-test-key-0123456789abcdef';
-// Shorter than Patroni's defaults (30/10/10), so the crash case fits a bounded suite; loop_wait + 2 x retry_timeout
-// stays within ttl, the rule Patroni's documentation sets. Patroni 3.0 accepts a ttl below 20; later versions do not.
-// archive_timeout: far below a production setting (docs/operating.md, "Backups and restore"), so that the
-// point-in-time case waits little for its WAL to be archived.
-const SETTINGS: FailoverSettings = {
-  ttl: 10,
-  loopWait: 2,
-  retryTimeout: 4,
-  interMs: 500,
-  fall: 2,
-  rise: 1,
-  archiveTimeout: 5,
-};
 /** The service's wait for a database connection (src/database/data-source-options.ts). */
 const CONNECT_TIMEOUT_MS = 2_000;
 /** HAProxy's detection: `fall` failed checks, then `rise` passed ones for the new primary. */
@@ -77,31 +63,8 @@ let serviceExited = false;
 const bearer = { authorization: `Bearer ${KEY}` };
 
 beforeAll(async () => {
-  await ensureBuilt();
   cluster = await startPatroniCluster(SETTINGS);
-  const admin = new pg.Client({ connectionString: cluster.url() });
-  await admin.connect();
-  try {
-    // An ordinary role owning its database, as in production.
-    await admin.query(`CREATE ROLE ${APP_ROLE} LOGIN`);
-    await admin.query(`CREATE DATABASE ${DATABASE} OWNER ${APP_ROLE}`);
-  } finally {
-    await admin.end();
-  }
-  const migrated = await run(process.execPath, ['dist/src/cli/migrations.js', 'run'], {
-    PATH: process.env.PATH ?? '',
-    DATABASE_URL: cluster.url(DATABASE, APP_ROLE),
-  });
-  expect(migrated).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Applied /) });
-  service = await startService({
-    NODE_ENV: 'production',
-    DATABASE_URL: cluster.url(DATABASE, APP_ROLE),
-    CURSOR_SECRET: randomBytes(32).toString('base64url'),
-    API_KEYS: KEY,
-    MIGRATIONS_RUN: 'false',
-    LOG_LEVEL: 'info',
-    RATE_LIMIT_PER_MINUTE: '0',
-  });
+  service = await startServiceOnCluster(cluster, { API_KEYS: KEY });
   void service.exited.then(() => (serviceExited = true));
 }, 240_000);
 

@@ -6,13 +6,20 @@ import { type AppConfig, RATE_LIMIT_WINDOW_MS } from '../../config/app-config.js
 import { APP_CONFIG } from '../../config/config.module.js';
 import type { ApiError } from '../../edge/errors/api-error.js';
 import { clientAddressKey } from './client-address.js';
-import type { RateLimitRecord } from './memory-rate-limit-storage.js';
 import { rateLimitedError } from './rate-limited.error.js';
 
 const THROTTLER = 'auth-failure';
 /** Blocked addresses one instance remembers; beyond it, the oldest are asked of the storage again. */
 export const MAX_BLOCKED_ADDRESSES = 10_000;
 const WHAT = 'failed authentications';
+
+/** A refused credential: its 401, and whether that answer stands whatever the budget (an expired key's). */
+export class Refusal {
+  constructor(
+    readonly error: ApiError,
+    readonly stands = false,
+  ) {}
+}
 
 /** The per-address budget for refused credentials; a block is also remembered here, to refuse without a round trip. */
 @Injectable()
@@ -31,46 +38,29 @@ export class AuthFailureLimiter {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  isBlocked(ip: string): boolean {
-    // The common case on every request: nobody is blocked, and the address is not even keyed.
-    if (this.blocked.size === 0) return false;
-    const block = this.blocked.get(clientAddressKey(ip));
-    return block !== undefined && block.until > Date.now();
-  }
-
-  /** Whether a key from this blocked address that needs a lookup may have one. */
-  hasLookupsLeft(ip: string): boolean {
-    return (this.blocked.get(clientAddressKey(ip))?.lookupsSpent ?? 0) < this.config.authFailureLimitPerMinute;
-  }
-
-  /** A key from this blocked address was refused past the budget: one of its lookups is spent. */
-  spendLookup(ip: string): void {
-    const block = this.blocked.get(clientAddressKey(ip));
-    if (block) block.lookupsSpent += 1;
-  }
-
-  /** The 429 for a blocked address. */
-  refusal(ip: string): ApiError {
-    const until = this.blocked.get(clientAddressKey(ip))?.until ?? Date.now();
-    return rateLimitedError(this.config.authFailureLimitPerMinute, Math.ceil((until - Date.now()) / 1000), WHAT);
-  }
-
-  /** Counts one refused credential; throws the 429 when that exceeds the budget. */
-  async recordFailure(ip: string): Promise<void> {
-    const record = await this.recordFailureWithout429(ip);
-    if (record.isBlocked) throw rateLimitedError(this.config.authFailureLimitPerMinute, record.timeToBlockExpire, WHAT);
-  }
-
-  /** Counts one refused credential that keeps its own answer whatever the budget (an expired key). */
-  async recordFailureWithout429(ip: string): Promise<RateLimitRecord> {
-    const address = clientAddressKey(ip);
+  /**
+   * What one credential presented from `ip` gets: what `judge` accepts, or its refusal. Past the budget `judge` is told
+   * whether a credential it cannot answer from memory may be looked up (under it, null), nothing more is counted, and a
+   * refusal is 429 unless it stands; under it every refusal counts, and the one that exceeds the budget is 429.
+   */
+  async decide<T>(ip: string, judge: (lookupsLeft: boolean | null) => Promise<T | Refusal>): Promise<T> {
     const limit = this.config.authFailureLimitPerMinute;
-    const record = await this.storage.increment(address, RATE_LIMIT_WINDOW_MS, limit, RATE_LIMIT_WINDOW_MS, THROTTLER);
-    if (record.isBlocked) {
-      const lookupsSpent = this.blocked.get(address)?.lookupsSpent ?? 0;
-      this.blocked.set(address, { until: Date.now() + record.timeToBlockExpire * 1000, lookupsSpent });
+    // The common case on every request: nobody is blocked, and the address is not even keyed.
+    const block = this.blocked.size === 0 ? undefined : this.blocked.get(clientAddressKey(ip));
+    const blocked = block !== undefined && block.until > Date.now();
+    const verdict = await judge(blocked ? block.lookupsSpent < limit : null);
+    if (!(verdict instanceof Refusal)) return verdict;
+    if (blocked) {
+      if (verdict.stands) throw verdict.error;
+      block.lookupsSpent += 1;
+      throw rateLimitedError(limit, Math.ceil((block.until - Date.now()) / 1000), WHAT);
     }
-    return record;
+    const address = clientAddressKey(ip);
+    const record = await this.storage.increment(address, RATE_LIMIT_WINDOW_MS, limit, RATE_LIMIT_WINDOW_MS, THROTTLER);
+    if (!record.isBlocked) throw verdict.error;
+    const lookupsSpent = this.blocked.get(address)?.lookupsSpent ?? 0;
+    this.blocked.set(address, { until: Date.now() + record.timeToBlockExpire * 1000, lookupsSpent });
+    throw verdict.stands ? verdict.error : rateLimitedError(limit, record.timeToBlockExpire, WHAT);
   }
 
   get blockedCount(): number {

@@ -4,7 +4,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { allowedMethods } from '../allowed-methods.js';
 import { DatabaseFaultLog } from '../../database/database-fault-log.js';
 import { databaseFault } from '../../database/database-faults.js';
-import { bearerChallenge } from '../http.constants.js';
 import { ApiError, noResourceAtPath } from './api-error.js';
 import { ErrorCode } from './error-code.js';
 import { noteFaultCode } from './fault-codes.js';
@@ -51,9 +50,6 @@ export class ApiErrorFilter implements ExceptionFilter {
 
     noteFaultCode(reply.raw, error.getStatus(), error.code);
     reply.headers(error.headers);
-    if (error.getStatus() === 401 && !reply.hasHeader('WWW-Authenticate')) {
-      reply.header('WWW-Authenticate', bearerChallenge());
-    }
     this.adapterHost.httpAdapter.reply(reply, error.toBody(), error.getStatus());
   }
 

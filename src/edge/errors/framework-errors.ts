@@ -7,14 +7,13 @@ import { ApiError, validationFailed } from './api-error.js';
 import { ErrorCode } from './error-code.js';
 import { noteFaultCode } from './fault-codes.js';
 import { REQUEST_ID_HEADER } from '../request-id.js';
-import { API_RESPONSE_HEADERS, type SecurityHeaders } from '../security-headers.js';
+import { API_RESPONSE_HEADERS, securityHeadersFor } from '../security-headers.js';
 import { toApiError } from './to-api-error.js';
 
 /** Fastify's `frameworkErrors`: malformed URLs and over-long parameters, which its default answer echoes. */
-export function frameworkErrorHandler(
-  setSecurityHeaders: SecurityHeaders,
-): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
-  return (error, request, reply) => {
+export function frameworkErrorHandler(corsOrigins: readonly string[]) {
+  const setSecurityHeaders = securityHeadersFor(corsOrigins);
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     setSecurityHeaders(request, reply);
     sendApiError(reply, toApiError(error));
   };

@@ -13,6 +13,9 @@ export const serviceUnavailable = () =>
     'Retry-After': RETRY_AFTER_SECONDS,
   });
 
+/** Load shedding's refusal, built once: under overload each would otherwise allocate an error and capture its stack. */
+export const OVERLOADED = serviceUnavailable();
+
 const fastifyErrors: Record<string, () => ApiError> = {
   FST_ERR_CTP_INVALID_JSON_BODY: () => new ApiError(400, ErrorCode.InvalidJson, 'The request body is not valid JSON.'),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => new ApiError(400, ErrorCode.InvalidJson, 'The request body is empty.'),

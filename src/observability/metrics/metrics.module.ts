@@ -3,7 +3,8 @@ import { Registry } from 'prom-client';
 import { RateLimitModule } from '../../auth/rate-limit/rate-limit.module.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { OPERATIONS_ROUTES } from '../operations-routes.js';
-import { MetricsController, MetricsTokenGuard } from './metrics.controller.js';
+import { MetricsTokenStrategy } from './metrics-token.strategy.js';
+import { MetricsController } from './metrics.controller.js';
 import { MetricsService } from './metrics.service.js';
 
 /** Says once, at start, why `/metrics` is not served and how to serve it. */
@@ -34,7 +35,7 @@ export class MetricsModule {
       providers: [
         MetricsService,
         { provide: Registry, inject: [MetricsService], useFactory: (metrics: MetricsService) => metrics.registry },
-        ...(served ? [MetricsTokenGuard] : [MetricsClosedWarning]),
+        ...(served ? [MetricsTokenStrategy] : [MetricsClosedWarning]),
       ],
       exports: [MetricsService, Registry],
     };

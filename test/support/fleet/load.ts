@@ -1,6 +1,7 @@
 /** A bounded client for the fleet test: a fixed rate for a fixed count, each request's outcome recorded. */
 
-export type Operation = 'list' | 'create' | 'get';
+/** `read-back`: a GET of an animal by id sent at once after its create was answered 201 (`readBack`). */
+export type Operation = 'list' | 'create' | 'get' | 'read-back';
 
 export interface Outcome {
   operation: Operation;
@@ -31,6 +32,10 @@ export interface LoadOptions {
   timeoutMs?: number;
   /** The operations sent in turn (default: list, create, get: a third creates). */
   mix?: readonly Operation[];
+  /** Animals `get` reads besides those this run creates. */
+  ids?: readonly number[];
+  /** Each create answered 201 is read back by id at once, by the same client. */
+  readBack?: boolean;
 }
 
 export interface Load {
@@ -52,8 +57,9 @@ export function startLoad(options: LoadOptions): Load {
   const mix = options.mix ?? (['list', 'create', 'get'] as const);
   let finished = false;
   const authorization = `Bearer ${key}`;
+  const read: RequestInit = { headers: { authorization } };
   const outcomes: Outcome[] = [];
-  const createdIds: number[] = [];
+  const createdIds: number[] = [...(options.ids ?? [])];
   const started = Date.now();
 
   const one = async (i: number): Promise<void> => {
@@ -73,12 +79,20 @@ export function startLoad(options: LoadOptions): Load {
             headers: { authorization, 'content-type': 'application/json', 'idempotency-key': name! },
             body: JSON.stringify({ name, categoryId: 1 }),
           }
-        : { headers: { authorization } };
+        : read;
+    const id = await send(operation, url, init, name);
+    if (id !== undefined && options.readBack) await send('read-back', `${origin}/v1/pets/${id}`, read, name);
+  };
+
+  /** Sends one request and records its outcome; a create answered 201: the new animal's id. */
+  const send = async (operation: Operation, url: string, init: RequestInit, name?: string) => {
     const sentAt = Date.now();
     try {
       const response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
       const body = await response.text();
-      if (operation === 'create' && response.status === 201) createdIds.push((JSON.parse(body) as { id: number }).id);
+      const id =
+        operation === 'create' && response.status === 201 ? (JSON.parse(body) as { id: number }).id : undefined;
+      if (id !== undefined) createdIds.push(id);
       const failed = response.status < 200 || response.status > 299;
       outcomes.push({
         operation,
@@ -88,6 +102,7 @@ export function startLoad(options: LoadOptions): Load {
         answeredAt: Date.now(),
         ...(failed && { body: body.slice(0, 80), failure: { body, retryAfter: response.headers.get('retry-after') } }),
       });
+      return id;
     } catch (error) {
       outcomes.push({ operation, error: failureCode(error), name, sentAt, answeredAt: Date.now() });
     }

@@ -1,16 +1,22 @@
+import { expect } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import pg from 'pg';
+import { ensureBuilt, run } from '../built-service.js';
 import { freePort } from '../database-server.js';
 import { pollUntil } from '../poll.js';
+import { ServiceProcess, startService } from '../service-process.js';
 import { Daemon, daemon, runOnce, workDirectory } from './debian-services.js';
 import { createPgBackRest, PgBackRest, pollUntilPrimary, RestoredServer } from './pgbackrest.js';
 
 /**
  * A PostgreSQL cluster with automatic failover from Debian's packages (`.ci/run` installs them): one etcd, two
  * Patroni nodes running PostgreSQL 15 in synchronous mode, and HAProxy sending connections to the node whose
- * Patroni answers `GET /primary` with 200. Everything listens on 127.0.0.1 in temporary directories, and every
- * process is stopped by its PID. As root, Patroni (and so PostgreSQL) runs as the `postgres` user. Every node
+ * Patroni answers `GET /primary` with 200, and on a second port to the standbys whose Patroni answers
+ * `GET /replica?lag=…` with 200. Everything listens on 127.0.0.1 in temporary directories, and every process is
+ * stopped by its PID. As root, Patroni (and so PostgreSQL) runs as the `postgres` user. Every node
  * archives its WAL with pgBackRest into one repository (docs/operating.md, "Backups and restore").
  */
 
@@ -35,6 +41,24 @@ export interface FailoverSettings {
   /** PostgreSQL's `archive_timeout` (s): a segment with any write in it is switched and archived within this. */
   archiveTimeout: number;
 }
+
+// Shorter than Patroni's defaults (30/10/10), so the crash case fits a bounded suite; loop_wait + 2 x retry_timeout
+// stays within ttl, the rule Patroni's documentation sets. Patroni 3.0 accepts a ttl below 20; later versions do not.
+// archive_timeout: far below a production setting (docs/operating.md, "Backups and restore"), so that the
+// point-in-time case waits little for its WAL to be archived.
+export const TEST_SETTINGS: FailoverSettings = {
+  ttl: 10,
+  loopWait: 2,
+  retryTimeout: 4,
+  interMs: 500,
+  fall: 2,
+  rise: 1,
+  archiveTimeout: 5,
+};
+
+/** The service's role, an ordinary one as in production, and the database it owns. */
+export const APP_ROLE = 'animal_store';
+export const DATABASE = 'animal_store';
 
 export interface PatroniNode {
   name: string;
@@ -63,18 +87,26 @@ export interface PatroniCluster {
   /** The read-write address: HAProxy's port, which leads to the primary. */
   port: number;
   url(database?: string, user?: string): string;
+  /** The read-only address: HAProxy's second port, which leads to a standby (none while none answers `/replica`). */
+  replicaUrl(database?: string, user?: string): string;
   /** A node's own address, bypassing HAProxy. */
   nodeUrl(node: PatroniNode, database?: string, user?: string): string;
   /** The node whose Patroni answers `/primary` with 200, or null. */
   primary(): Promise<PatroniNode | null>;
   /** Resolves when `node` is a streaming synchronous standby (`GET /sync` is 200). */
   waitForSyncStandby(node: PatroniNode, timeoutMs?: number): Promise<void>;
-  /** HAProxy's view of each node: 'UP', 'DOWN', or a transition such as 'DOWN 1/2'. */
-  haproxyStates(): Promise<Record<string, string>>;
+  /** HAProxy's view of each node behind one port: 'UP', 'DOWN', or a transition such as 'DOWN 1/2'. */
+  haproxyStates(port?: 'primary' | 'replica'): Promise<Record<string, string>>;
+  /** Patroni's REST `PATCH /config`: a change to the dynamic configuration, which every node applies within loop_wait. */
+  patchConfig(change: object): Promise<void>;
   /** Patroni's REST `POST /switchover` on the current primary; resolves with its answer. */
   switchover(from: PatroniNode, to: PatroniNode): Promise<{ status: number; body: string }>;
   /** `kill -9` of the node's Patroni and of its postmaster. */
   crash(node: PatroniNode): Promise<void>;
+  /** SIGTERM to the node's Patroni, which stops its PostgreSQL (fast shutdown) first; resolves once it has exited. */
+  stopNode(node: PatroniNode): Promise<void>;
+  /** The node's Patroni started again on its configuration: it starts PostgreSQL, which rejoins as a standby. */
+  startNode(node: PatroniNode): void;
   /** pgBackRest on the cluster: WAL archived continuously since the start (the stanza is created and checked). */
   archive: ClusterArchive;
   /** What each process wrote, for a failed test's message. */
@@ -120,6 +152,12 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
   let haproxy: Daemon | undefined;
   const postmasterPids = new Set<number>();
   const nodeConfigs = new Map<string, string>();
+  const patroniConfigs = new Map<string, string>();
+  const launchPatroni = (name: string) => {
+    const patroni = daemon('patroni', [patroniConfigs.get(name)!], { unprivileged: true });
+    started.push(patroni);
+    return patroni;
+  };
   let pgBackRest: PgBackRest | undefined;
 
   const stop = async () => {
@@ -199,6 +237,8 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
                 wal_log_hints: 'on',
                 archive_mode: 'on',
                 archive_timeout: settings.archiveTimeout,
+                // Per statement and per server, counted as each ends: which server answered a route's queries.
+                shared_preload_libraries: 'pg_stat_statements',
               },
             },
           },
@@ -224,8 +264,8 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
       const configFile = join(dir, 'patroni.yml');
       // JSON is YAML.
       await writeFile(configFile, JSON.stringify(config, null, 2), { mode: 0o644 });
-      const patroni = daemon('patroni', [configFile], { unprivileged: true });
-      started.push(patroni);
+      patroniConfigs.set(name, configFile);
+      const patroni = launchPatroni(name);
       const node: PatroniNode = {
         name,
         pgPort,
@@ -252,7 +292,13 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
 
     const haproxyDir = await workDirectory('haproxy-pg');
     directories.push(haproxyDir);
-    const [port, stats] = [await freePort(), await freePort()];
+    const [port, replicaPort, stats] = [await freePort(), await freePort(), await freePort()];
+    const listen = (proxy: string, on: number, check: string) => [
+      `listen ${proxy}`,
+      `  bind 127.0.0.1:${on}`,
+      `  option httpchk GET ${check}`,
+      ...nodes.map((node) => `  server ${node.name} 127.0.0.1:${node.pgPort} check port ${node.restPort}`),
+    ];
     const haproxyConfig = [
       'global',
       '  maxconn 1000',
@@ -263,18 +309,18 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
       // Longer than the service's pool keeps a connection idle: HAProxy never closes a pooled connection itself.
       '  timeout client 30m',
       '  timeout server 30m',
+      '  http-check expect status 200',
+      // A node marked down has its connections closed: clients reconnect, to the new primary or another standby.
+      `  default-server inter ${settings.interMs} fall ${settings.fall} rise ${settings.rise} on-marked-down shutdown-sessions`,
       'frontend stats',
       '  mode http',
       `  bind 127.0.0.1:${stats}`,
       '  stats enable',
       '  stats uri /stats',
-      'listen postgres',
-      `  bind 127.0.0.1:${port}`,
-      '  option httpchk GET /primary',
-      '  http-check expect status 200',
-      // A node marked down has its connections closed: clients reconnect, to the new primary.
-      `  default-server inter ${settings.interMs} fall ${settings.fall} rise ${settings.rise} on-marked-down shutdown-sessions`,
-      ...nodes.map((node) => `  server ${node.name} 127.0.0.1:${node.pgPort} check port ${node.restPort}`),
+      ...listen('primary', port, '/primary'),
+      // Patroni's byte bound only leaves out a standby that stopped replaying altogether; the service's own bound
+      // on reads, in time, is DATABASE_REPLICA_MAX_LAG_MS (docs/operating.md, "Reading from replicas").
+      ...listen('replica', replicaPort, '/replica?lag=16MB'),
       '',
     ].join('\n');
     await writeFile(join(haproxyDir, 'haproxy.cfg'), haproxyConfig);
@@ -282,25 +328,30 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
     if (check.code !== 0) throw new Error(`haproxy.cfg is invalid: ${check.output}`);
     haproxy = daemon('haproxy', ['-db', '-f', join(haproxyDir, 'haproxy.cfg')]);
 
-    const haproxyStates = async () => {
+    const haproxyStates = async (proxy: 'primary' | 'replica' = 'primary') => {
       const csv = await (await fetch(`http://127.0.0.1:${stats}/stats;csv`)).text();
       const [header, ...rows] = csv.trim().split('\n');
       const columns = header.replace(/^# /, '').split(',');
       const [px, sv, status] = ['pxname', 'svname', 'status'].map((name) => columns.indexOf(name));
       const states: Record<string, string> = {};
       for (const row of rows.map((line) => line.split(','))) {
-        if (row[px] === 'postgres' && nodes.some((node) => node.name === row[sv])) states[row[sv]] = row[status];
+        if (row[px] === proxy && nodes.some((node) => node.name === row[sv])) states[row[sv]] = row[status];
       }
       return states;
     };
     const url = (database = 'postgres', user = 'postgres') => `postgres://${user}@127.0.0.1:${port}/${database}`;
-    // HAProxy counts a server up until its checks have failed `fall` times: wait until only the primary is.
+    // HAProxy counts a server up until its checks have failed `fall` times: wait until only the primary is, and
+    // only the standby on the replica port.
     await pollUntil(
       async () => {
-        const states = await haproxyStates();
-        return states.node1 === 'UP' && states.node2 === 'DOWN';
+        const [primaryPort, replicas] = await Promise.all([haproxyStates('primary'), haproxyStates('replica')]);
+        return [primaryPort.node1, primaryPort.node2, replicas.node1, replicas.node2].join() === 'UP,DOWN,DOWN,UP';
       },
-      { timeoutMs: 20_000, intervalMs: 50, what: `HAProxy to lead to the primary only (${haproxy.output()})` },
+      {
+        timeoutMs: 20_000,
+        intervalMs: 50,
+        what: `HAProxy to lead to the primary and the standby (${haproxy.output()})`,
+      },
     );
     await pollUntilPrimary(url(), { timeoutMs: 20_000, what: `HAProxy to lead to the primary (${haproxy.output()})` });
 
@@ -325,6 +376,8 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
       settings,
       port,
       url,
+      replicaUrl: (database = 'postgres', user = 'postgres') =>
+        `postgres://${user}@127.0.0.1:${replicaPort}/${database}`,
       nodeUrl: (node, database = 'postgres', user = 'postgres') =>
         `postgres://${user}@127.0.0.1:${node.pgPort}/${database}`,
       primary,
@@ -338,6 +391,16 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
         if (pid !== null) postmasterPids.add(pid);
       },
       haproxyStates,
+      patchConfig: async (change) => {
+        const response = await fetch(`http://127.0.0.1:${((await primary()) ?? nodes[0]).restPort}/config`, {
+          method: 'PATCH',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(change),
+          signal: AbortSignal.timeout(10_000),
+        });
+        if (response.status !== 200)
+          throw new Error(`PATCH /config answered ${response.status}: ${await response.text()}`);
+      },
       switchover: async (from, to) => {
         const response = await fetch(`http://127.0.0.1:${from.restPort}/switchover`, {
           method: 'POST',
@@ -353,6 +416,10 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
         postmasterPids.add(postmaster);
         killIfRunning(node.patroni.pid, 'SIGKILL');
         killIfRunning(postmaster, 'SIGKILL');
+      },
+      stopNode: (node) => node.patroni.stop(),
+      startNode: (node) => {
+        node.patroni = launchPatroni(node.name);
       },
       archive: {
         backup: async () => {
@@ -375,4 +442,37 @@ export async function startPatroniCluster(settings: FailoverSettings): Promise<P
     await stop();
     throw error;
   }
+}
+
+/**
+ * The service's role and database on `cluster`, migrated by the built CLI, then the built service on HAProxy's
+ * primary port as in production (`env` added), ready.
+ */
+export async function startServiceOnCluster(
+  cluster: PatroniCluster,
+  env: Record<string, string>,
+): Promise<ServiceProcess> {
+  await ensureBuilt();
+  const admin = new pg.Client({ connectionString: cluster.url() });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE ROLE ${APP_ROLE} LOGIN`);
+    await admin.query(`CREATE DATABASE ${DATABASE} OWNER ${APP_ROLE}`);
+  } finally {
+    await admin.end();
+  }
+  const migrated = await run(process.execPath, ['dist/src/cli/migrations.js', 'run'], {
+    PATH: process.env.PATH ?? '',
+    DATABASE_URL: cluster.url(DATABASE, APP_ROLE),
+  });
+  expect(migrated).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Applied /) });
+  return startService({
+    NODE_ENV: 'production',
+    DATABASE_URL: cluster.url(DATABASE, APP_ROLE),
+    CURSOR_SECRET: randomBytes(32).toString('base64url'),
+    MIGRATIONS_RUN: 'false',
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_PER_MINUTE: '0',
+    ...env,
+  });
 }

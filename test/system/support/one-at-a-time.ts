@@ -5,10 +5,10 @@ import { pollUntil } from '../../support/poll.js';
 
 /**
  * `npm run test:system` runs on two workers, with two locks deciding what may overlap (the specs' roles are
- * jest.system.config.js's `systemSpecs`): the fleet and the failover each put a service under steady load and measure
- * its answers, so they take both locks and run alone; the live alerts mostly wait for Prometheus and Alertmanager, so
- * they take the first lock only and run beside the other specs, which take the second, one at a time
- * (docs/testing.md, "The system suite"). Locks are taken in that order, so none waits on another in a circle.
+ * jest.system.config.js's `systemSpecs`): the fleet, the failover and the replicas each put a service under steady
+ * load and measure its answers, so they take both locks and run alone; the live alerts mostly wait for Prometheus
+ * and Alertmanager, so they take the first lock only and run beside the other specs, which take the second, one at a
+ * time (docs/testing.md, "The system suite"). Locks are taken in that order, so none waits on another in a circle.
  */
 const { alone, beside } = (globalThis as unknown as { systemSpecs: { alone: string[]; beside: string[] } }).systemSpecs;
 const ARTIFACTS = join(ROOT, 'test', 'artifacts');
