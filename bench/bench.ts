@@ -247,6 +247,7 @@ async function main(): Promise<number> {
           const options = { connections: settings.connections, key: keyOf(name), postmasters: database.postmasters };
           const warmup = await load(origin, pid, route, { ...options, seconds: settings.warmupSeconds });
           const run = await load(origin, pid, route, { ...options, seconds: settings.seconds });
+          if (route.method !== 'GET') await database.settle();
           failures += warmup.errors + warmup.non2xx + run.errors + run.non2xx;
           runs.set(`${route.name}|${name}`, [...(runs.get(`${route.name}|${name}`) ?? []), run]);
           const databases = Object.entries(run.databaseCpuMicrosPerRequest).map(
