@@ -5,7 +5,7 @@
  */
 import Fastify from 'fastify';
 import pg from 'pg';
-import { API_KEYS, COLUMNS, PET_SCHEMA, PetRow, STATUS_SCHEMA, toPet } from './yardstick-pets.js';
+import { API_KEYS, PET_SCHEMA, PetRow, STATUS_SCHEMA, toPet, YARDSTICK_SQL } from './yardstick-pets.js';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 const app = Fastify({ bodyLimit: 16 * 1024 });
@@ -37,11 +37,8 @@ app.get<{ Querystring: { limit: number; status?: string } }>(
     const { limit, status } = request.query;
     const { rows } =
       status === undefined
-        ? await pool.query<PetRow>(`SELECT ${COLUMNS} FROM pets ORDER BY id LIMIT $1`, [limit])
-        : await pool.query<PetRow>(`SELECT ${COLUMNS} FROM pets WHERE status = $1 ORDER BY id LIMIT $2`, [
-            status,
-            limit,
-          ]);
+        ? await pool.query<PetRow>(YARDSTICK_SQL.list, [limit])
+        : await pool.query<PetRow>(YARDSTICK_SQL.listByStatus, [status, limit]);
     return rows.map(toPet);
   },
 );
@@ -55,7 +52,7 @@ app.get<{ Params: { petId: number } }>(
     },
   },
   async (request, reply) => {
-    const { rows } = await pool.query<PetRow>(`SELECT ${COLUMNS} FROM pets WHERE id = $1`, [request.params.petId]);
+    const { rows } = await pool.query<PetRow>(YARDSTICK_SQL.byId, [request.params.petId]);
     if (rows.length === 0) return reply.code(404).send({ code: 'not_found', message: 'No such animal.', status: 404 });
     return toPet(rows[0]);
   },
@@ -80,10 +77,7 @@ app.post<{ Body: { name: string; categoryId: number; status?: string } }>(
   },
   async (request, reply) => {
     const { name, categoryId, status = 'available' } = request.body;
-    const { rows } = await pool.query<PetRow>(
-      `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
-      [name, categoryId, status],
-    );
+    const { rows } = await pool.query<PetRow>(YARDSTICK_SQL.insert, [name, categoryId, status]);
     return reply.code(201).send(toPet(rows[0]));
   },
 );

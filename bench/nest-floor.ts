@@ -4,7 +4,7 @@
  * NestJS 12 on Fastify with the global `@nestjs/passport` bearer guard
  * (passport-http-bearer, keys in an in-memory set), the global `ValidationPipe` with class-validator DTOs for the
  * query and the body, the Error filter, an interceptor setting the deprecation headers on `GET /v1/pets/{petId}`,
- * and TypeORM's `DataSource` running the same SQL as bench/ceiling.ts, written out, with the same response schemas.
+ * and TypeORM's `DataSource` running bench/ceiling.ts's statements (`YARDSTICK_SQL`), with the same response schemas.
  * No logging, metrics, rate limits, request ids, security headers or cursors: whatever this server costs beyond
  * the ceiling, the service pays before any of its own features. bench.ts gives it the service's two V8 flags
  * (`npm run start:prod`'s), so that it is measured at its cheapest.
@@ -35,7 +35,7 @@ import { IsIn, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-valid
 import type { Observable } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { BearerGuard, BearerStrategy, DEPRECATION_HEADERS, ErrorFilter, serveNest } from './nest-yardstick.js';
-import { COLUMNS, PET_SCHEMA, PET_STATUSES, PetRow, toPet } from './yardstick-pets.js';
+import { PET_SCHEMA, PET_STATUSES, PetRow, toPet, YARDSTICK_SQL } from './yardstick-pets.js';
 
 const database = await new DataSource({
   type: 'postgres',
@@ -91,11 +91,8 @@ class PetsController {
   async list(@Query() { limit, status }: ListQuery) {
     const rows =
       status === undefined
-        ? await database.query<PetRow[]>(`SELECT ${COLUMNS} FROM pets ORDER BY id LIMIT $1`, [limit])
-        : await database.query<PetRow[]>(`SELECT ${COLUMNS} FROM pets WHERE status = $1 ORDER BY id LIMIT $2`, [
-            status,
-            limit,
-          ]);
+        ? await database.query<PetRow[]>(YARDSTICK_SQL.list, [limit])
+        : await database.query<PetRow[]>(YARDSTICK_SQL.listByStatus, [status, limit]);
     return rows.map(toPet);
   }
 
@@ -103,7 +100,7 @@ class PetsController {
   @UseInterceptors(DeprecationInterceptor)
   @RouteSchema({ response: { 200: PET_SCHEMA } })
   async get(@Param() { petId }: PetIdParams) {
-    const rows = await database.query<PetRow[]>(`SELECT ${COLUMNS} FROM pets WHERE id = $1`, [petId]);
+    const rows = await database.query<PetRow[]>(YARDSTICK_SQL.byId, [petId]);
     if (rows.length === 0) throw new NotFoundException();
     return toPet(rows[0]);
   }
@@ -111,10 +108,11 @@ class PetsController {
   @Post()
   @RouteSchema({ response: { 201: PET_SCHEMA } })
   async create(@Body() body: NewPetBody) {
-    const rows = await database.query<PetRow[]>(
-      `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
-      [body.name, body.categoryId, body.status ?? 'available'],
-    );
+    const rows = await database.query<PetRow[]>(YARDSTICK_SQL.insert, [
+      body.name,
+      body.categoryId,
+      body.status ?? 'available',
+    ]);
     return toPet(rows[0]);
   }
 }

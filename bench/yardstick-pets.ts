@@ -1,11 +1,19 @@
 /**
  * What the yardsticks share: the keys they accept (API_KEYS, comma-separated: bench.ts passes the one key it
- * issued); for the two that query with `pg` (ceiling.ts, nest-floor.ts), the columns they read, the response
- * schema and the row mapping.
+ * issued); for the two that query with `pg` (ceiling.ts, nest-floor.ts), their statements, the response schema and
+ * the row mapping.
  */
 export const API_KEYS: ReadonlySet<string> = new Set((process.env.API_KEYS ?? '').split(','));
 
-export const COLUMNS = 'id, name, category_id, status';
+const COLUMNS = 'id, name, category_id, status';
+
+/** The statements of ceiling.ts and nest-floor.ts (bench/statement-cost.ts times them beside the service's). */
+export const YARDSTICK_SQL = {
+  list: `SELECT ${COLUMNS} FROM pets ORDER BY id LIMIT $1`,
+  listByStatus: `SELECT ${COLUMNS} FROM pets WHERE status = $1 ORDER BY id LIMIT $2`,
+  byId: `SELECT ${COLUMNS} FROM pets WHERE id = $1`,
+  insert: `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
+} as const;
 
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
 

@@ -310,6 +310,19 @@ describe('the page queries on a realistic table', () => {
     },
   );
 
+  it('plans the first page without reading the primary key for its lowest id', async () => {
+    const planningBuffers = async () => {
+      const [sql, params] = pageQuery({ after: 0, limit: 20 });
+      const { rows } = await t.sql.query<{ 'QUERY PLAN': { Planning: { 'Shared Hit Blocks': number } }[] }>(
+        `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`,
+        params,
+      );
+      return rows[0]['QUERY PLAN'][0].Planning['Shared Hit Blocks'];
+    };
+    await planningBuffers(); // the session's catalogue caches
+    expect(await planningBuffers()).toBe(0);
+  });
+
   it.each(
     Object.values(PetStatus).flatMap((status) => [0, ROWS / 2, ROWS - 1_000].map((after) => [status, after] as const)),
   )('with status=%s, the page after id %d is a (status, id) range scan', async (status, after) => {
