@@ -138,7 +138,7 @@ describe('alert rules (k8s/alerts/animal-store.rules.yaml)', () => {
   });
 
   it('each have a for:, a severity, a summary, a description and an absolute runbook link from the one docs setting', () => {
-    expect(alerts).toHaveLength(26);
+    expect(alerts).toHaveLength(27);
     const docs = rules.find((rule) => rule.record === 'animal_store:docs:info');
     expect(docs?.expr).toMatch(/^label_replace\(vector\(1\), "url", "https:\/\/[^"]+", "", ""\)$/);
     for (const rule of alerts) {
