@@ -37,13 +37,11 @@ describe('DatabaseFaultLog', () => {
 
   it('writes one line when a kind first fails a request, then one per interval with the count, and counts each', async () => {
     for (let i = 0; i < 500; i += 1) log.record(readOnly);
-    expect(lines()).toEqual([
-      { sqlstate: '25006', sqlClass: '25', postgresMessage: readOnly.message, failedRequests: 1 },
-    ]);
+    expect(lines()).toEqual([{ sqlstate: '25006', sqlClass: '25', postgresMessage: readOnly.message, failures: 1 }]);
     expect(warned.mock.calls[0][1]).toMatch(/^Database fault 25006 \(read-only database\): "cannot execute INSERT/);
 
     jest.advanceTimersByTime(DATABASE_FAULT_LOG_INTERVAL_MS);
-    expect(lines().map((line) => line.failedRequests)).toEqual([1, 499]);
+    expect(lines().map((line) => line.failures)).toEqual([1, 499]);
     expect(await counted()).toMatchObject({ '25': 500, '08': 0, [POOL_FULL_CLASS]: 0 });
   });
 
@@ -54,7 +52,7 @@ describe('DatabaseFaultLog', () => {
     expect(lines().map((line) => line.sqlstate)).toEqual(['25006', '53100']);
 
     jest.advanceTimersByTime(DATABASE_FAULT_LOG_INTERVAL_MS);
-    expect(lines().map((line) => [line.sqlstate, line.failedRequests])).toEqual([
+    expect(lines().map((line) => [line.sqlstate, line.failures])).toEqual([
       ['25006', 1],
       ['53100', 1],
       ['53100', 1],
@@ -71,6 +69,6 @@ describe('DatabaseFaultLog', () => {
     log.record(readOnly);
     log.record(readOnly);
     log.onApplicationShutdown();
-    expect(lines().map((line) => line.failedRequests)).toEqual([1, 2]);
+    expect(lines().map((line) => line.failures)).toEqual([1, 2]);
   });
 });

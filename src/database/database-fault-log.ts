@@ -2,21 +2,24 @@ import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Counter, Registry } from 'prom-client';
 import { FAULT_CLASSES, type DatabaseFault } from './database-faults.js';
 
-/** A kind of fault (its SQLSTATE) is logged at most once per this interval, however many requests it fails. */
+/** A kind of fault (its SQLSTATE) is logged at most once per this interval, however often it happens. */
 export const DATABASE_FAULT_LOG_INTERVAL_MS = 10_000;
 
-/** A warn line per kind of fault, then at most one per interval while it lasts, with the requests it failed since. */
+/**
+ * Every database fault left after Database's retries, from a request or a background job: a warn line per kind, then at
+ * most one per interval while it lasts with the failures since, and a counter by SQLSTATE class.
+ */
 @Injectable()
 export class DatabaseFaultLog implements OnApplicationShutdown {
   private readonly logger = new Logger('DatabaseFaults');
-  /** The kinds (SQLSTATEs) failing within the last interval: latest fault, requests failed since its line. */
+  /** The kinds (SQLSTATEs) failing within the last interval: latest fault, failures since its line. */
   private readonly series = new Map<string, { last: DatabaseFault; failed: number; timer: NodeJS.Timeout }>();
   private readonly faults: Counter<'sqlstate_class'>;
 
   constructor(registry: Registry) {
     this.faults = new Counter({
       name: 'animal_store_database_faults_total',
-      help: 'Requests answered 503 for a fault of the database (src/database/database-faults.ts), by SQLSTATE class: 08 connection, 25 read-only, 40 conflict, 53 resources, 55 lock wait, 57 shutdown or timeout; pool: the local pool had no free connection.',
+      help: 'Database work (a request, answered 503; or a background job) failed for a fault of the database after its retries (src/database/database-faults.ts), by SQLSTATE class: 08 connection, 25 read-only, 40 conflict, 53 resources, 55 lock wait, 57 shutdown or timeout; pool: the local pool had no free connection.',
       labelNames: ['sqlstate_class'],
       registers: [registry],
     });
@@ -32,7 +35,7 @@ export class DatabaseFaultLog implements OnApplicationShutdown {
     series.failed += 1;
   }
 
-  /** The requests failed since each kind's last line are written before the process goes. */
+  /** The failures since each kind's last line are written before the process goes. */
   onApplicationShutdown(): void {
     for (const { last, failed, timer } of this.series.values()) {
       clearTimeout(timer);
@@ -41,8 +44,8 @@ export class DatabaseFaultLog implements OnApplicationShutdown {
     this.series.clear();
   }
 
-  private writeAndHold(last: DatabaseFault, failedRequests: number): void {
-    this.write(last, failedRequests);
+  private writeAndHold(last: DatabaseFault, failures: number): void {
+    this.write(last, failures);
     const timer = setTimeout(() => {
       const ended = this.series.get(last.code)!;
       this.series.delete(last.code);
@@ -51,10 +54,10 @@ export class DatabaseFaultLog implements OnApplicationShutdown {
     this.series.set(last.code, { last, failed: 0, timer });
   }
 
-  private write(fault: DatabaseFault, failedRequests: number): void {
+  private write(fault: DatabaseFault, failures: number): void {
     this.logger.warn(
-      { sqlstate: fault.code, sqlClass: fault.sqlClass, postgresMessage: fault.message, failedRequests },
-      `Database fault ${fault.code} (${fault.kind}): "${fault.message}"; ${failedRequests} request(s) answered 503 since the last line of this kind`,
+      { sqlstate: fault.code, sqlClass: fault.sqlClass, postgresMessage: fault.message, failures },
+      `Database fault ${fault.code} (${fault.kind}): "${fault.message}"; ${failures} failure(s) since the last line of this kind`,
     );
   }
 }

@@ -46,7 +46,7 @@ export class DatabaseModule {
           },
         },
       ],
-      exports: [DatabaseFaultLog, Database],
+      exports: [Database],
     };
   }
 }

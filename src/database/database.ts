@@ -6,6 +6,7 @@ import type { Pool } from 'pg';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+import { DatabaseFaultLog } from './database-fault-log.js';
 import { databaseFault, RETRY_DEADLINE_MS } from './database-faults.js';
 import { ReadReplicas, type FallbackReason } from './read-replicas.js';
 
@@ -23,6 +24,11 @@ export interface Transactional extends Queryable {
 export interface ReadOptions<T> {
   lineage?: string;
   again?: (rows: T) => boolean;
+}
+
+/** A unit of work whose caller answers some faults itself (their SQLSTATEs): those reach it unrecorded. */
+export interface TransactionOptions {
+  answers?: readonly string[];
 }
 
 /** While requests wait for a slot and the pool releases none, the first in line asks the server again this often. */
@@ -63,7 +69,8 @@ class SlotQueue {
 
 /**
  * The one way the service reaches its database: statements and transactions on the primary, each retried as
- * the fault table says (src/database/database-faults.ts), and the reads a replica may answer.
+ * the fault table says (src/database/database-faults.ts), and the reads a replica may answer. A fault left after the
+ * retries is recorded here, once, whoever asked (a request or a background job), then thrown to the caller.
  */
 @Injectable()
 export class Database implements Transactional {
@@ -76,6 +83,7 @@ export class Database implements Transactional {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly replicas: ReadReplicas,
+    private readonly faults: DatabaseFaultLog,
     registry: Registry,
   ) {
     this.pool = (dataSource.driver as PostgresDriver).master as Pool;
@@ -115,8 +123,8 @@ export class Database implements Transactional {
   }
 
   /** A transaction on the primary, run again whole when a fault rolled it back and the table says so. */
-  transaction<T>(work: (transaction: Queryable) => Promise<T>): Promise<T> {
-    return this.retried(() => this.dataSource.transaction((manager) => work(manager)));
+  transaction<T>(work: (transaction: Queryable) => Promise<T>, { answers = [] }: TransactionOptions = {}): Promise<T> {
+    return this.retried(() => this.dataSource.transaction((manager) => work(manager)), answers);
   }
 
   /** A read on a replica that is fresh enough, else (or when it fails, or `again` says) on the primary. */
@@ -151,7 +159,7 @@ export class Database implements Transactional {
   }
 
   /** The one retry path, around a whole unit of work (a statement, or a rolled-back transaction). */
-  private async retried<T>(work: () => Promise<T>): Promise<T> {
+  private async retried<T>(work: () => Promise<T>, answers: readonly string[] = []): Promise<T> {
     const deadline = Date.now() + RETRY_DEADLINE_MS;
     if (this.slots.busy) await this.slots.wait(deadline);
     let conflicts = 0;
@@ -159,9 +167,12 @@ export class Database implements Transactional {
       try {
         return await work();
       } catch (error) {
-        const answer = databaseFault(error)?.answer;
-        if (answer === 'retry-once' && conflicts++ === 0) continue;
-        if (answer !== 'retry-until-deadline' || Date.now() >= deadline) throw error;
+        const fault = databaseFault(error);
+        if (fault?.answer === 'retry-once' && conflicts++ === 0) continue;
+        if (fault?.answer !== 'retry-until-deadline' || Date.now() >= deadline) {
+          if (fault && !answers.includes(fault.code)) this.faults.record(fault);
+          throw error;
+        }
         await this.slots.wait(deadline);
       }
     }

@@ -39,16 +39,20 @@ describe('LastUsedRecorder', () => {
     expect(touch).toHaveBeenCalledTimes(2);
   });
 
-  it('swallows a failed write, with a warning', async () => {
-    const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+  it('swallows a failed write: a database fault silently (Database recorded it), anything else with an error line', async () => {
+    const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     try {
-      touch.mockRejectedValue(new Error('connection refused'));
+      touch.mockRejectedValueOnce(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
       const last = recorder();
       last.record('1');
       await expect(last.flush()).resolves.toBeUndefined();
-      expect(warned).toHaveBeenCalledWith('Could not record the last use of API key(s) 1: connection refused');
+      expect(logged).not.toHaveBeenCalled();
+      touch.mockRejectedValueOnce(new TypeError('ids is not iterable'));
+      last.record('2');
+      await expect(last.flush()).resolves.toBeUndefined();
+      expect(logged).toHaveBeenCalledWith('Could not record the last use of API key(s) 2: ids is not iterable');
     } finally {
-      warned.mockRestore();
+      logged.mockRestore();
     }
   });
 });

@@ -1,11 +1,15 @@
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { IntervalThrottle } from '../../common/interval-throttle.js';
+import { databaseFault } from '../../database/database-faults.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
 
 export const LAST_USED_INTERVAL_MS = 60_000;
 const FLUSH_DELAY_MS = 1_000;
 
-/** `last_used_at`, off the request path, batched; a failed write is logged (ids only), never fails a request. */
+/**
+ * `last_used_at`, off the request path, batched; a failed write never fails a request. A database fault is recorded
+ * where it happened (Database); anything else is logged here, with the ids only.
+ */
 @Injectable()
 export class LastUsedRecorder implements BeforeApplicationShutdown {
   private readonly logger = new Logger('ApiKeyLastUsed');
@@ -30,7 +34,8 @@ export class LastUsedRecorder implements BeforeApplicationShutdown {
     try {
       await this.keys.touch(ids, new Date(now), LAST_USED_INTERVAL_MS);
     } catch (error) {
-      this.logger.warn(
+      if (databaseFault(error)) return;
+      this.logger.error(
         `Could not record the last use of API key(s) ${ids.join(', ')}: ${error instanceof Error ? error.message : String(error)}`,
       );
     }

@@ -2,7 +2,6 @@ import { ArgumentsHost, Catch, ExceptionFilter, Logger, ServiceUnavailableExcept
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { allowedMethods } from '../allowed-methods.js';
-import { DatabaseFaultLog } from '../../database/database-fault-log.js';
 import { databaseFault } from '../../database/database-faults.js';
 import { ApiError, noResourceAtPath } from './api-error.js';
 import { ErrorCode } from './error-code.js';
@@ -15,10 +14,7 @@ import { timedOut } from './framework-errors.js';
 export class ApiErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('ApiErrorFilter');
 
-  constructor(
-    private readonly adapterHost: HttpAdapterHost,
-    private readonly databaseFaults: DatabaseFaultLog,
-  ) {}
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
@@ -35,13 +31,12 @@ export class ApiErrorFilter implements ExceptionFilter {
       );
       return;
     }
-    // An ApiError or deliberate 503 was reported by its thrower, a database fault is by kind; a bug is logged here.
+    // An ApiError or deliberate 503 was reported by its thrower, a database fault by Database, where it happened
+    // (src/database/database.ts); a bug is logged here.
     const onPurpose = exception instanceof ApiError || exception instanceof ServiceUnavailableException;
     const fault = onPurpose ? null : databaseFault(exception);
     const error = this.routeAwareError(toApiError(exception, fault), exception, request);
-    if (fault && error.getStatus() === 503) {
-      this.databaseFaults.record(fault);
-    } else if (error.getStatus() >= 500 && !fault && !onPurpose) {
+    if (error.getStatus() >= 500 && !fault && !onPurpose) {
       this.logger.error(
         { err: exception, reqId: request.id, method: request.method, route: request.routeOptions?.url },
         `${request.method} ${request.routeOptions?.url ?? 'unmatched route'} failed with ${error.getStatus()}`,
