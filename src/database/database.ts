@@ -123,8 +123,8 @@ export class Database implements Transactional {
   }
 
   /** A transaction on the primary, run again whole when a fault rolled it back and the table says so. */
-  transaction<T>(work: (transaction: Queryable) => Promise<T>, { answers = [] }: TransactionOptions = {}): Promise<T> {
-    return this.retried(() => this.dataSource.transaction((manager) => work(manager)), answers);
+  transaction<T>(work: (transaction: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T> {
+    return this.retried(() => this.dataSource.transaction((manager) => work(manager)), options?.answers);
   }
 
   /** A read on a replica that is fresh enough, else (or when it fails, or `again` says) on the primary. */
@@ -159,7 +159,7 @@ export class Database implements Transactional {
   }
 
   /** The one retry path, around a whole unit of work (a statement, or a rolled-back transaction). */
-  private async retried<T>(work: () => Promise<T>, answers: readonly string[] = []): Promise<T> {
+  private async retried<T>(work: () => Promise<T>, answers?: readonly string[]): Promise<T> {
     const deadline = Date.now() + RETRY_DEADLINE_MS;
     if (this.slots.busy) await this.slots.wait(deadline);
     let conflicts = 0;
@@ -170,7 +170,7 @@ export class Database implements Transactional {
         const fault = databaseFault(error);
         if (fault?.answer === 'retry-once' && conflicts++ === 0) continue;
         if (fault?.answer !== 'retry-until-deadline' || Date.now() >= deadline) {
-          if (fault && !answers.includes(fault.code)) this.faults.record(fault);
+          if (fault && !answers?.includes(fault.code)) this.faults.record(fault);
           throw error;
         }
         await this.slots.wait(deadline);
