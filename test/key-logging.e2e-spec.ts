@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { apikey, ensureBuilt } from './support/built-service.js';
+import { apikeyScript as apikey, ensureBuilt } from './support/built-service.js';
 import { ServiceProcess, startService } from './support/service-process.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
 

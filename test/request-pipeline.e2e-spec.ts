@@ -101,7 +101,7 @@ describe('the order of the request pipeline', () => {
     expect(keylessMalformed.headers.get('access-control-allow-origin')).toBe(SHOP);
   });
 
-  it('while the in-flight budget is taken: header check, CORS and body parsing answer first, then shedding, before the guard', async () => {
+  it('while the in-flight budget is taken: header check, CORS and body parsing answer first, then shedding (never the probes), before the guard; then serves again', async () => {
     await withBudgetTaken(async () => {
       expect((await repeatedAuthorization(t.origin))?.status).toBe(400);
 
@@ -124,11 +124,14 @@ describe('the order of the request pipeline', () => {
         expect(shed.status).toBe(503);
         expect(shed.body).toEqual(error(503, 'service_unavailable'));
         expect(shed.headers.get('retry-after')).toMatch(/^\d+$/);
+        expect(shed.headers.get('content-type')).toMatch(/^application\/json/);
         expect(shed.headers.get('access-control-allow-origin')).toBe(SHOP);
         expectEdgeHeaders(shed.headers);
       }
-      expect((await request(t.origin, '/health/live')).status).toBe(200);
+      // Never the probes.
+      for (const path of ['/health/live', '/health/ready']) expect((await request(t.origin, path)).status).toBe(200);
     });
+    expect((await request(t.origin, '/v1/pets', { headers: auth() })).status).toBe(200);
     const metrics = (await request(t.origin, '/metrics')).text;
     expect(metrics).toMatch(/^http_request_duration_seconds_count\{method="GET",route="\/v1\/pets",status="503"\} 2$/m);
     expect(metrics).toMatch(/^http_request_duration_seconds_count\{method="OPTIONS",route="\*",status="204"\} 1$/m);
