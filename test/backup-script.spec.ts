@@ -1,5 +1,5 @@
 import { expect } from '@jest/globals';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,10 +14,19 @@ import { ROOT } from './support/built-service.js';
  */
 const SCRIPT = join(ROOT, 'compose/backup.sh');
 
+/**
+ * bash with `args` and only PATH and `env` set. --norc: bash reads ~/.bashrc when its standard input is a socket, as
+ * Node's pipes are, which would add whatever that file runs to every call.
+ */
+const bash = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+  spawnSync('bash', ['--norc', ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, ...env } });
+/** `command` run with the script's functions, TARGET the backup directory. */
+const sourced = (command: string, directory: string, env: NodeJS.ProcessEnv = {}) =>
+  bash(['-c', `source "$0" && TARGET=$1 && ${command}`, SCRIPT, directory], env);
+const health = (env: NodeJS.ProcessEnv) => bash([SCRIPT, 'health'], env);
+
 function scriptDuration(text: string): { seconds: number } | { problem: string } {
-  const result = spawnSync('bash', ['-c', 'source "$0" && duration_seconds BACKUP_INTERVAL "$1"', SCRIPT, text], {
-    encoding: 'utf8',
-  });
+  const result = bash(['-c', 'source "$0" && duration_seconds BACKUP_INTERVAL "$1"', SCRIPT, text]);
   return result.status === 0 ? { seconds: Number(result.stdout.trim()) } : { problem: result.stderr.trim() };
 }
 
@@ -42,10 +51,7 @@ describe('compose/backup.sh', () => {
 
   it('prints its usage and exits 2 for restore without a file and for an unknown command', () => {
     for (const args of [['restore'], ['backup-everything']]) {
-      const result = spawnSync('bash', [SCRIPT, ...args], {
-        encoding: 'utf8',
-        env: { PATH: process.env.PATH, BACKUP_TARGET: ROOT },
-      });
+      const result = bash([SCRIPT, ...args], { BACKUP_TARGET: ROOT });
       expect({ args, status: result.status, stdout: result.stdout }).toEqual({ args, status: 2, stdout: '' });
       expect(result.stderr).toMatch(
         /^Usage: backup \[now \| list \| restore <file> \[--force\] \| health \| accept-shrink\]/,
@@ -54,19 +60,16 @@ describe('compose/backup.sh', () => {
   });
 
   it('refuses a BACKUP_KEEP that is not a count, before anything else', () => {
-    const out = execFileSync('bash', ['-c', `bash "$0" list 2>&1; echo "exit $?"`, SCRIPT], {
-      encoding: 'utf8',
-      env: { PATH: process.env.PATH, BACKUP_KEEP: '0', BACKUP_TARGET: ROOT },
+    expect(bash([SCRIPT, 'list'], { BACKUP_KEEP: '0', BACKUP_TARGET: ROOT })).toMatchObject({
+      status: 1,
+      stdout: '',
+      stderr: 'Invalid BACKUP_KEEP "0": use a whole number of backups to keep, from 1 to 9999.\n',
     });
-    expect(out).toBe('Invalid BACKUP_KEEP "0": use a whole number of backups to keep, from 1 to 9999.\nexit 1\n');
   });
 
   it('refuses a BACKUP_KEEP_WEEKLY that is not a count, and takes 0 (no weekly backups kept)', () => {
     const list = (weekly: string) =>
-      spawnSync('bash', [SCRIPT, 'list'], {
-        encoding: 'utf8',
-        env: { PATH: process.env.PATH, BACKUP_KEEP_WEEKLY: weekly, BACKUP_TARGET: ROOT, BACKUP_METRICS: '' },
-      });
+      bash([SCRIPT, 'list'], { BACKUP_KEEP_WEEKLY: weekly, BACKUP_TARGET: ROOT, BACKUP_METRICS: '' });
     expect(list('-1')).toMatchObject({
       status: 1,
       stderr: 'Invalid BACKUP_KEEP_WEEKLY "-1": use a whole number of backups to keep, from 0 to 9999.\n',
@@ -74,23 +77,18 @@ describe('compose/backup.sh', () => {
     expect(list('0')).toMatchObject({ status: 0, stdout: '' });
   });
 
-  describe('retention', () => {
-    let directory = '';
-    beforeEach(() => {
-      directory = mkdtempSync(join(tmpdir(), 'animal-store-backups-'));
-    });
-    afterEach(() => rmSync(directory, { recursive: true, force: true }));
+  let directory = '';
+  beforeEach(() => {
+    directory = mkdtempSync(join(tmpdir(), 'animal-store-backups-'));
+  });
+  afterEach(() => rmSync(directory, { recursive: true, force: true }));
 
+  describe('retention', () => {
     it('a simulated year and a month of daily backups: 7 daily, 4 whole weeks and 12 whole months kept', () => {
       // The clock moved a day at a time (now_s, which every date of the script reads); each file read back as
       // holding no rows, so that the drop guard never holds one.
-      const run = spawnSync(
-        'bash',
-        [
-          // Not ~/.bashrc, which bash reads when its standard input is a socket, as Node's pipes are.
-          '--norc',
-          '-c',
-          `source "$0" && TARGET=$1 KEEP=7 KEEP_WEEKLY=4 KEEP_MONTHLY=12
+      const run = sourced(
+        `KEEP=7 KEEP_WEEKLY=4 KEEP_MONTHLY=12
           check_backup() { return 1; }
           log() { :; }
           now_s() { echo "$clock"; }
@@ -101,10 +99,7 @@ describe('compose/backup.sh', () => {
             touch -d "@$clock" "$TARGET/$name"
             prune "$name" 1 1
           done`,
-          SCRIPT,
-          directory,
-        ],
-        { encoding: 'utf8', env: { PATH: process.env.PATH } },
+        directory,
       );
       expect(run).toMatchObject({ status: 0, stderr: '' });
       const kept = readdirSync(directory).map((name) =>
@@ -132,18 +127,13 @@ describe('compose/backup.sh', () => {
       });
       const rows = names.map((name, index) => `[${name}]=${pets[index]}`).join(' ');
       const run = (steps: string) =>
-        spawnSync(
-          'bash',
-          [
-            '-c',
-            `source "$0" && TARGET=$1 KEEP=2 KEEP_WEEKLY=0 KEEP_MONTHLY=0 METRICS=$1/metrics/backup.prom
-            declare -A rows=(${rows})
-            check_backup() { CHECK_PETS=\${rows[\${1##*/}]}; CHECK_API_KEYS=1; }
-            ${steps}`,
-            SCRIPT,
-            directory,
-          ],
-          { encoding: 'utf8', env: { PATH: process.env.PATH, BACKUP_INTERVAL: '24h' } },
+        sourced(
+          `KEEP=2 KEEP_WEEKLY=0 KEEP_MONTHLY=0 METRICS=$TARGET/metrics/backup.prom
+          declare -A rows=(${rows})
+          check_backup() { CHECK_PETS=\${rows[\${1##*/}]}; CHECK_API_KEYS=1; }
+          ${steps}`,
+          directory,
+          { BACKUP_INTERVAL: '24h' },
         );
       // Each backup written, then retention run, as take_backup does.
       const runs = names.map((name) =>
@@ -173,12 +163,7 @@ describe('compose/backup.sh', () => {
       ).toEqual([names[1], names[2], names[4], names[5]]);
       const metric = () => readFileSync(join(directory, 'metrics/backup.prom'), 'utf8');
       expect(metric()).toContain('\nanimal_store_backup_retention_held 2\n');
-      const health = () =>
-        spawnSync('bash', [SCRIPT, 'health'], {
-          encoding: 'utf8',
-          env: { PATH: process.env.PATH, BACKUP_TARGET: directory, BACKUP_INTERVAL: '24h' },
-        });
-      expect(health()).toMatchObject({
+      expect(health({ BACKUP_TARGET: directory, BACKUP_INTERVAL: '24h' })).toMatchObject({
         status: 1,
         stderr:
           'backup: retention holds back 2 backups with more than twice the rows of the newest: check the database (a mass delete?); once the data is as meant, run `backup accept-shrink`.\n',
@@ -195,17 +180,12 @@ describe('compose/backup.sh', () => {
           .sort(),
       ).toEqual(names.slice(4));
       expect(metric()).toContain('\nanimal_store_backup_retention_held 0\n');
-      expect(health()).toMatchObject({ status: 0 });
+      expect(health({ BACKUP_TARGET: directory, BACKUP_INTERVAL: '24h' })).toMatchObject({ status: 0 });
     });
   });
 
   describe('the host clock set ahead, then back', () => {
     const DAY_MS = 86_400_000;
-    let directory = '';
-    beforeEach(() => {
-      directory = mkdtempSync(join(tmpdir(), 'animal-store-backups-'));
-    });
-    afterEach(() => rmSync(directory, { recursive: true, force: true }));
 
     /** A backup file as the script names it, written at `at` (name and modification time). */
     const backupAt = (at: number) => {
@@ -214,24 +194,19 @@ describe('compose/backup.sh', () => {
       utimesSync(join(directory, name), at / 1000, at / 1000);
       return name;
     };
-    const script = (command: string, env: NodeJS.ProcessEnv = {}) =>
-      spawnSync('bash', ['-c', `source "$0" && TARGET=$BACKUP_TARGET && ${command}`, SCRIPT], {
-        encoding: 'utf8',
-        env: { PATH: process.env.PATH, BACKUP_TARGET: directory, ...env },
-      });
 
     it('a file dated 45 days ahead: an error line, an unhealthy check, the metric; the real backup is the newest', () => {
       const real = backupAt(Date.now() - 3_600_000);
       const ahead = backupAt(Date.now() + 45 * DAY_MS);
-      const health = spawnSync('bash', [SCRIPT, 'health'], {
-        encoding: 'utf8',
-        env: { PATH: process.env.PATH, BACKUP_TARGET: directory },
-      });
-      expect(health.status).toBe(1);
-      expect(health.stderr).toBe(
+      const unhealthy = health({ BACKUP_TARGET: directory });
+      expect(unhealthy.status).toBe(1);
+      expect(unhealthy.stderr).toBe(
         `backup: backups dated in the future (${ahead}): the host clock was ahead when they were written: they count as no backup and hold no retention slot; check the clock (timedatectl), then move them out of the backup directory.\n`,
       );
-      const run = script('backups_newest_first && report_future && METRICS=$BACKUP_TARGET/m.prom && write_metrics 0');
+      const run = sourced(
+        'backups_newest_first && report_future && METRICS=$TARGET/m.prom && write_metrics 0',
+        directory,
+      );
       expect(run.stdout).toBe(`${real}\n`);
       const logged = run.stderr.split('\n').filter((line) => line.startsWith('{'));
       expect(logged.map((line) => JSON.parse(line) as unknown)).toEqual([
@@ -244,19 +219,14 @@ describe('compose/backup.sh', () => {
 
       // The clock set back right: the file moved out, the check is healthy again.
       rmSync(join(directory, ahead));
-      expect(
-        spawnSync('bash', [SCRIPT, 'health'], {
-          encoding: 'utf8',
-          env: { PATH: process.env.PATH, BACKUP_TARGET: directory },
-        }).status,
-      ).toBe(0);
+      expect(health({ BACKUP_TARGET: directory }).status).toBe(0);
     });
 
     it('seven files dated ahead hold no BACKUP_KEEP slot: the real backups are kept, the future ones left alone', () => {
       const future = Array.from({ length: 7 }, (_, index) => backupAt(Date.now() + (40 + index) * DAY_MS));
       const real = [3, 2, 1].map((days) => backupAt(Date.now() - days * DAY_MS));
       const written = backupAt(Date.now() - 1_000);
-      const run = script(`KEEP=3 KEEP_WEEKLY=0 KEEP_MONTHLY=0 prune ${written} 5 1`);
+      const run = sourced(`KEEP=3 KEEP_WEEKLY=0 KEEP_MONTHLY=0 prune ${written} 5 1`, directory);
       expect(run.status).toBe(0);
       expect(readdirSync(directory).sort()).toEqual([...real.slice(1), written, ...future].sort());
     });

@@ -9,10 +9,18 @@ import { DataSource } from 'typeorm';
 import { Registry } from 'prom-client';
 import { DATABASE_POOL_DEFAULTS } from '../src/config/app-config.js';
 import { dataSourceOptions } from '../src/database/data-source-options.js';
+import { DatabaseFaultLog } from '../src/database/database-fault-log.js';
 import { Database } from '../src/database/database.js';
 import { ReadReplicas } from '../src/database/read-replicas.js';
 import { toApiError } from '../src/edge/errors/to-api-error.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
+import {
+  burst,
+  countByStatus,
+  expectAcknowledgedStored,
+  expectUnavailable,
+  faultCounts,
+} from './support/database-answers.js';
 import { EmbeddedServer, startEmbeddedServer } from './support/database-server.js';
 import { pollUntil } from './support/poll.js';
 import { ProductionService, startProductionService } from './support/production-service.js';
@@ -30,52 +38,6 @@ import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp, TEST_KEY }
  * and the Error body (never the database's message, never a 500), reads served where they still can be, and
  * every acknowledged create stored. The partition and the server going away are in database-faults.e2e-spec.ts.
  */
-const UNAVAILABLE = {
-  code: 'service_unavailable',
-  message: 'The service is temporarily unavailable; retry later.',
-  status: 503,
-};
-
-function expectUnavailable(response: ApiResponse): void {
-  expect({ status: response.status, body: response.body }).toEqual({ status: 503, body: UNAVAILABLE });
-  expect(response.headers.get('retry-after')).toBe('5');
-}
-
-/** Sends `total` requests made by `make(i)`, `concurrency` at a time; the answers in order. */
-async function burst<T>(
-  total: number,
-  concurrency: number,
-  make: (index: number) => Promise<ApiResponse<T>>,
-): Promise<ApiResponse<T>[]> {
-  const answers: ApiResponse<T>[] = new Array<ApiResponse<T>>(total);
-  let next = 0;
-  const worker = async () => {
-    while (next < total) {
-      const index = next++;
-      answers[index] = await make(index);
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return answers;
-}
-
-const countByStatus = (answers: ApiResponse[]) =>
-  answers.reduce<Record<number, number>>(
-    (counts, { status }) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }),
-    {},
-  );
-
-/** Every create answered 201 is in the database, with the id it was answered with. */
-async function expectAcknowledgedStored(sql: Client, answers: ApiResponse<Pet>[], names: string[]): Promise<void> {
-  const { rows } = await sql.query<{ id: string; name: string }>('SELECT id, name FROM pets WHERE name = ANY($1)', [
-    names,
-  ]);
-  const stored = new Map(rows.map((row) => [row.name, Number(row.id)]));
-  answers.forEach((answer, index) => {
-    if (answer.status === 201) expect(stored.get(names[index])).toBe(answer.body.id);
-  });
-}
-
 describe('a read-only database (a demoted primary after a failover, a maintenance switch)', () => {
   const CURSOR_SECRET = 'fault-answers-cursor-secret-0123456789';
   const METRICS_TOKEN = 'fault-answers-metrics-token-0123456789';
@@ -104,19 +66,7 @@ describe('a read-only database (a demoted primary after a failover, a maintenanc
     });
   };
 
-  /** animal_store_database_faults_total by SQLSTATE class. */
-  const faultCounts = async (): Promise<Record<string, number>> => {
-    const text = await (
-      await fetch(`${service.origin}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
-    ).text();
-    const counts: Record<string, number> = {};
-    for (const [, sqlClass, count] of text.matchAll(
-      /^animal_store_database_faults_total\{sqlstate_class="(\w+)"\} (\d+)$/gm,
-    )) {
-      counts[sqlClass] = Number(count);
-    }
-    return counts;
-  };
+  const faults = () => faultCounts(service.origin, { authorization: `Bearer ${METRICS_TOKEN}` });
 
   it('answers creates 503 with Retry-After, keeps serving reads and readiness, logs one line and counts each', async () => {
     const before = await burst(3, 3, (i) =>
@@ -126,7 +76,7 @@ describe('a read-only database (a demoted primary after a failover, a maintenanc
     const logLinesBefore = service.lines.length;
 
     await setReadOnly(true);
-    const faultsBefore = await faultCounts();
+    const faultsBefore = await faults();
     const names = Array.from({ length: 30 }, (_, i) => `ro-during-${i}`);
     const during = await burst(30, 10, (i) =>
       request<Pet>(service.origin, '/v1/pets', jsonBody({ name: names[i], categoryId: 1 })),
@@ -144,7 +94,7 @@ describe('a read-only database (a demoted primary after a failover, a maintenanc
 
     // Terminating the sessions (the failover) may fail a request or two on a connection the pool had not yet
     // dropped (57P01, 08): those are counted and logged as what they are.
-    const counted = await faultCounts();
+    const counted = await faults();
     // Every class's series exists from the start, at 0: only these may have counted.
     expect(
       Object.entries(counted)
@@ -172,7 +122,7 @@ describe('a read-only database (a demoted primary after a failover, a maintenanc
         sqlstate: '25006',
         sqlClass: '25',
         postgresMessage: 'cannot execute INSERT in a read-only transaction',
-        failedRequests: 1,
+        failures: 1,
       }),
     ]);
     expect(faultLines.filter((line) => !['25', '57', '08'].includes(line.sqlClass as string))).toEqual([]);
@@ -411,7 +361,8 @@ describe('serialization failures and deadlocks', () => {
     dataSource = await new DataSource(dataSourceOptions(database.url)).initialize();
     const registry = new Registry();
     const noReplicas = { replicas: { urls: [], maxLagMs: 0 }, databasePool: DATABASE_POOL_DEFAULTS };
-    retrying = new Database(dataSource, new ReadReplicas(noReplicas, dataSource, registry), registry);
+    const replicas = new ReadReplicas(noReplicas, dataSource, registry);
+    retrying = new Database(dataSource, replicas, new DatabaseFaultLog(registry), registry);
     // A sequence counts attempts outside any transaction, so a rolled-back attempt is still counted.
     await dataSource.query(`
       CREATE SEQUENCE attempts;
@@ -475,18 +426,8 @@ describe('a full local pool (every pooled connection busy)', () => {
 
   afterAll(() => t?.close(), 60_000);
 
-  /** animal_store_database_faults_total by class, from the app's /metrics (open outside production). */
-  const faultCounts = async (): Promise<Record<string, number>> => {
-    const text = await (await fetch(`${t.origin}/metrics`)).text();
-    return Object.fromEntries(
-      [...text.matchAll(/^animal_store_database_faults_total\{sqlstate_class="(\w+)"\} (\d+)$/gm)].map(
-        ([, sqlClass, count]) => [sqlClass, Number(count)],
-      ),
-    );
-  };
-
   it('answers 503 and counts the fault as the pool, apart from an unreachable server (08), every class at 0 before', async () => {
-    expect(Object.values(await faultCounts()).every((count) => count === 0)).toBe(true);
+    expect(Object.values(await faultCounts(t.origin)).every((count) => count === 0)).toBe(true);
     // The pool's only connection, held: the next request waits the connect timeout for it, in vain.
     const held = await t.app.get(Database).pool.connect();
     try {
@@ -494,7 +435,7 @@ describe('a full local pool (every pooled connection busy)', () => {
     } finally {
       held.release();
     }
-    expect(await faultCounts()).toMatchObject({ pool: 1, '08': 0 });
+    expect(await faultCounts(t.origin)).toMatchObject({ pool: 1, '08': 0 });
     expect((await request(t.origin, '/v1/pets', { headers: auth() })).status).toBe(200);
   }, 60_000);
 });

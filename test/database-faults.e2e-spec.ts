@@ -4,7 +4,8 @@ import { EmbeddedServer, startEmbeddedServer } from './support/database-server.j
 import { startTcpProxy, TcpProxy } from '../dev/tcp-proxy.js';
 import { terminateServiceSessions } from './support/test-database.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
-import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
+import { burst, expectAcknowledgedStored, expectUnavailable } from './support/database-answers.js';
+import { auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
 
 /** The longest any request may take while the database is away. */
 const ANSWER_WITHIN_MS = 3_000;
@@ -39,12 +40,6 @@ describe('database faults', () => {
   const boundedRequest = <T = unknown>(path: string, init: RequestInit = {}) =>
     request<T>(t.origin, path, { ...init, signal: AbortSignal.timeout(ANSWER_WITHIN_MS) });
 
-  const expectUnavailable = (response: ApiResponse) => {
-    expect(response.status).toBe(503);
-    expect(response.body).toEqual({ code: 'service_unavailable', message: expect.any(String), status: 503 });
-    expect(response.headers.get('retry-after')).toMatch(/^\d+$/);
-  };
-
   /** Polls until the list answers 200, for at most `withinMs`; returns whether it did. */
   async function servesAgain(withinMs: number): Promise<boolean> {
     const deadline = Date.now() + withinMs;
@@ -59,47 +54,26 @@ describe('database faults', () => {
   }
 
   it('keeps every acknowledged create when the backends are killed mid-burst', async () => {
-    const total = 300;
-    const concurrency = 20;
-    const outcomes = new Map<string, ApiResponse<Pet>>();
-    let next = 0;
+    const names = Array.from({ length: 300 }, (_, i) => `burst-${i}`);
+    let answered = 0;
     let terminated = 0;
-
     const killer = new Client({ connectionString: t.database.url });
     await killer.connect();
-
-    const worker = async () => {
-      while (next < total) {
-        const name = `burst-${next++}`;
-        outcomes.set(name, await request<Pet>(t.origin, '/v1/pets', jsonBody({ name, categoryId: 7 })));
-        // Every 25 answers, kill the app's connections while the other workers' inserts are in flight.
-        if (outcomes.size % 25 === 0) {
-          // Read after the await: `terminated += await …` would add to a count other workers have since raised.
-          const killed = await terminateServiceSessions(killer);
-          terminated += killed;
-        }
+    const answers = await burst(300, 20, async (i) => {
+      const answer = await request<Pet>(t.origin, '/v1/pets', jsonBody({ name: names[i], categoryId: 7 }));
+      // Every 25 answers, kill the app's connections while the other workers' inserts are in flight.
+      if (++answered % 25 === 0) {
+        // Read after the await: `terminated += await …` would add to a count other workers have since raised.
+        const killed = await terminateServiceSessions(killer);
+        terminated += killed;
       }
-    };
-    try {
-      await Promise.all(Array.from({ length: concurrency }, worker));
-    } finally {
-      await killer.end();
-    }
+      return answer;
+    }).finally(() => killer.end());
 
     expect(terminated).toBeGreaterThan(0);
-    const { rows } = await t.sql.query<{ id: string; name: string }>(
-      `SELECT id, name FROM pets WHERE name LIKE 'burst-%'`,
-    );
-    const stored = new Map(rows.map((row) => [row.name, Number(row.id)]));
-    for (const [name, response] of outcomes) {
-      if (response.status === 201) {
-        expect(stored.get(name)).toBe(response.body.id);
-      } else {
-        expectUnavailable(response);
-      }
-    }
-    // A row nobody was told about can only come from a request whose answer was lost (a 503), never from nowhere.
-    for (const name of stored.keys()) expect([201, 503]).toContain(outcomes.get(name)?.status);
+    // Every answer is a 201 or a 503, so a stored row nobody was told about can only come from a lost answer (a 503).
+    for (const answer of answers) if (answer.status !== 201) expectUnavailable(answer);
+    await expectAcknowledgedStored(t.sql, answers, names);
     expect(await servesAgain(RECOVER_WITHIN_MS)).toBe(true);
   });
 

@@ -2,11 +2,9 @@ import { expect, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { DataSource } from 'typeorm';
 import { createApp } from '../src/app.setup.js';
 import { parseApiKeys } from '../src/config/app-config.js';
 import { dataSourceOptions } from '../src/database/data-source-options.js';
-import { runMigrations } from '../src/database/run-migrations.js';
 import { roleSessionTimeoutsSql, SESSION_TIMEOUTS } from '../src/database/session-timeouts.js';
 import { databaseFault } from '../src/database/database-faults.js';
 import { startTcpProxy, TcpProxy } from '../dev/tcp-proxy.js';
@@ -18,7 +16,7 @@ const QUERY_TIMEOUT_MS = (dataSourceOptions('postgres://x@127.0.0.1/x').extra as
   .query_timeout;
 
 /** The service's database settings, directly against PostgreSQL (test:system checks them through PgBouncer). */
-describe("database timeouts and migrations, as the roles' setup makes them", () => {
+describe("database timeouts, as the roles' setup makes them", () => {
   let database: TestDatabase;
   let roleUrl: string;
   let admin: pg.Client;
@@ -44,23 +42,6 @@ describe("database timeouts and migrations, as the roles' setup makes them", () 
     await cleanup.connect();
     await cleanup.query(`DROP ROLE IF EXISTS ${role}`);
     await cleanup.end();
-  });
-
-  const open = (url: string) => new DataSource(dataSourceOptions(url)).initialize();
-
-  it('several migration runners started at once: one applies everything, the others wait and find nothing', async () => {
-    const runners = await Promise.all(Array.from({ length: 4 }, () => open(roleUrl)));
-    try {
-      const applied = await Promise.all(
-        runners.map((dataSource) => runMigrations(dataSource, { migrationLockTimeoutMs: 3_000 })),
-      );
-      const counts = applied.map((migrations) => migrations.length).sort();
-      expect(counts).toEqual([0, 0, 0, runners[0].migrations.length]);
-      const { rows } = await admin.query<{ count: string }>('SELECT count(*) FROM migrations');
-      expect(Number(rows[0].count)).toBe(runners[0].migrations.length);
-    } finally {
-      await Promise.all(runners.map((dataSource) => dataSource.destroy()));
-    }
   });
 
   describe('at start, the service only reads its session timeouts', () => {

@@ -7,6 +7,7 @@ import { commandDataSourceOptions } from '../src/database/data-source-options.js
 import { MigrationLockTimeoutError, runMigrations } from '../src/database/run-migrations.js';
 import { SESSION_TIMEOUTS } from '../src/database/session-timeouts.js';
 import { buildCopyWith, ensureBuilt, ExtraMigration, ROOT, run } from './support/built-service.js';
+import { applied, migrationRun } from './support/database-migrations.js';
 import { ServiceProcess, startService } from './support/service-process.js';
 import { auth, request, startTestApp, TestApp } from './support/test-app.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
@@ -20,24 +21,13 @@ const SLOW: ExtraMigration = { name: 'SlowBackfill', sql: `SELECT pg_sleep(${SLO
 const ADD_NOTE: ExtraMigration = { name: 'AddPetNote', sql: 'ALTER TABLE "pets" ADD "note" text' };
 const LOCK_TIMEOUT_MS = 1_000;
 
-/** `npm run migration:run` of a copy of the build, against `databaseUrl`. */
-const migrationRun = (root: string, databaseUrl: string, env: Record<string, string> = {}) =>
-  run(
-    process.execPath,
-    [join(root, 'dist', 'src', 'cli', 'migrations.js'), 'run'],
-    { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, ...env },
-    60_000,
-    { cwd: root },
-  );
-
-const applied = async (sql: Client) =>
-  (await sql.query<{ name: string }>('SELECT name FROM migrations ORDER BY id')).rows.map((row) => row.name);
-
 /** Migrations through every path, on a database whose one role has the requests' bounds (as its setup makes them). */
 describe("migrations are bounded by their own settings, not the requests'", () => {
   let t: TestApp;
   let slow: Awaited<ReturnType<typeof buildCopyWith>>;
   let withNote: Awaited<ReturnType<typeof buildCopyWith>>;
+  let database: TestDatabase;
+  const services: ServiceProcess[] = [];
 
   beforeAll(async () => {
     await ensureBuilt();
@@ -47,19 +37,50 @@ describe("migrations are bounded by their own settings, not the requests'", () =
   }, 300_000);
 
   afterAll(async () => {
-    await Promise.allSettled([t?.close(), slow?.remove(), withNote?.remove()]);
+    for (const service of services) service.kill('SIGKILL');
+    await Promise.allSettled(services.map((service) => service.exited));
+    await Promise.allSettled([t?.close(), slow?.remove(), withNote?.remove(), database?.drop()]);
   }, 30_000);
 
-  it(`migration:run applies a ${SLOW_SECONDS} s migration as a role with the requests' bounds`, async () => {
+  /** What the service would write into the checkout (its default DATA_DIR), ignored files included. */
+  const checkoutData = () =>
+    execFileSync('git', ['status', '--porcelain', '--ignored', '--untracked-files=all', '--', '.data'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+
+  it(`applies a ${SLOW_SECONDS} s migration as a role with the requests' bounds: by migration:run, and by MIGRATIONS_RUN at a start after the service has run, writing nothing into the checkout`, async () => {
     const session = new Client({ connectionString: t.database.url });
     await session.connect();
     const { rows } = await session.query<{ statement_timeout: string }>('SHOW statement_timeout');
     await session.end();
     expect(rows[0].statement_timeout).toBe(`${SESSION_TIMEOUTS.statement_timeout / 1000}s`);
 
-    const started = Date.now();
-    const finished = await migrationRun(slow.root, t.database.url);
-    const elapsed = Date.now() - started;
+    // Both at once, on two databases: each waits out the slow migration.
+    const byCommand = (async () => {
+      const started = Date.now();
+      const finished = await migrationRun(slow.root, t.database.url);
+      return { finished, elapsed: Date.now() - started };
+    })();
+    const checkoutBefore = checkoutData();
+    database = await createTestDatabase();
+    const env = { DATABASE_URL: database.url, MIGRATIONS_RUN: 'true', LOG_LEVEL: 'warn' };
+    const first = await startService(env);
+    services.push(first);
+    first.kill('SIGTERM');
+    await first.exited;
+    services.push(await startService(env, { main: join(slow.root, 'dist', 'src', 'main.js'), cwd: slow.root }));
+    const sql = new Client({ connectionString: database.url });
+    await sql.connect();
+    try {
+      expect(await applied(sql)).toContain('SlowBackfill1795500000000');
+    } finally {
+      await sql.end();
+    }
+    expect(checkoutData()).toBe(checkoutBefore);
+
+    const { finished, elapsed } = await byCommand;
     process.stdout.write(`migration:run of SlowBackfill took ${elapsed} ms\n`);
     expect(finished).toMatchObject({
       code: 0,
@@ -67,7 +88,7 @@ describe("migrations are bounded by their own settings, not the requests'", () =
     });
     expect(elapsed).toBeGreaterThanOrEqual(SLOW_SECONDS * 1000);
     expect(await applied(t.sql)).toContain('SlowBackfill1795500000000');
-  }, 60_000);
+  }, 90_000);
 
   describe('behind a lock another session holds on "pets"', () => {
     let holder: Client;
@@ -142,74 +163,25 @@ describe("migrations are bounded by their own settings, not the requests'", () =
       await holder.query('COMMIT');
       expect(await applied(t.sql)).not.toContain('AddPetNote1795500000001');
     }, 60_000);
-  });
-
-  describe('MIGRATIONS_RUN at start', () => {
-    let database: TestDatabase;
-    const services: ServiceProcess[] = [];
-    /** What the service would write into the checkout (its default DATA_DIR), ignored files included. */
-    const checkoutData = () =>
-      execFileSync('git', ['status', '--porcelain', '--ignored', '--untracked-files=all', '--', '.data'], {
-        cwd: ROOT,
-        encoding: 'utf8',
-        timeout: 30_000,
-      });
-
-    afterAll(async () => {
-      for (const service of services) service.kill('SIGKILL');
-      await Promise.allSettled(services.map((service) => service.exited));
-      await database?.drop();
-    }, 30_000);
-
-    it(`applies a ${SLOW_SECONDS} s migration after the service has run, writing nothing into the checkout`, async () => {
-      const checkoutBefore = checkoutData();
-      database = await createTestDatabase();
-      const env = { DATABASE_URL: database.url, MIGRATIONS_RUN: 'true', LOG_LEVEL: 'warn' };
-      const first = await startService(env);
-      services.push(first);
-      first.kill('SIGTERM');
-      await first.exited;
-
-      const upgraded = await startService(env, { main: join(slow.root, 'dist', 'src', 'main.js'), cwd: slow.root });
-      services.push(upgraded);
-      const sql = new Client({ connectionString: database.url });
-      await sql.connect();
-      try {
-        expect(await applied(sql)).toContain('SlowBackfill1795500000000');
-      } finally {
-        await sql.end();
-      }
-      expect(checkoutData()).toBe(checkoutBefore);
-    }, 90_000);
 
     it('a migration that fails at start runs once and stops the service: only connecting is retried', async () => {
-      const holder = new Client({ connectionString: t.database.url });
-      await holder.connect();
-      await holder.query('SET idle_in_transaction_session_timeout = 0');
-      await holder.query('BEGIN');
-      await holder.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
-      try {
-        const env = {
-          DATABASE_URL: t.database.url,
-          MIGRATIONS_RUN: 'true',
-          MIGRATION_LOCK_TIMEOUT_MS: String(LOCK_TIMEOUT_MS),
-          LOG_LEVEL: 'info',
-          PATH: process.env.PATH ?? '',
-        };
-        const failed = await run(process.execPath, [join(withNote.root, 'dist', 'src', 'main.js')], env, 60_000, {
-          cwd: withNote.root,
-        });
-        const output = failed.stdout + failed.stderr;
-        expect(failed.code).toBe(1);
-        // Connecting is retried (TypeORM logs "Retrying" each time); the migration's failure is not.
-        expect(
-          output.match(/\[Bootstrap\][^\n]*waited 1000 ms \(MIGRATION_LOCK_TIMEOUT_MS\) for a lock on "pets"/g),
-        ).toHaveLength(1);
-        expect(output).not.toMatch(/Retrying/);
-      } finally {
-        await holder.query('ROLLBACK');
-        await holder.end();
-      }
+      const env = {
+        DATABASE_URL: t.database.url,
+        MIGRATIONS_RUN: 'true',
+        MIGRATION_LOCK_TIMEOUT_MS: String(LOCK_TIMEOUT_MS),
+        LOG_LEVEL: 'info',
+        PATH: process.env.PATH ?? '',
+      };
+      const failed = await run(process.execPath, [join(withNote.root, 'dist', 'src', 'main.js')], env, 60_000, {
+        cwd: withNote.root,
+      });
+      const output = failed.stdout + failed.stderr;
+      expect(failed.code).toBe(1);
+      // Connecting is retried (TypeORM logs "Retrying" each time); the migration's failure is not.
+      expect(
+        output.match(/\[Bootstrap\][^\n]*waited 1000 ms \(MIGRATION_LOCK_TIMEOUT_MS\) for a lock on "pets"/g),
+      ).toHaveLength(1);
+      expect(output).not.toMatch(/Retrying/);
       expect(await applied(t.sql)).not.toContain('AddPetNote1795500000001');
     }, 90_000);
   });

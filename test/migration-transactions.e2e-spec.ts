@@ -1,12 +1,12 @@
 import { expect } from '@jest/globals';
-import { join } from 'node:path';
 import { setTimeout as pause } from 'node:timers/promises';
 import { Client } from 'pg';
 import { DataSource, MigrationInterface, QueryRunner } from 'typeorm';
 import { MIGRATIONS } from '../migrations/index.js';
 import { commandDataSourceOptions } from '../src/database/data-source-options.js';
 import { MigrationLockTimeoutError, revertLastMigration, runMigrations } from '../src/database/run-migrations.js';
-import { buildCopyWith, ensureBuilt, ExtraMigration, Finished, run } from './support/built-service.js';
+import { buildCopyWith, ensureBuilt, ExtraMigration, Finished } from './support/built-service.js';
+import { applied, migrationRun as runMigrationsOf } from './support/database-migrations.js';
 import { pollUntil } from './support/poll.js';
 import { auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
@@ -14,18 +14,8 @@ import { createTestDatabase, TestDatabase } from './support/test-database.js';
 /** Long enough to look at the database and answer a request while the migration runs. */
 const SLOW_SECONDS = 6;
 
-/** `npm run migration:run` of a copy of the build, against `databaseUrl`. */
 const migrationRun = (root: string, databaseUrl: string, env: Record<string, string> = {}) =>
-  run(
-    process.execPath,
-    [join(root, 'dist', 'src', 'cli', 'migrations.js'), 'run'],
-    { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, ...env },
-    90_000,
-    { cwd: root },
-  );
-
-const applied = async (sql: Client) =>
-  (await sql.query<{ name: string }>('SELECT name FROM migrations ORDER BY id')).rows.map((row) => row.name);
+  runMigrationsOf(root, databaseUrl, env, 90_000);
 
 /** The session of another client running `fragment` right now, if any. */
 async function sessionRunning(sql: Client, fragment: string): Promise<number | null> {
