@@ -40,19 +40,7 @@ const EXTERNAL = [
   ...rules.flatMap((rule) => (rule.record ? [rule.record] : [])),
 ];
 
-const KEYWORDS = new Set([
-  'and',
-  'or',
-  'unless',
-  'by',
-  'without',
-  'on',
-  'ignoring',
-  'group_left',
-  'group_right',
-  'bool',
-  'offset',
-]);
+const KEYWORDS = new Set('and or unless by without on ignoring group_left group_right bool offset'.split(' '));
 
 /** The metric names a PromQL expression selects: what is left once strings, matchers, ranges, groupings and calls are removed. */
 function metricNames(expr: string): string[] {

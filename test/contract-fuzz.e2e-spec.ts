@@ -631,12 +631,8 @@ describe('contract fuzzing (e2e)', () => {
           expect(allowed).not.toContain(method);
         }),
         everyCaseAnd(
-          cases.flatMap(
-            (which) =>
-              [
-                [which, true],
-                [which, false],
-              ] as [(typeof cases)[number], boolean][],
+          cases.flatMap((which) =>
+            [true, false].map((authenticated) => [which, authenticated] as [(typeof cases)[number], boolean]),
           ),
         ),
       );

@@ -1,20 +1,19 @@
 import { expect } from '@jest/globals';
 import { existsSync } from 'node:fs';
-import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, Server } from 'node:net';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { Client } from 'pg';
 import { MIGRATIONS } from '../migrations/index.js';
 import { freePort } from './support/database-server.js';
 import { ensureBuilt, Finished, ROOT, run } from './support/built-service.js';
-import { DEVELOPMENT_ENTRY, startService } from './support/service-process.js';
+import { startService } from './support/service-process.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
 
 /**
- * The ways of running the service and its commands a newcomer meets: what `nest start` compiles, `.env`, the
- * CLI in a second shell beside `npm start` (dev/, on the embedded PostgreSQL), and `migration:revert`. Each runs the
- * built code as a process.
+ * The ways of running the service and its commands a newcomer meets: what `nest start` compiles, `.env`, production
+ * mode and `migration:revert`, each running the built code as a process. The commands beside `npm start` (dev/, on
+ * the embedded PostgreSQL): test/production-service.e2e-spec.ts.
  */
 const MIGRATION_COUNT = MIGRATIONS.length;
 /** The newest migration and the one before it, whichever they are: adding a migration changes no test. */
@@ -28,9 +27,6 @@ const node = (
   env: Record<string, string>,
   options: { cwd?: string; input?: string } = {},
 ) => run(process.execPath, [join(ROOT, 'dist', 'src', script), ...args], withPath(env), 120_000, options);
-/** A command as its npm script runs it: through dev/, which starts the embedded PostgreSQL without DATABASE_URL. */
-const development = (script: string, args: string[], env: Record<string, string>) =>
-  run(process.execPath, [join(ROOT, 'dist', 'dev', script), ...args], withPath(env), 120_000);
 /**
  * The service, expected to refuse to start: should it start instead, it listens on a port of its own on 127.0.0.1
  * and is killed well within the test's time, which then fails on its exit code.
@@ -52,9 +48,9 @@ function expectOneLineFailure(finished: Finished, start: string): string {
   return finished.stderr.trim();
 }
 
-/** The name of the last migration applied to the database at `url`. */
-async function lastApplied(url: string): Promise<string> {
-  const sql = new Client({ connectionString: url });
+/** The name of the last migration applied to commandsDatabase. */
+async function lastApplied(): Promise<string> {
+  const sql = new Client({ connectionString: commandsDatabase.url });
   await sql.connect();
   try {
     return (await sql.query<{ name: string }>('SELECT name FROM migrations ORDER BY id DESC LIMIT 1')).rows[0].name;
@@ -64,25 +60,30 @@ async function lastApplied(url: string): Promise<string> {
 }
 
 let scratch: string;
+/** Migrated by the production commands, then reverted by migration:revert. */
+let commandsDatabase: TestDatabase;
 beforeAll(async () => {
   await ensureBuilt();
   scratch = await mkdtemp(join(tmpdir(), 'animal-store-entry-'));
-  // As root, the embedded PostgreSQL runs as `postgres`, which must enter DATA_DIR.
-  await chmod(scratch, 0o755);
+  commandsDatabase = await createTestDatabase();
 }, 300_000);
-afterAll(() => rm(scratch, { recursive: true, force: true }));
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+  await commandsDatabase.drop();
+});
 
-describe('what `nest start` compiles (src/ and migrations/, as start:dev and the image do)', () => {
+describe('what `nest start` compiles (src/ and migrations/, as start:dev and the image do), and .env', () => {
   let database: TestDatabase;
+  let directory: string;
   const out = join(ROOT, 'test', 'artifacts', `src-only-${process.pid}`);
   /** The project's files the compile took in, relative to the project. */
   let compiled: string[];
   beforeAll(async () => {
     database = await createTestDatabase();
-    // tsconfig.build.json is what `nest build` (the first step of the build ensureBuilt made) and `nest start`
-    // compile. The files that compile took in, as it recorded them (its tsBuildInfoFile, relative to dist/); what it
-    // emitted for them is copied into the project, so that it finds node_modules, and away from dist/, so that it
-    // never disturbs another test's service.
+    directory = await mkdtemp(join(scratch, 'env-'));
+    // What `nest build` (ensureBuilt's first step) and `nest start` compile from tsconfig.build.json, as its
+    // tsBuildInfoFile lists it (relative to dist/); the emitted files are copied into the project (to find
+    // node_modules) and away from dist/ (to disturb no other test's service).
     const { fileNames } = JSON.parse(await readFile(join(ROOT, 'dist', '.tsbuildinfo-src'), 'utf8')) as {
       fileNames: string[];
     };
@@ -98,11 +99,21 @@ describe('what `nest start` compiles (src/ and migrations/, as start:dev and the
     await rm(out, { recursive: true, force: true });
   });
 
-  it('applies every migration to a fresh database, is ready, and serves animals', async () => {
-    const service = await startService(
-      { DATABASE_URL: database.url, API_KEYS: KEY, LOG_LEVEL: 'warn' },
-      { main: join(out, 'src', 'main.js') },
+  it('refuses a bad value in .env, in one line naming the variable', async () => {
+    await writeFile(join(directory, '.env'), 'PORT=99999\n');
+    const finished = await node('main.js', [], {}, { cwd: directory });
+    expect(expectOneLineFailure(finished, 'Invalid configuration')).toBe(
+      'Invalid configuration: PORT must be an integer from 0 to 65535, got "99999"',
     );
+  });
+
+  it('reads .env (the real environment winning), applies every migration to a fresh database, is ready, and serves animals', async () => {
+    await writeFile(
+      join(directory, '.env'),
+      `PORT=99999\nDATABASE_URL=${database.url}\nAPI_KEYS=${KEY}\nLOG_LEVEL=warn\n`,
+    );
+    // startService exports PORT (a free port): it wins over the 99999 of .env; the rest comes from .env.
+    const service = await startService({}, { main: join(out, 'src', 'main.js'), cwd: directory });
     try {
       const ready = await fetch(`${service.origin}/health/ready`);
       expect(ready.status).toBe(200);
@@ -117,6 +128,21 @@ describe('what `nest start` compiles (src/ and migrations/, as start:dev and the
     } finally {
       service.kill('SIGTERM');
       await service.exited;
+    }
+  }, 120_000);
+
+  it('.env is read by the apikey and migration commands, which refuse a bad value the same way', async () => {
+    await writeFile(join(directory, '.env'), `DATABASE_URL=${database.url}\n`);
+    expect(await node('cli/migrations.js', ['run'], {}, { cwd: directory })).toMatchObject({ code: 0 });
+    const created = await node('cli/apikey.js', ['create', 'from .env'], {}, { cwd: directory });
+    expect(created).toMatchObject({ code: 0, stdout: expect.stringMatching(/^pet_\w{32}\n$/) });
+
+    await writeFile(join(directory, '.env'), 'DATABASE_URL=mysql://u:hunter2@h/db\n');
+    for (const script of ['cli/apikey.js', 'cli/migrations.js']) {
+      const refused = await node(script, [script.endsWith('apikey.js') ? 'list' : 'run'], {}, { cwd: directory });
+      expect(expectOneLineFailure(refused, 'Invalid configuration')).toBe(
+        'Invalid configuration: DATABASE_URL must start with postgres:// or postgresql://',
+      );
     }
   }, 120_000);
 
@@ -139,75 +165,17 @@ describe('what `nest start` compiles (src/ and migrations/, as start:dev and the
   }, 200_000);
 });
 
-describe('.env', () => {
-  let database: TestDatabase;
-  let directory: string;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    directory = await mkdtemp(join(scratch, 'env-'));
-  });
-  afterAll(() => database.drop());
-
-  it('is refused by the service, in one line naming the variable, when it holds a bad value', async () => {
-    await writeFile(join(directory, '.env'), 'PORT=99999\n');
-    const finished = await node('main.js', [], {}, { cwd: directory });
-    expect(expectOneLineFailure(finished, 'Invalid configuration')).toBe(
-      'Invalid configuration: PORT must be an integer from 0 to 65535, got "99999"',
-    );
-  });
-
-  it('is read by the service, and the real environment wins over it', async () => {
-    await writeFile(
-      join(directory, '.env'),
-      `PORT=99999\nDATABASE_URL=${database.url}\nAPI_KEYS=${KEY}\nLOG_LEVEL=warn\n`,
-    );
-    // startService exports PORT (a free port): it wins over the 99999 of .env; DATABASE_URL comes from .env.
-    const service = await startService({}, { cwd: directory });
-    try {
-      const listed = await fetch(`${service.origin}/v1/pets`, { headers: { authorization: `Bearer ${KEY}` } });
-      expect(listed.status).toBe(200);
-    } finally {
-      service.kill('SIGTERM');
-      await service.exited;
-    }
-  }, 60_000);
-
-  it('is read by the apikey and migration commands, which refuse a bad value the same way', async () => {
-    await writeFile(join(directory, '.env'), `DATABASE_URL=${database.url}\n`);
-    expect(await node('cli/migrations.js', ['run'], {}, { cwd: directory })).toMatchObject({ code: 0 });
-    const created = await node('cli/apikey.js', ['create', 'from .env'], {}, { cwd: directory });
-    expect(created).toMatchObject({ code: 0, stdout: expect.stringMatching(/^pet_\w{32}\n$/) });
-
-    await writeFile(join(directory, '.env'), 'DATABASE_URL=mysql://u:hunter2@h/db\n');
-    for (const [script, args] of [
-      ['cli/apikey.js', ['list']],
-      ['cli/migrations.js', ['run']],
-    ] as const) {
-      const refused = expectOneLineFailure(
-        await node(script, [...args], {}, { cwd: directory }),
-        'Invalid configuration',
-      );
-      expect(refused).toBe('Invalid configuration: DATABASE_URL must start with postgres:// or postgresql://');
-    }
-  }, 120_000);
-});
-
 describe('production mode (NODE_ENV=production, as in the image)', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(() => database.drop());
   const production = (env: Record<string, string> = {}) => ({
     NODE_ENV: 'production',
-    DATABASE_URL: database.url,
+    DATABASE_URL: commandsDatabase.url,
     ...env,
   });
 
   it('runs the migration and key commands with DATABASE_URL alone', async () => {
     const migrated = await node('cli/migrations.js', ['run'], production());
     expect(migrated).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Applied CreatePets\d+, /) });
-    expect(await lastApplied(database.url)).toBe(last.name);
+    expect(await lastApplied()).toBe(last.name);
     const created = await node('cli/apikey.js', ['create', 'production'], production());
     expect(created).toMatchObject({ code: 0, stdout: expect.stringMatching(/^pet_\w{32}\n$/) });
   }, 60_000);
@@ -242,58 +210,6 @@ describe('production mode (NODE_ENV=production, as in the image)', () => {
   }, 60_000);
 });
 
-describe('the commands in a second shell, beside the service on its embedded PostgreSQL', () => {
-  let blocker: Server;
-  let blockedPort: number;
-  beforeAll(async () => {
-    blockedPort = await freePort();
-    blocker = createServer().listen(blockedPort, '127.0.0.1');
-  });
-  afterAll(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
-
-  it('find the running database from DATA_DIR alone, and say in one line what they tried when it is gone', async () => {
-    const dataDir = join(scratch, 'second-shell');
-    await mkdir(dataDir, { mode: 0o755 });
-    const embeddedPort = await freePort();
-    const service = await startService(
-      { DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(embeddedPort), LOG_LEVEL: 'warn' },
-      { main: DEVELOPMENT_ENTRY },
-    );
-    try {
-      // Without API_KEYS the development wrapper gave the service a key of its own, kept in DATA_DIR.
-      const key = (await readFile(join(dataDir, 'dev-api-key'), 'utf8')).trim();
-      expect(service.stderr).toContain(
-        `Development API key (API_KEYS is unset): send Authorization: Bearer $(cat ${relative(ROOT, join(dataDir, 'dev-api-key'))})`,
-      );
-      const pets = await fetch(`${service.origin}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
-      expect(pets.status).toBe(200);
-      // The second shell sets DATA_DIR only: EMBEDDED_POSTGRES_PORT is its default, 5433, not the service's.
-      const listed = await development('apikey.js', ['list'], { DATA_DIR: dataDir });
-      expect(listed).toMatchObject({
-        code: 0,
-        stderr: 'No API keys yet: create one with `npm run apikey -- create <name>`.\n',
-      });
-      const migrated = await development('migrations.js', ['run'], { DATA_DIR: dataDir });
-      expect(migrated).toMatchObject({ code: 0 });
-      expect(migrated.stdout).toBe(
-        `No pending migrations on 127.0.0.1:${embeddedPort}/animal_store: all ${MIGRATION_COUNT} of this build are applied.\n`,
-      );
-    } finally {
-      service.kill('SIGTERM');
-      await service.exited;
-    }
-
-    // The service has stopped its cluster; the command would start it on a port something else holds.
-    const failed = await development('apikey.js', ['list'], {
-      DATA_DIR: dataDir,
-      EMBEDDED_POSTGRES_PORT: String(blockedPort),
-    });
-    const message = expectOneLineFailure(failed, 'The embedded PostgreSQL in ');
-    expect(message).toContain(`did not start on port ${blockedPort}`);
-    expect(message).toContain('EMBEDDED_POSTGRES_PORT');
-  }, 180_000);
-});
-
 describe('the commands against a DATABASE_URL nobody answers', () => {
   it('say in one line what they tried and what to set, without the password', async () => {
     const url = `postgres://app:hunter2@127.0.0.1:${await freePort()}/animal_store`;
@@ -310,31 +226,27 @@ describe('the commands against a DATABASE_URL nobody answers', () => {
   }, 60_000);
 });
 
+/** On the database the production commands migrated above. */
 describe('npm run migration:revert', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    expect(await node('cli/migrations.js', ['run'], { DATABASE_URL: database.url })).toMatchObject({ code: 0 });
-  }, 60_000);
-  afterAll(() => database.drop());
+  const env = () => ({ DATABASE_URL: commandsDatabase.url });
 
   it('warns what it drops and reverts nothing without an answer (no stdin, as in CI)', async () => {
-    const refused = await node('cli/migrations.js', ['revert'], { DATABASE_URL: database.url });
+    const refused = await node('cli/migrations.js', ['revert'], env());
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`reverts ${last.name}`);
     expect(refused.stderr).toContain(`it drops ${last.revertDrops}`);
     expect(refused.stderr).toContain('--yes');
     expect(refused.stderr).toMatch(/Nothing reverted\.\n$/);
-    expect(await lastApplied(database.url)).toBe(last.name);
+    expect(await lastApplied()).toBe(last.name);
 
-    const declined = await node('cli/migrations.js', ['revert'], { DATABASE_URL: database.url }, { input: 'no\n' });
+    const declined = await node('cli/migrations.js', ['revert'], env(), { input: 'no\n' });
     expect(declined.code).toBe(1);
-    expect(await lastApplied(database.url)).toBe(last.name);
+    expect(await lastApplied()).toBe(last.name);
   }, 60_000);
 
   it('reverts after "yes", or with --yes, and shows the time it ran, not the migration timestamp', async () => {
     const before = Date.now() - 1_000;
-    const confirmed = await node('cli/migrations.js', ['revert'], { DATABASE_URL: database.url }, { input: 'yes\n' });
+    const confirmed = await node('cli/migrations.js', ['revert'], env(), { input: 'yes\n' });
     expect(confirmed.code).toBe(0);
     const [, at] =
       new RegExp(`^Reverted ${last.name} on 127\\.0\\.0\\.1:\\d+/test_\\w+ at (\\S+)\\.\n$`).exec(confirmed.stdout) ??
@@ -347,14 +259,14 @@ describe('npm run migration:revert', () => {
     const timestamp = Number(/\d{13}$/.exec(last.name)![0]);
     expect(output).not.toContain(new Date(timestamp).toString());
     expect(output).not.toContain(new Date(timestamp).toISOString().replace(/\.\d{3}Z$/, 'Z'));
-    expect(await lastApplied(database.url)).toBe(previous.name);
+    expect(await lastApplied()).toBe(previous.name);
 
-    const scripted = await node('cli/migrations.js', ['revert', '--yes'], { DATABASE_URL: database.url });
+    const scripted = await node('cli/migrations.js', ['revert', '--yes'], env());
     expect(scripted).toMatchObject({
       code: 0,
       stdout: expect.stringMatching(new RegExp(`^Reverted ${previous.name} `)),
     });
-    expect(await lastApplied(database.url)).toBe(new MIGRATIONS[MIGRATIONS.length - 3]().name);
+    expect(await lastApplied()).toBe(new MIGRATIONS[MIGRATIONS.length - 3]().name);
   }, 60_000);
 
   it('shows every migration of this build, applied [X] or pending [ ], in order', async () => {
@@ -362,7 +274,7 @@ describe('npm run migration:revert', () => {
     const lines = MIGRATIONS.map((migration) => new migration().name).map(
       (name) => `${pending.includes(name) ? '[ ]' : '[X]'} ${name}\n`,
     );
-    expect(await node('cli/migrations.js', ['show'], { DATABASE_URL: database.url })).toMatchObject({
+    expect(await node('cli/migrations.js', ['show'], env())).toMatchObject({
       code: 0,
       stdout: lines.join(''),
     });

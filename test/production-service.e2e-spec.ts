@@ -1,14 +1,14 @@
 import { expect } from '@jest/globals';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { connect, Socket } from 'node:net';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { AddressInfo, connect, createServer, Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Client } from 'pg';
+import { join, relative } from 'node:path';
+import { MIGRATIONS } from '../migrations/index.js';
+import { ROOT, run } from './support/built-service.js';
 import { freePort } from './support/database-server.js';
 import { pollUntil } from './support/poll.js';
-import { ensureBuilt } from './support/built-service.js';
+import { ProductionService, startProductionService } from './support/production-service.js';
 import { DEVELOPMENT_ENTRY, ServiceExit, ServiceProcess, startService } from './support/service-process.js';
-import { createTestDatabase, TestDatabase } from './support/test-database.js';
 
 const KEY = 'production-test-key-0123456789';
 const CURSOR_SECRET = 'production-test-cursor-secret-0123456789';
@@ -21,13 +21,12 @@ const createPet = (name: string, extra: Record<string, string> = {}): RequestIni
   headers: { ...bearer(), 'content-type': 'application/json', ...extra },
   body: JSON.stringify({ name, categoryId: 1 }),
 });
+const start = (env: Record<string, string>) =>
+  startProductionService({ API_KEYS: KEY, CURSOR_SECRET, LOG_LEVEL: 'info', ...env });
 
 type LogLine = Record<string, unknown>;
 
-/**
- * A create whose body never arrives: once the server has answered `100 Continue`
- * it has accepted the request, which then stays in flight for as long as the socket is open.
- */
+/** A create whose body never arrives: accepted once the server answered `100 Continue`, in flight while open. */
 async function startStuckRequest(origin: string): Promise<Socket> {
   const { hostname, port } = new URL(origin);
   const socket = connect(Number(port), hostname);
@@ -43,16 +42,12 @@ async function startStuckRequest(origin: string): Promise<Socket> {
   return socket;
 }
 
-beforeAll(() => ensureBuilt(), 300_000);
-
 /**
- * The service as it ships: `npm run build`, then `node dist/src/main.js` in
- * production mode as a child process against a real database. Its stdout is
- * the log under test; the last test stops it with SIGTERM mid-burst.
+ * The service as it ships (`node dist/src/main.js`, NODE_ENV=production) as a child process on a real database. Its
+ * stdout is the log under test; the last test stops it with SIGTERM mid-burst.
  */
 describe('the production build', () => {
-  let database: TestDatabase;
-  let sql: Client;
+  let running: ProductionService;
   let service: ServiceProcess;
   const parsed = () => service.lines.map((line) => JSON.parse(line) as LogLine);
   const completed = (reqId: string) =>
@@ -61,41 +56,22 @@ describe('the production build', () => {
     });
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    sql = new Client({ connectionString: database.url });
-    await sql.connect();
-    service = await startService({
-      NODE_ENV: 'production',
-      // Production leaves migrations to the migrate step; these databases are fresh.
-      MIGRATIONS_RUN: 'true',
-      CURSOR_SECRET: CURSOR_SECRET,
-      DATABASE_URL: database.url,
-      API_KEYS: KEY,
-      LOG_LEVEL: 'info',
-      SHUTDOWN_GRACE_MS: String(GRACE_MS),
-    });
+    running = await start({ SHUTDOWN_GRACE_MS: String(GRACE_MS) });
+    ({ service } = running);
   }, 300_000);
-
   afterAll(async () => {
     service?.kill('SIGKILL');
-    await sql?.end();
-    await database?.drop();
+    await running?.close();
   });
 
   it('writes one JSON line per request with method, route, status, duration, request id and key id', async () => {
     const created = await fetch(`${service.origin}/v1/pets`, createPet('Logged', { 'x-request-id': 'log-check-1' }));
     expect(created.status).toBe(201);
-    const denied = await fetch(`${service.origin}/v1/pets`, { headers: { ...bearer('not-a-valid-key-000000') } });
+    const denied = await fetch(`${service.origin}/v1/pets`, { headers: bearer('not-a-valid-key-000000') });
     expect(denied.status).toBe(401);
 
     const line = await completed('log-check-1');
-    expect(line).toMatchObject({
-      level: 30,
-      method: 'POST',
-      route: '/v1/pets',
-      status: 201,
-      keyId: 'env-1',
-    });
+    expect(line).toMatchObject({ level: 30, method: 'POST', route: '/v1/pets', status: 201, keyId: 'env-1' });
     expect(line.durationMs).toEqual(expect.any(Number));
     const deniedLine = await completed(denied.headers.get('x-request-id')!);
     expect(deniedLine).toMatchObject({ method: 'GET', route: '/v1/pets', status: 401, keyId: null });
@@ -129,12 +105,12 @@ describe('the production build', () => {
   });
 
   it('logs server errors with their request id and no SQL leaks into the response', async () => {
-    await sql.query('ALTER TABLE pets RENAME TO pets_elsewhere');
+    await running.sql.query('ALTER TABLE pets RENAME TO pets_elsewhere');
     let failed: Response;
     try {
       failed = await fetch(`${service.origin}/v1/pets`, createPet('Lost', { 'x-request-id': 'error-check-1' }));
     } finally {
-      await sql.query('ALTER TABLE pets_elsewhere RENAME TO pets');
+      await running.sql.query('ALTER TABLE pets_elsewhere RENAME TO pets');
     }
     expect(failed.status).toBe(500);
     expect(await failed.json()).toEqual({ code: 'internal_error', message: 'Internal server error.', status: 500 });
@@ -186,9 +162,9 @@ describe('the production build', () => {
     const statuses = [...outcomes.values()];
     const created = [...outcomes].filter(([, outcome]) => outcome === 201).map(([name]) => name);
     const failures = statuses.filter((outcome) => typeof outcome === 'string');
-    const stored = (await sql.query<{ name: string }>("SELECT name FROM pets WHERE name LIKE 'burst-%'")).rows.map(
-      (row) => row.name,
-    );
+    const stored = (
+      await running.sql.query<{ name: string }>("SELECT name FROM pets WHERE name LIKE 'burst-%'")
+    ).rows.map((row) => row.name);
     const figures = {
       requests: outcomes.size,
       created: created.length,
@@ -205,107 +181,116 @@ describe('the production build', () => {
     expect(exit!.afterMs).toBeLessThan(GRACE_MS);
     expect(inFlightAtSignal).toBeGreaterThan(0);
     expect(created.length).toBeGreaterThanOrEqual(TOTAL / 4);
-    // Every request the service answered got its 201; the others failed at the connection level only:
-    // refused once the listener closed, or reset when sent into the closing listener's backlog or onto
-    // a keep-alive connection the service was closing as idle, before the service read them.
+    // Every answer was a 201; the rest failed at the connection level only (refused once the listener closed, or
+    // reset in its backlog or on a keep-alive connection closed as idle), before the service read them.
     expect(figures.otherStatuses).toBe(0);
     for (const failure of failures) expect(['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET']).toContain(failure);
-    // Every 201 is in the database, and nothing is there that the client did not get a 201 for:
-    // no request was cut off after the service had accepted it.
+    // Every 201 is stored and nothing else: no request was cut off after the service had accepted it.
     expect(stored.sort()).toEqual(created.sort());
     expect(parsed().some((line) => typeof line.msg === 'string' && line.msg.startsWith('Stopped in'))).toBe(true);
   }, 90_000);
 });
 
 describe('the production build, stopping with a request that never finishes', () => {
-  let database: TestDatabase;
+  let running: ProductionService | undefined;
   let socket: Socket | undefined;
-  beforeAll(async () => {
-    database = await createTestDatabase();
+  afterEach(async () => {
+    socket?.destroy();
+    running?.service.kill('SIGKILL');
+    await running?.close();
+    [socket, running] = [undefined, undefined];
   });
-  afterEach(() => socket?.destroy());
-  afterAll(() => database.drop());
 
-  const start = (graceMs: number) =>
-    startService({
-      NODE_ENV: 'production',
-      // Production leaves migrations to the migrate step; these databases are fresh.
-      MIGRATIONS_RUN: 'true',
-      CURSOR_SECRET: CURSOR_SECRET,
-      DATABASE_URL: database.url,
-      API_KEYS: KEY,
-      LOG_LEVEL: 'info',
-      SHUTDOWN_GRACE_MS: String(graceMs),
-    });
-  const shutdownBegan = (service: ServiceProcess) =>
-    pollUntil(() => service.lines.some((line) => line.includes('SIGTERM received')), {
-      what: 'the shutdown to begin',
-    });
-
+  // Without the drain delay (production's is 5 s) the exit's timing measures the grace period alone.
   it('exits 1 once the grace period is over', async () => {
-    const service = await start(1_500);
-    try {
-      socket = await startStuckRequest(service.origin);
-      const signalledAt = Date.now();
-      service.kill('SIGTERM');
-      const exit = await service.exited;
-      expect(exit).toEqual({ code: 1, signal: null });
-      expect(Date.now() - signalledAt).toBeGreaterThanOrEqual(1_500);
-      expect(service.lines.some((line) => line.includes('Shutdown still incomplete after 1500 ms'))).toBe(true);
-    } finally {
-      service.kill('SIGKILL');
-    }
+    running = await start({ SHUTDOWN_GRACE_MS: '1500', SHUTDOWN_DRAIN_DELAY_MS: '0' });
+    const { service } = running;
+    socket = await startStuckRequest(service.origin);
+    const signalledAt = Date.now();
+    service.kill('SIGTERM');
+    expect(await service.exited).toEqual({ code: 1, signal: null });
+    expect(Date.now() - signalledAt).toBeGreaterThanOrEqual(1_500);
+    expect(service.lines.some((line) => line.includes('Shutdown still incomplete after 1500 ms'))).toBe(true);
   }, 60_000);
 
   it('exits at once on a second signal', async () => {
-    const service = await start(120_000);
-    try {
-      socket = await startStuckRequest(service.origin);
-      service.kill('SIGTERM');
-      await shutdownBegan(service);
-      service.kill('SIGTERM');
-      const exit = await Promise.race([service.exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
-      expect(exit).toEqual({ code: 128 + 15, signal: null });
-    } finally {
-      service.kill('SIGKILL');
-    }
+    running = await start({ SHUTDOWN_GRACE_MS: '120000' });
+    const { service } = running;
+    socket = await startStuckRequest(service.origin);
+    service.kill('SIGTERM');
+    await pollUntil(() => service.lines.some((line) => line.includes('SIGTERM received')), {
+      what: 'the shutdown to begin',
+    });
+    service.kill('SIGTERM');
+    const exit = await Promise.race([service.exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
+    expect(exit).toEqual({ code: 128 + 15, signal: null });
   }, 60_000);
 });
 
-describe('the production build run by `npm start` (dev/start.ts) on its embedded PostgreSQL', () => {
-  it('stops the embedded server on SIGTERM and exits 0', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'animal-store-service-'));
+describe('`npm start` (dev/start.ts) on its embedded PostgreSQL, and the commands in a second shell beside it', () => {
+  const development = (script: string, env: Record<string, string>) =>
+    run(
+      process.execPath,
+      [join(ROOT, 'dist', 'dev', script), script === 'apikey.js' ? 'list' : 'run'],
+      { PATH: process.env.PATH ?? '', ...env },
+      120_000,
+    );
+  let dataDir: string;
+  let blocker: Server;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'animal-store-service-'));
     // The embedded cluster may run as the `postgres` user, which must reach its directory.
     await chmod(dataDir, 0o755);
-    const postgresPort = await freePort();
+    blocker = createServer().listen(await freePort(), '127.0.0.1');
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => blocker.close(resolve));
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('the commands find its database from DATA_DIR alone; on SIGTERM it stops the cluster and exits 0; then the commands say in one line what they tried', async () => {
+    const embeddedPort = await freePort();
     const service = await startService(
-      {
-        NODE_ENV: 'production',
-        // Production leaves migrations to the migrate step; these databases are fresh.
-        MIGRATIONS_RUN: 'true',
-        CURSOR_SECRET: CURSOR_SECRET,
-        DATA_DIR: dataDir,
-        EMBEDDED_POSTGRES_PORT: String(postgresPort),
-        API_KEYS: KEY,
-        LOG_LEVEL: 'warn',
-      },
+      { DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(embeddedPort), LOG_LEVEL: 'warn' },
       { main: DEVELOPMENT_ENTRY },
     );
     try {
-      const created = await fetch(`${service.origin}/v1/pets`, createPet('Embedded'));
-      expect(created.status).toBe(201);
-      service.kill('SIGTERM');
-      expect(await service.exited).toEqual({ code: 0, signal: null });
-      // The cluster went down with the service: its port no longer accepts connections.
-      const refused = await new Promise<string>((resolve) => {
-        const probe = connect(postgresPort, '127.0.0.1');
-        probe.once('connect', () => (probe.destroy(), resolve('connected')));
-        probe.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+      // Without API_KEYS the development wrapper gave the service a key of its own, kept in DATA_DIR.
+      const key = (await readFile(join(dataDir, 'dev-api-key'), 'utf8')).trim();
+      expect(service.stderr).toContain(
+        `Development API key (API_KEYS is unset): send Authorization: Bearer $(cat ${relative(ROOT, join(dataDir, 'dev-api-key'))})`,
+      );
+      expect((await fetch(`${service.origin}/v1/pets`, createPet('Embedded', bearer(key)))).status).toBe(201);
+      expect((await fetch(`${service.origin}/v1/pets`, { headers: bearer(key) })).status).toBe(200);
+      // The second shell sets DATA_DIR only: EMBEDDED_POSTGRES_PORT is its default, 5433, not the service's.
+      expect(await development('apikey.js', { DATA_DIR: dataDir })).toMatchObject({
+        code: 0,
+        stderr: 'No API keys yet: create one with `npm run apikey -- create <name>`.\n',
       });
-      expect(refused).toBe('ECONNREFUSED');
+      expect(await development('migrations.js', { DATA_DIR: dataDir })).toMatchObject({
+        code: 0,
+        stdout: `No pending migrations on 127.0.0.1:${embeddedPort}/animal_store: all ${MIGRATIONS.length} of this build are applied.\n`,
+      });
     } finally {
-      service.kill('SIGKILL');
-      await rm(dataDir, { recursive: true, force: true });
+      service.kill('SIGTERM');
     }
-  }, 90_000);
+    expect(await service.exited).toEqual({ code: 0, signal: null });
+    // The cluster went down with the service: its port no longer accepts connections.
+    const probe = await new Promise<string>((resolve) => {
+      const socket = connect(embeddedPort, '127.0.0.1');
+      socket.once('connect', () => (socket.destroy(), resolve('connected')));
+      socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+    });
+    expect(probe).toBe('ECONNREFUSED');
+
+    // A command would start the cluster again, on a port something else holds: one line, no stack.
+    const blockedPort = (blocker.address() as AddressInfo).port;
+    const failed = await development('apikey.js', { DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(blockedPort) });
+    const [message, ...more] = failed.stderr.split('\n').filter(Boolean);
+    expect({ code: failed.code, more }).toEqual({ code: 1, more: [] });
+    expect(message).toMatch(/^The embedded PostgreSQL in /);
+    expect(message).toContain(`did not start on port ${blockedPort}`);
+    expect(message).toContain('EMBEDDED_POSTGRES_PORT');
+    expect(failed.stderr).not.toMatch(/undefined|\n\s+at /);
+  }, 180_000);
 });
