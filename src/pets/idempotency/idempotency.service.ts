@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { databaseFault } from '../../database/database-faults.js';
-import { Database, type Queryable } from '../../database/database.js';
+import { Database, type Queryable, type TransactionOptions } from '../../database/database.js';
 import { ApiError } from '../../edge/errors/api-error.js';
 import { ErrorCode } from '../../edge/errors/error-code.js';
 import { IdempotencyKeysRepository, IdempotencyScope, StoredResponse } from './idempotency-keys.repository.js';
@@ -9,6 +9,7 @@ import { IdempotencyKeysRepository, IdempotencyScope, StoredResponse } from './i
 const LOCK_WAIT_MS = 2_000;
 /** SQLSTATE of a lock wait that ran out: here, a concurrent request still holds the key (answered 409, not 503). */
 const LOCK_WAIT_TIMED_OUT = '55P03';
+const ANSWERED_HERE: TransactionOptions = { answers: [LOCK_WAIT_TIMED_OUT] };
 
 const IN_PROGRESS = 'A request with this Idempotency-Key is still in progress; retry later.';
 const keyInUse = () => new ApiError(409, ErrorCode.IdempotencyKeyInUse, IN_PROGRESS, { 'Retry-After': '1' });
@@ -31,28 +32,25 @@ export class IdempotencyService {
   ): Promise<IdempotentOutcome<T>> {
     // A serialization failure or deadlock rolled the whole transaction back: it is safe to run once more.
     return this.database
-      .transaction(
-        async (manager) => {
-          await manager.query(`SET LOCAL lock_timeout = ${LOCK_WAIT_MS}`);
-          if (await this.keys.claim(manager, scope, fingerprint)) {
-            const response = await work(manager);
-            await this.keys.saveResponse(manager, scope, response);
-            return { ...response, replayed: false };
-          }
-          const record = await this.keys.find(manager, scope);
-          // Purged between the two statements: the client may simply retry.
-          if (!record || record.status === null) throw keyInUse();
-          if (record.fingerprint !== fingerprint) {
-            throw new ApiError(
-              422,
-              ErrorCode.IdempotencyKeyReused,
-              'This Idempotency-Key was already used with a different request body.',
-            );
-          }
-          return { status: record.status, body: record.body as T, replayed: true };
-        },
-        { answers: [LOCK_WAIT_TIMED_OUT] },
-      )
+      .transaction(async (manager) => {
+        await manager.query(`SET LOCAL lock_timeout = ${LOCK_WAIT_MS}`);
+        if (await this.keys.claim(manager, scope, fingerprint)) {
+          const response = await work(manager);
+          await this.keys.saveResponse(manager, scope, response);
+          return { ...response, replayed: false };
+        }
+        const record = await this.keys.find(manager, scope);
+        // Purged between the two statements: the client may simply retry.
+        if (!record || record.status === null) throw keyInUse();
+        if (record.fingerprint !== fingerprint) {
+          throw new ApiError(
+            422,
+            ErrorCode.IdempotencyKeyReused,
+            'This Idempotency-Key was already used with a different request body.',
+          );
+        }
+        return { status: record.status, body: record.body as T, replayed: true };
+      }, ANSWERED_HERE)
       .catch((error: unknown) => {
         // The lock timeout set above ran out: a concurrent request still holds the key.
         throw databaseFault(error)?.code === LOCK_WAIT_TIMED_OUT ? keyInUse() : error;
