@@ -45,8 +45,9 @@ COPY --from=build /app/dist ./dist
 # The files above stay owned by root: the service cannot rewrite its own code.
 USER node
 EXPOSE 3000
-# node:24-slim has no curl; Node's fetch probes readiness (database reachable, migrations applied).
-HEALTHCHECK --interval=5s --timeout=3s --start-period=30s --retries=3 \
+# node:24-slim has no curl; Node's fetch probes readiness (database reachable, migrations applied). The timeout covers
+# the probe's own Node start-up, which takes seconds on a busy host while the service answers in milliseconds.
+HEALTHCHECK --interval=5s --timeout=10s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + process.env.PORT + '/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # `npm run start:prod`'s command, its V8 flags included (package.json holds them; docs/performance.md).
 CMD ["node", "--heap-growing-percent=50", "--no-allocation-site-pretenuring", "--import", "./dist/src/observability/tracing/preload.js", "dist/src/main.js"]
