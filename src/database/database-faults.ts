@@ -2,12 +2,15 @@
 type FaultAnswer = 'unavailable' | 'retry-once' | 'retry-until-deadline';
 
 // SQLSTATEs: https://www.postgresql.org/docs/current/errcodes-appendix.html
+/** A lock wait that ran out (lock_timeout): its callers that set one answer it themselves. */
+export const LOCK_WAIT_TIMED_OUT = '55P03';
+
 /** The one table of database faults (503; no row: a bug, 500): the first row whose SQLSTATE prefix matches wins. */
 const DATABASE_FAULTS: readonly { sqlstate: string; kind: string; answer: FaultAnswer }[] = [
   { sqlstate: '08', kind: 'connection failure', answer: 'unavailable' },
   { sqlstate: '57P', kind: 'server shutting down or not accepting connections', answer: 'unavailable' },
   { sqlstate: '57014', kind: 'statement timeout', answer: 'unavailable' },
-  { sqlstate: '55P03', kind: 'lock wait timed out', answer: 'unavailable' },
+  { sqlstate: LOCK_WAIT_TIMED_OUT, kind: 'lock wait timed out', answer: 'unavailable' },
   { sqlstate: '53300', kind: 'too many connections', answer: 'retry-until-deadline' },
   { sqlstate: '53', kind: 'insufficient resources (disk full, out of memory)', answer: 'unavailable' },
   { sqlstate: '25006', kind: 'read-only database', answer: 'unavailable' },

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { setTimeout } from 'node:timers/promises';
 import { DataSource, Migration, MigrationExecutor, QueryRunner } from 'typeorm';
-import { databaseFault } from './database-faults.js';
+import { databaseFault, LOCK_WAIT_TIMED_OUT } from './database-faults.js';
 
 type MigrationLockTimeout = { migrationLockTimeoutMs: number };
 
@@ -174,7 +174,7 @@ const RELATION =
 
 /** A lock wait that ran out (SQLSTATE 55P03) as what it means for the operator; any other error as it is. */
 function lockTimeoutExplained(error: unknown, timeoutMs: number, outcome: string, more = ''): unknown {
-  if (databaseFault(error)?.code !== '55P03') return error;
+  if (databaseFault(error)?.code !== LOCK_WAIT_TIMED_OUT) return error;
   const query = (error as { query?: unknown }).query;
   const statement = (typeof query === 'string' ? query : '').trim().replace(/\s+/g, ' ');
   const relation = RELATION.exec(statement)?.[1];

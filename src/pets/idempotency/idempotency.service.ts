@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { databaseFault } from '../../database/database-faults.js';
+import { databaseFault, LOCK_WAIT_TIMED_OUT } from '../../database/database-faults.js';
 import { Database, type Queryable, type TransactionOptions } from '../../database/database.js';
 import { ApiError } from '../../edge/errors/api-error.js';
 import { ErrorCode } from '../../edge/errors/error-code.js';
@@ -7,8 +7,7 @@ import { IdempotencyKeysRepository, IdempotencyScope, StoredResponse } from './i
 
 /** How long a request waits for a concurrent request holding the same key; past it, 409. */
 const LOCK_WAIT_MS = 2_000;
-/** SQLSTATE of a lock wait that ran out: here, a concurrent request still holds the key (answered 409, not 503). */
-const LOCK_WAIT_TIMED_OUT = '55P03';
+/** The lock wait ran out: a concurrent request still holds the key (answered 409, not 503). */
 const ANSWERED_HERE: TransactionOptions = { answers: [LOCK_WAIT_TIMED_OUT] };
 
 const IN_PROGRESS = 'A request with this Idempotency-Key is still in progress; retry later.';
