@@ -17,7 +17,6 @@
 import { randomBytes } from 'node:crypto';
 import { Agent, request as httpRequest } from 'node:http';
 import pg from 'pg';
-import { DataSource, type DataSourceOptions, type ObjectLiteral, type Repository } from 'typeorm';
 import { startBenchDatabase } from './bench-database.js';
 import { built, startService } from './server-process.js';
 
@@ -138,24 +137,14 @@ async function main(): Promise<void> {
   const { PageCursorCodec } = (await import(built('pets/page-cursor.codec.js'))) as {
     PageCursorCodec: new (secret: string) => CursorCodec;
   };
-  const { dataSourceOptions } = (await import(built('database/data-source-options.js'))) as {
-    dataSourceOptions: (url: string) => DataSourceOptions;
-  };
-  const { PetEntity } = (await import(built('pets/pet.entity.js'))) as { PetEntity: new () => ObjectLiteral };
-  const { PetsRepository } = (await import(built('pets/pets.repository.js'))) as {
-    PetsRepository: new (pets: Repository<ObjectLiteral>) => {
-      boundPageQuery(query: { status?: Status; limit: number; after: number }): [string, unknown[]];
-    };
+  const { pageStatement } = (await import(built('pets/pets.repository.js'))) as {
+    pageStatement(query: { status?: Status; limit: number; after: number }): [{ text: string }, unknown[]];
   };
   const cursors = new PageCursorCodec(CURSOR_SECRET);
 
   const database = await startBenchDatabase();
   cleanups.push(() => database.stop());
   const { sql } = database;
-  // The page queries exactly as the service's repository builds them.
-  const dataSource = await new DataSource({ ...dataSourceOptions(database.url), entities: [PetEntity] }).initialize();
-  cleanups.push(() => dataSource.destroy());
-  const pages = new PetsRepository(dataSource.getRepository(PetEntity));
   const service = await startService({
     databaseUrl: database.url,
     apiKey: API_KEY,
@@ -186,9 +175,9 @@ async function main(): Promise<void> {
     console.log(
       `Measured ${label} (${SAMPLES} samples each) in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
     );
-    plans.push(
-      `  ${label}, deep page:\n` + (await explain(sql, ...pages.boundPageQuery({ status, limit: LIMIT, after }))),
-    );
+    // The page query exactly as the service's repository builds it.
+    const [{ text }, parameters] = pageStatement({ status, limit: LIMIT, after });
+    plans.push(`  ${label}, deep page:\n` + (await explain(sql, text, parameters)));
   }
   const offset = await sql.query<{ 'QUERY PLAN': string }>(
     `EXPLAIN (ANALYZE) SELECT id, name, category_id, status FROM pets ORDER BY id OFFSET $1 LIMIT $2`,

@@ -2,8 +2,9 @@
  * `npm run bench:statements [-- --calls <n>]`: PostgreSQL's own work for each statement the read routes run, the
  * service's (its built `PetsRepository`) beside the yardsticks' (`YARDSTICK_SQL`), with no HTTP server in between:
  * one connection on the bench's embedded PostgreSQL with 100,000 animals sends each statement `--calls` times in a
- * row, as node-postgres sends it for TypeORM (unnamed, parsed and planned on every call), in 3 rounds, and the
- * backend's CPU time (/proc) and the shared buffers it hit (pg_stat_database) are divided by the calls. At full load
+ * row, as node-postgres sends it for TypeORM (unnamed, parsed and planned on every call) and as a named prepared
+ * statement (parsed once per connection, its plan cached by PostgreSQL), in 3 rounds, and the backend's CPU time
+ * (/proc) and the shared buffers it hit (pg_stat_database) are divided by the calls. At full load
  * a request's PostgreSQL CPU also depends on how busy the server process keeps the 2 cores; this shows the part
  * that is the statement's. See docs/performance.md, "The database's work per request".
  */
@@ -24,21 +25,25 @@ if (process.env.BENCH_DATABASE_URL) {
 }
 
 type PageQuery = { status?: string; limit: number; after: number };
-const { PetsRepository } = (await import(built('pets/pets.repository.js'))) as {
-  PetsRepository: new (database: unknown) => { boundPageQuery(query: PageQuery): [string, unknown[]] };
+const { pageStatement } = (await import(built('pets/pets.repository.js'))) as {
+  pageStatement(query: PageQuery): [{ text: string }, unknown[]];
 };
-const service = new PetsRepository(undefined);
+/** The page's SQL and parameters exactly as the service's repository sends them. */
+const servicePage = (query: PageQuery): [string, unknown[]] => {
+  const [{ text }, parameters] = pageStatement(query);
+  return [text, parameters];
+};
 
 /** Each statement: the route it serves, whose, and how it is bound. */
 const STATEMENTS: [route: string, whose: string, sql: string, parameters: unknown[]][] = [
   ['list limit=20', 'yardsticks', YARDSTICK_SQL.list, [20]],
-  ['list limit=20', 'service, first page', ...service.boundPageQuery({ limit: 20, after: 0 })],
-  ['list limit=20', 'service, second page', ...service.boundPageQuery({ limit: 20, after: 20 })],
+  ['list limit=20', 'service, first page', ...servicePage({ limit: 20, after: 0 })],
+  ['list limit=20', 'service, second page', ...servicePage({ limit: 20, after: 20 })],
   ['list limit=100&status=available', 'yardsticks', YARDSTICK_SQL.listByStatus, ['available', 100]],
   [
     'list limit=100&status=available',
     'service, first page',
-    ...service.boundPageQuery({ status: 'available', limit: 100, after: 0 }),
+    ...servicePage({ status: 'available', limit: 100, after: 0 }),
   ],
   ['get by id', 'yardsticks and service', YARDSTICK_SQL.byId, [SEEDED_ANIMALS / 2]],
 ];
@@ -56,25 +61,32 @@ try {
     );
     return Number(rows[0].hit);
   };
-  const cpu = STATEMENTS.map((): number[] => []);
-  const blocks = STATEMENTS.map(() => NaN);
+  /** Each statement as it is sent: unnamed, or named (prepared on its first call on this connection). */
+  const SENT = ['unnamed', 'named'] as const;
+  const runs = STATEMENTS.flatMap(([route, whose, text, values], i) =>
+    SENT.map((sent) => ({ route, whose, sent, query: { text, values, name: sent === 'named' ? `s${i}` : undefined } })),
+  );
+  const cpu = runs.map((): number[] => []);
+  const blocks = runs.map(() => NaN);
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const [i, [, , sql, parameters]] of STATEMENTS.entries()) {
-      for (let call = 0; call < WARMUP_CALLS; call++) await client.query(sql, parameters);
+    for (const [i, { query }] of runs.entries()) {
+      for (let call = 0; call < WARMUP_CALLS; call++) await client.query(query);
       const [cpuBefore, blocksBefore] = [cpuMicros(backend), await blocksHit()];
-      for (let call = 0; call < calls; call++) await client.query(sql, parameters);
+      for (let call = 0; call < calls; call++) await client.query(query);
       cpu[i].push((cpuMicros(backend) - cpuBefore) / calls);
       blocks[i] = ((await blocksHit()) - blocksBefore) / calls;
     }
   }
   console.log(
     `${ROUNDS} rounds of ${calls} calls per statement, one connection, ${SEEDED_ANIMALS} animals\n\n` +
-      '| route | whose | backend CPU µs per call, median (lowest–highest) | shared buffers hit per call |\n' +
-      '| --- | --- | --- | --- |\n' +
-      STATEMENTS.map(([route, whose], i) => {
-        const range = `${Math.min(...cpu[i]).toFixed(1)}–${Math.max(...cpu[i]).toFixed(1)}`;
-        return `| ${route} | ${whose} | ${median(cpu[i]).toFixed(1)} (${range}) | ${blocks[i].toFixed(2)} |`;
-      }).join('\n'),
+      '| route | whose | sent | backend CPU µs per call, median (lowest–highest) | shared buffers hit per call |\n' +
+      '| --- | --- | --- | --- | --- |\n' +
+      runs
+        .map(({ route, whose, sent }, i) => {
+          const range = `${Math.min(...cpu[i]).toFixed(1)}–${Math.max(...cpu[i]).toFixed(1)}`;
+          return `| ${route} | ${whose} | ${sent} | ${median(cpu[i]).toFixed(1)} (${range}) | ${blocks[i].toFixed(2)} |`;
+        })
+        .join('\n'),
   );
 } finally {
   await client.end();

@@ -7,7 +7,7 @@ import { createApp } from '../src/app.setup.js';
 import { parseApiKeys } from '../src/config/app-config.js';
 import { PageCursorCodec } from '../src/pets/page-cursor.codec.js';
 import { PetStatus } from '../src/pets/pet-status.enum.js';
-import { PetPageQuery, PetsRepository } from '../src/pets/pets.repository.js';
+import { pageStatement, PetPageQuery } from '../src/pets/pets.repository.js';
 import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
 import { defaultConfig } from './support/config.js';
 
@@ -267,7 +267,10 @@ describe('the page queries on a realistic table', () => {
   afterAll(() => t.close());
 
   /** The SQL and parameters the repository runs for a page. */
-  const pageQuery = (query: PetPageQuery) => t.app.get(PetsRepository).boundPageQuery(query);
+  const pageQuery = (query: PetPageQuery): [string, unknown[]] => {
+    const [statement, parameters] = pageStatement(query);
+    return [statement.text, parameters];
+  };
 
   /** Every node of an EXPLAIN (FORMAT JSON) plan, depth first. */
   function nodes(plan: Record<string, unknown>): Record<string, unknown>[] {

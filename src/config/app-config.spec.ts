@@ -28,6 +28,7 @@ describe('loadConfig', () => {
       databaseUrl: UNUSED_DATABASE_URL,
       databasePool: { max: 10, idleTimeoutMs: 10_000 },
       replicas: { urls: [], maxLagMs: 5_000 },
+      preparedStatements: true,
       apiKeys: [],
       logLevel: 'info',
       migrationsRun: true,
@@ -74,6 +75,7 @@ describe('loadConfig', () => {
         DATABASE_URL: 'postgresql://app:secret@db:5432/animal_store',
         DATABASE_POOL_MAX: '40',
         DATABASE_POOL_IDLE_TIMEOUT_MS: '0',
+        DATABASE_PREPARED_STATEMENTS: 'false',
         API_KEYS: 'first-key-0123456789, second-key-0123456789',
         LOG_LEVEL: 'debug',
         MIGRATIONS_RUN: 'false',
@@ -92,6 +94,7 @@ describe('loadConfig', () => {
       databaseUrl: 'postgresql://app:secret@db:5432/animal_store',
       databasePool: { max: 40, idleTimeoutMs: 0 },
       replicas: { urls: [], maxLagMs: 5_000 },
+      preparedStatements: false,
       apiKeys: [
         { id: 'env-1', name: 'API_KEYS #1', key: 'first-key-0123456789' },
         { id: 'env-2', name: 'API_KEYS #2', key: 'second-key-0123456789' },

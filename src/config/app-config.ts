@@ -22,6 +22,12 @@ const integer = (min: number, max: number) =>
       error: mustBe(`an integer from ${min} to ${max}`),
     })
     .transform(Number);
+const flag = z.stringbool({
+  truthy: ['true'],
+  falsy: ['false'],
+  case: 'sensitive',
+  error: mustBe('"true" or "false"'),
+});
 const fraction = z
   .string()
   .regex(/^(0(\.\d+)?|1(\.0+)?)$/, { error: mustBe('a number from 0 to 1') })
@@ -102,9 +108,7 @@ const DATABASE_VARIABLES = {
     .pipe(urlWithScheme(['postgres', 'postgresql'], 'postgres://user:password@host:5432/db')),
   DATABASE_POOL_MAX: integer(1, 10_000).default(DATABASE_POOL_DEFAULTS.max),
   DATABASE_POOL_IDLE_TIMEOUT_MS: integer(0, 3_600_000).default(DATABASE_POOL_DEFAULTS.idleTimeoutMs),
-  MIGRATIONS_RUN: z
-    .stringbool({ truthy: ['true'], falsy: ['false'], case: 'sensitive', error: mustBe('"true" or "false"') })
-    .optional(),
+  MIGRATIONS_RUN: flag.optional(),
   MIGRATION_LOCK_TIMEOUT_MS: integer(1, 600_000).default(3_000),
   NODE_ENV: z.string().optional(),
 };
@@ -116,6 +120,7 @@ const SERVICE_VARIABLES = {
   ...DATABASE_VARIABLES,
   DATABASE_REPLICA_URL: list(urlWithScheme(['postgres', 'postgresql'], 'postgres://user:password@replica:5432/db')),
   DATABASE_REPLICA_MAX_LAG_MS: integer(0, 3_600_000).default(5_000),
+  DATABASE_PREPARED_STATEMENTS: flag.default(true),
   API_KEYS: apiKeyEntries,
   LOG_LEVEL: z.enum(LOG_LEVELS, { error: mustBe(`one of ${LOG_LEVELS.join(', ')}`) }).default('info'),
   CURSOR_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
@@ -197,6 +202,7 @@ const SCHEMAS = {
         port: env.PORT,
         ...database,
         replicas: { urls: env.DATABASE_REPLICA_URL, maxLagMs: env.DATABASE_REPLICA_MAX_LAG_MS },
+        preparedStatements: env.DATABASE_PREPARED_STATEMENTS,
         apiKeys: env.API_KEYS,
         logLevel: env.LOG_LEVEL,
         cursorSecret: env.CURSOR_SECRET,

@@ -19,7 +19,10 @@ function databaseFailing(...errors: Error[]) {
   } as unknown as DataSource;
   const faults = { record: (fault: DatabaseFault) => recorded.push(fault) } as unknown as DatabaseFaultLog;
   const replicas = { configured: false } as ReadReplicas;
-  return { database: new Database(dataSource, replicas, faults, new Registry()), recorded };
+  return {
+    database: new Database({ preparedStatements: false }, dataSource, replicas, faults, new Registry()),
+    recorded,
+  };
 }
 
 describe('Database records a fault where it happens, once its retries are spent', () => {

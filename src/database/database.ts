@@ -1,11 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { trace } from '@opentelemetry/api';
 import type { EventEmitter } from 'node:events';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
 import { DatabaseFaultLog } from './database-fault-log.js';
 import { databaseFault, RETRY_DEADLINE_MS } from './database-faults.js';
 import { ReadReplicas, type FallbackReason } from './read-replicas.js';
@@ -18,6 +20,16 @@ export interface Queryable {
 /** Statements and transactions: the Database, or a command's TypeORM EntityManager. */
 export interface Transactional extends Queryable {
   transaction<T>(work: (transaction: Queryable) => Promise<T>): Promise<T>;
+}
+
+/**
+ * A statement the request paths run over and over (a SELECT or an INSERT … RETURNING: its rows are the answer). Sent
+ * named, PostgreSQL parses and plans it once per connection rather than on every call, unless
+ * DATABASE_PREPARED_STATEMENTS is off (PgBouncer before 1.21 in transaction pooling: docs/operating.md, "PgBouncer").
+ */
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
 }
 
 /** A read a replica may answer; `lineage` pins its writer to the primary, `again` re-reads an answer there. */
@@ -79,13 +91,16 @@ export class Database implements Transactional {
   private readonly slots: SlotQueue;
   private readonly reads: Counter<'target'>;
   private readonly fallbacks: Counter<'reason'>;
+  private readonly prepared: boolean;
 
   constructor(
+    @Inject(APP_CONFIG) { preparedStatements }: Pick<AppConfig, 'preparedStatements'>,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly replicas: ReadReplicas,
     private readonly faults: DatabaseFaultLog,
     registry: Registry,
   ) {
+    this.prepared = preparedStatements;
     this.pool = (dataSource.driver as PostgresDriver).master as Pool;
     this.slots = new SlotQueue(this.pool);
     const pool = this.pool;
@@ -118,8 +133,8 @@ export class Database implements Transactional {
   }
 
   /** One statement on the primary. */
-  query<T>(sql: string, parameters?: unknown[]): Promise<T> {
-    return this.retried(() => this.dataSource.query<T>(sql, parameters));
+  query<T>(sql: string | Statement, parameters?: unknown[]): Promise<T> {
+    return this.retried(() => this.send<T>(this.dataSource, sql, parameters));
   }
 
   /** A transaction on the primary, run again whole when a fault rolled it back and the table says so. */
@@ -128,12 +143,12 @@ export class Database implements Transactional {
   }
 
   /** A read on a replica that is fresh enough, else (or when it fails, or `again` says) on the primary. */
-  async read<T>(sql: string, parameters: unknown[], { lineage, again }: ReadOptions<T> = {}): Promise<T> {
+  async read<T>(statement: Statement, parameters: unknown[], { lineage, again }: ReadOptions<T> = {}): Promise<T> {
     const replica = this.replicas.pick(lineage);
     let reason: FallbackReason | undefined = replica.fallback;
     if (replica.dataSource) {
       try {
-        const rows = await replica.dataSource.query<T>(sql, parameters);
+        const rows = await this.send<T>(replica.dataSource, statement, parameters);
         if (!again?.(rows)) return this.answered('replica', rows);
         reason = 'not_found';
       } catch (error) {
@@ -142,12 +157,26 @@ export class Database implements Transactional {
       }
     }
     if (reason) this.fallbacks.inc({ reason });
-    return this.answered(this.replicas.configured ? 'primary' : undefined, await this.query<T>(sql, parameters));
+    return this.answered(this.replicas.configured ? 'primary' : undefined, await this.query<T>(statement, parameters));
   }
 
   /** The reader's writes: its reads go to the primary until a replica must have replayed them. */
   wrote(lineage: string | undefined): void {
     if (lineage !== undefined) this.replicas.pin(lineage);
+  }
+
+  /** `sql` on a connection of `dataSource`'s pool, through TypeORM's query runner: named when it is a Statement. */
+  private async send<T>(dataSource: DataSource, sql: string | Statement, parameters?: unknown[]): Promise<T> {
+    if (typeof sql === 'string' || !this.prepared) {
+      return dataSource.query<T>(typeof sql === 'string' ? sql : sql.text, parameters);
+    }
+    const runner = dataSource.createQueryRunner();
+    try {
+      const client = (await runner.connect()) as PoolClient;
+      return (await client.query({ name: sql.name, text: sql.text, values: parameters })).rows as T;
+    } finally {
+      await runner.release();
+    }
   }
 
   private answered<T>(target: 'primary' | 'replica' | undefined, rows: T): T {

@@ -83,6 +83,8 @@ function instanceEnv(databaseUrl: string, extra: Record<string, string> = {}): R
     SHUTDOWN_DRAIN_DELAY_MS: String(DRAIN_DELAY_MS),
     SHUTDOWN_GRACE_MS: '10000',
     TRUST_PROXY: '127.0.0.1',
+    // PgBouncer 1.18 (Debian 12's) in transaction pooling carries no prepared statement across server connections.
+    DATABASE_PREPARED_STATEMENTS: 'false',
     ...extra,
   };
 }

@@ -1,0 +1,56 @@
+import { expect } from '@jest/globals';
+import { Database } from '../src/database/database.js';
+import { auth, jsonBody, request, startTestApp, type TestApp } from './support/test-app.js';
+
+/** One pooled connection, so that the statements its session prepared are the ones the test reads. */
+const ONE_CONNECTION = { max: 1, idleTimeoutMs: 600_000 };
+
+/** Every route whose statements are named: two creates, get by id three times, and the three kinds of page. */
+async function everyRoute(t: TestApp): Promise<number[]> {
+  const create = () => request<{ id: number }>(t.origin, '/v1/pets', jsonBody({ name: 'Rex', categoryId: 1 }));
+  const [first, second] = [await create(), await create()];
+  const get = (path: string) => request(t.origin, path, { headers: auth() });
+  const page = await get('/v1/pets?limit=1');
+  const [, next] = /^<(\/v1\/pets\?[^>]*)>; rel="next"$/.exec(page.headers.get('link') ?? '') ?? [];
+  const answers = [first.status, second.status, page.status, (await get(next)).status];
+  for (const path of [
+    ...Array.from({ length: 3 }, () => `/v1/pets/${second.body.id}`),
+    '/v1/pets?limit=1&status=available',
+  ]) {
+    answers.push((await get(path)).status);
+  }
+  return answers;
+}
+
+const ANSWERED = [201, 201, 200, 200, 200, 200, 200, 200];
+
+/** The named statements prepared on the connection's session, with how many times each ran. */
+const prepared = (t: TestApp) =>
+  t.app
+    .get(Database)
+    .query<{ name: string; calls: number }[]>(
+      'SELECT name, (generic_plans + custom_plans)::int AS calls FROM pg_prepared_statements ORDER BY name',
+    );
+
+describe('the statements the routes run over and over (DATABASE_PREPARED_STATEMENTS)', () => {
+  let t: TestApp | undefined;
+  afterEach(() => t?.close());
+
+  it('are prepared once per connection and then run by name, by default', async () => {
+    t = await startTestApp({ databasePool: ONE_CONNECTION });
+    expect(await everyRoute(t)).toEqual(ANSWERED);
+    expect(await prepared(t)).toEqual([
+      { name: 'pets-by-id', calls: 3 },
+      { name: 'pets-first-page', calls: 1 },
+      { name: 'pets-insert', calls: 2 },
+      { name: 'pets-page', calls: 1 },
+      { name: 'pets-page-by-status', calls: 1 },
+    ]);
+  });
+
+  it('are sent unnamed when it is false (PgBouncer before 1.21), with the same answers', async () => {
+    t = await startTestApp({ databasePool: ONE_CONNECTION, preparedStatements: false });
+    expect(await everyRoute(t)).toEqual(ANSWERED);
+    expect(await prepared(t)).toEqual([]);
+  });
+});
