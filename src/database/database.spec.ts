@@ -50,3 +50,25 @@ describe('Database records a fault where it happens, once its retries are spent'
     expect([...answered.recorded, ...bug.recorded]).toEqual([]);
   });
 });
+
+describe('Database sending a named statement', () => {
+  it('says what to set when the connection has lost it, as PgBouncer before 1.21 in transaction pooling does', async () => {
+    const lost = Object.assign(new Error('prepared statement "pets-by-id" already exists'), { code: '42P05' });
+    const client = { query: () => Promise.reject(lost) };
+    const dataSource = {
+      driver: { master: new EventEmitter() },
+      createQueryRunner: () => ({ connect: () => Promise.resolve(client), release: () => Promise.resolve() }),
+    } as unknown as DataSource;
+    const faults = { record: () => undefined } as unknown as DatabaseFaultLog;
+    const database = new Database(
+      { preparedStatements: true },
+      dataSource,
+      { configured: false } as ReadReplicas,
+      faults,
+      new Registry(),
+    );
+    await expect(database.query({ name: 'pets-by-id', text: 'SELECT 1' })).rejects.toThrow(
+      /already exists: .* set DATABASE_PREPARED_STATEMENTS=false/,
+    );
+  });
+});

@@ -43,6 +43,9 @@ export interface TransactionOptions {
   answers?: readonly string[];
 }
 
+/** What a pooler that keeps no prepared statements answers a named one: unknown here, or prepared by another client. */
+const LOST_STATEMENT = new Set(['26000', '42P05']);
+
 /** While requests wait for a slot and the pool releases none, the first in line asks the server again this often. */
 const PROBE_EVERY_MS = 100;
 
@@ -174,6 +177,12 @@ export class Database implements Transactional {
     try {
       const client = (await runner.connect()) as PoolClient;
       return (await client.query({ name: sql.name, text: sql.text, values: parameters })).rows as T;
+    } catch (error) {
+      if (!LOST_STATEMENT.has((error as { code?: string }).code ?? '')) throw error;
+      const advice =
+        'the connection keeps no prepared statements (PgBouncer before 1.21 in transaction pooling?): set ' +
+        'DATABASE_PREPARED_STATEMENTS=false (docs/operating.md, "PgBouncer")';
+      throw new Error(`${(error as Error).message}: ${advice}`, { cause: error });
     } finally {
       await runner.release();
     }
