@@ -138,7 +138,7 @@ async function main(): Promise<void> {
     PageCursorCodec: new (secret: string) => CursorCodec;
   };
   const { pageStatement } = (await import(built('pets/pets.repository.js'))) as {
-    pageStatement(query: { status?: Status; limit: number; after: number }): [{ text: string }, unknown[]];
+    pageStatement: (query: { status?: Status; limit: number; after: number }) => [{ text: string }, unknown[]];
   };
   const cursors = new PageCursorCodec(CURSOR_SECRET);
 

@@ -26,7 +26,7 @@ if (process.env.BENCH_DATABASE_URL) {
 
 type PageQuery = { status?: string; limit: number; after: number };
 const { pageStatement } = (await import(built('pets/pets.repository.js'))) as {
-  pageStatement(query: PageQuery): [{ text: string }, unknown[]];
+  pageStatement: (query: PageQuery) => [{ text: string }, unknown[]];
 };
 /** The page's SQL and parameters exactly as the service's repository sends them. */
 const servicePage = (query: PageQuery): [string, unknown[]] => {

@@ -362,7 +362,13 @@ describe('serialization failures and deadlocks', () => {
     const registry = new Registry();
     const noReplicas = { replicas: { urls: [], maxLagMs: 0 }, databasePool: DATABASE_POOL_DEFAULTS };
     const replicas = new ReadReplicas(noReplicas, dataSource, registry);
-    retrying = new Database({ preparedStatements: true }, dataSource, replicas, new DatabaseFaultLog(registry), registry);
+    retrying = new Database(
+      { preparedStatements: true },
+      dataSource,
+      replicas,
+      new DatabaseFaultLog(registry),
+      registry,
+    );
     // A sequence counts attempts outside any transaction, so a rolled-back attempt is still counted.
     await dataSource.query(`
       CREATE SEQUENCE attempts;
