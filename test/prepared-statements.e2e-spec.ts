@@ -5,14 +5,20 @@ import { auth, jsonBody, request, startTestApp, type TestApp } from './support/t
 /** One pooled connection, so that the statements its session prepared are the ones the test reads. */
 const ONE_CONNECTION = { max: 1, idleTimeoutMs: 600_000 };
 
-/** Every route whose statements are named: two creates, get by id three times, and the three kinds of page. */
+/** Every route whose statements are named: two creates, one with an Idempotency-Key sent twice, get by id three
+ * times, and the three kinds of page. */
 async function everyRoute(t: TestApp): Promise<number[]> {
-  const create = () => request<{ id: number }>(t.origin, '/v1/pets', jsonBody({ name: 'Rex', categoryId: 1 }));
+  const create = (headers: Record<string, string> = {}) => {
+    const body = jsonBody({ name: 'Rex', categoryId: 1 });
+    return request<{ id: number }>(t.origin, '/v1/pets', { ...body, headers: { ...body.headers, ...headers } });
+  };
   const [first, second] = [await create(), await create()];
+  const retried = [await create({ 'idempotency-key': 'once' }), await create({ 'idempotency-key': 'once' })];
   const get = (path: string) => request(t.origin, path, { headers: auth() });
   const page = await get('/v1/pets?limit=1');
   const [, next] = /^<(\/v1\/pets\?[^>]*)>; rel="next"$/.exec(page.headers.get('link') ?? '') ?? [];
-  const answers = [first.status, second.status, page.status, (await get(next)).status];
+  const answers = [first, second, ...retried, page].map((answer) => answer.status);
+  answers.push((await get(next)).status);
   for (const path of [
     ...Array.from({ length: 3 }, () => `/v1/pets/${second.body.id}`),
     '/v1/pets?limit=1&status=available',
@@ -22,7 +28,7 @@ async function everyRoute(t: TestApp): Promise<number[]> {
   return answers;
 }
 
-const ANSWERED = [201, 201, 200, 200, 200, 200, 200, 200];
+const ANSWERED = [201, 201, 201, 201, 200, 200, 200, 200, 200, 200];
 
 /** The named statements prepared on the connection's session, with how many times each ran. */
 const prepared = (t: TestApp) =>
@@ -40,9 +46,13 @@ describe('the statements the routes run over and over (DATABASE_PREPARED_STATEME
     t = await startTestApp({ databasePool: ONE_CONNECTION });
     expect(await everyRoute(t)).toEqual(ANSWERED);
     expect(await prepared(t)).toEqual([
+      // The Idempotency-Key's first create claims it and stores its answer; the second finds that answer.
+      { name: 'idempotency-claim', calls: 2 },
+      { name: 'idempotency-find', calls: 1 },
+      { name: 'idempotency-save-response', calls: 1 },
       { name: 'pets-by-id', calls: 3 },
       { name: 'pets-first-page', calls: 1 },
-      { name: 'pets-insert', calls: 2 },
+      { name: 'pets-insert', calls: 3 },
       { name: 'pets-page', calls: 1 },
       { name: 'pets-page-by-status', calls: 1 },
     ]);

@@ -4,7 +4,7 @@ import { trace } from '@opentelemetry/api';
 import type { EventEmitter } from 'node:events';
 import type { Pool, PoolClient } from 'pg';
 import { Counter, Gauge, Registry } from 'prom-client';
-import type { DataSource } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -23,13 +23,19 @@ export interface Transactional extends Queryable {
 }
 
 /**
- * A statement the request paths run over and over (a SELECT or an INSERT … RETURNING: its rows are the answer). Sent
+ * A statement the request paths run over and over; its answer is its rows (for an UPDATE or DELETE too, where
+ * TypeORM's `query` would add the count). Sent
  * named, PostgreSQL parses and plans it once per connection rather than on every call, unless
  * DATABASE_PREPARED_STATEMENTS is off (PgBouncer before 1.21 in transaction pooling: docs/operating.md, "PgBouncer").
  */
 export interface Statement {
   readonly name: string;
   readonly text: string;
+}
+
+/** What the Database's own statements and transactions run on: SQL text, or a Statement sent named. */
+export interface UnitOfWork extends Queryable {
+  query<T = unknown>(sql: string | Statement, parameters?: unknown[]): Promise<T>;
 }
 
 /** A read a replica may answer; `lineage` pins its writer to the primary, `again` re-reads an answer there. */
@@ -141,8 +147,19 @@ export class Database implements Transactional {
   }
 
   /** A transaction on the primary, run again whole when a fault rolled it back and the table says so. */
-  transaction<T>(work: (transaction: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T> {
-    return this.retried(() => this.dataSource.transaction((manager) => work(manager)), options?.answers);
+  transaction<T>(work: (transaction: UnitOfWork) => Promise<T>, options?: TransactionOptions): Promise<T> {
+    return this.retried(
+      () =>
+        this.dataSource.transaction((manager) =>
+          work({
+            query: <R>(sql: string | Statement, parameters?: unknown[]) =>
+              typeof sql === 'string' || !this.prepared
+                ? manager.query<R>(typeof sql === 'string' ? sql : sql.text, parameters)
+                : this.named<R>(manager.queryRunner!, sql, parameters),
+          }),
+        ),
+      options?.answers,
+    );
   }
 
   /** A read on a replica that is fresh enough, else (or when it fails, or `again` says) on the primary. */
@@ -175,16 +192,23 @@ export class Database implements Transactional {
     }
     const runner = dataSource.createQueryRunner();
     try {
-      const client = (await runner.connect()) as PoolClient;
-      return (await client.query({ name: sql.name, text: sql.text, values: parameters })).rows as T;
+      return await this.named<T>(runner, sql, parameters);
+    } finally {
+      await runner.release();
+    }
+  }
+
+  /** `statement`, named, on the connection of `runner` (TypeORM's public hand-over of its pooled client). */
+  private async named<T>(runner: QueryRunner, statement: Statement, parameters?: unknown[]): Promise<T> {
+    const client = (await runner.connect()) as PoolClient;
+    try {
+      return (await client.query({ name: statement.name, text: statement.text, values: parameters })).rows as T;
     } catch (error) {
       if (!LOST_STATEMENT.has((error as { code?: string }).code ?? '')) throw error;
       const advice =
         'the connection keeps no prepared statements (PgBouncer before 1.21 in transaction pooling?): set ' +
         'DATABASE_PREPARED_STATEMENTS=false (docs/operating.md, "PgBouncer")';
       throw new Error(`${(error as Error).message}: ${advice}`, { cause: error });
-    } finally {
-      await runner.release();
     }
   }
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Database, type Queryable, type Statement } from '../database/database.js';
+import { Database, type Statement, type UnitOfWork } from '../database/database.js';
 import { Pet } from './dto/pet.dto.js';
 import { PetEntity } from './pet.entity.js';
 import { PetStatus } from './pet-status.enum.js';
@@ -61,12 +61,10 @@ export class PetsRepository {
   }
 
   /** In `transaction` when given (its owner retries the whole of it), else on its own. */
-  async insert(pet: NewPetRow, transaction?: Queryable): Promise<Pet> {
+  async insert(pet: NewPetRow, transaction?: UnitOfWork): Promise<Pet> {
     const categoryId = String(pet.categoryId);
     const parameters = [pet.name, categoryId, pet.status];
-    const [{ id }] = await (transaction
-      ? transaction.query<Pick<PetRow, 'id'>[]>(INSERT.text, parameters)
-      : this.database.query<Pick<PetRow, 'id'>[]>(INSERT, parameters));
+    const [{ id }] = await (transaction ?? this.database).query<Pick<PetRow, 'id'>[]>(INSERT, parameters);
     return toPet({ ...pet, id, categoryId });
   }
 }

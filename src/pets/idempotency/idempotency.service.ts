@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { databaseFault, LOCK_WAIT_TIMED_OUT } from '../../database/database-faults.js';
-import { Database, type Queryable, type TransactionOptions } from '../../database/database.js';
+import { Database, type TransactionOptions, type UnitOfWork } from '../../database/database.js';
 import { ApiError } from '../../edge/errors/api-error.js';
 import { ErrorCode } from '../../edge/errors/error-code.js';
 import { IdempotencyKeysRepository, IdempotencyScope, StoredResponse } from './idempotency-keys.repository.js';
@@ -27,7 +27,7 @@ export class IdempotencyService {
   run<T>(
     scope: IdempotencyScope,
     fingerprint: string,
-    work: (transaction: Queryable) => Promise<StoredResponse & { body: T }>,
+    work: (transaction: UnitOfWork) => Promise<StoredResponse & { body: T }>,
   ): Promise<IdempotentOutcome<T>> {
     // A serialization failure or deadlock rolled the whole transaction back: it is safe to run once more.
     return this.database
