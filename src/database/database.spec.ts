@@ -14,7 +14,7 @@ function databaseFailing(...errors: Error[]) {
   const answer = () => (errors.length > 0 ? Promise.reject(errors.shift()!) : Promise.resolve('answered'));
   const dataSource = {
     driver: { master: new EventEmitter() },
-    query: answer,
+    createQueryRunner: () => ({ query: answer, release: () => Promise.resolve() }),
     transaction: (work: (manager: unknown) => Promise<unknown>) => answer().then(() => work({})),
   } as unknown as DataSource;
   const faults = { record: (fault: DatabaseFault) => recorded.push(fault) } as unknown as DatabaseFaultLog;

@@ -24,9 +24,9 @@ export interface Transactional extends Queryable {
 
 /**
  * A statement the request paths run over and over; its answer is its rows (for an UPDATE or DELETE too, where
- * TypeORM's `query` would add the count). Sent
- * named, PostgreSQL parses and plans it once per connection rather than on every call, unless
- * DATABASE_PREPARED_STATEMENTS is off (PgBouncer before 1.21 in transaction pooling: docs/operating.md, "PgBouncer").
+ * TypeORM's `query` would add the count). Sent named, PostgreSQL parses and plans it once per connection rather than
+ * on every call, unless DATABASE_PREPARED_STATEMENTS is off (PgBouncer before 1.21 in transaction pooling:
+ * docs/operating.md, "PgBouncer").
  */
 export interface Statement {
   readonly name: string;
@@ -148,16 +148,11 @@ export class Database implements Transactional {
 
   /** A transaction on the primary, run again whole when a fault rolled it back and the table says so. */
   transaction<T>(work: (transaction: UnitOfWork) => Promise<T>, options?: TransactionOptions): Promise<T> {
+    const unit = (runner: QueryRunner): UnitOfWork => ({
+      query: (sql, parameters) => this.on(runner, sql, parameters),
+    });
     return this.retried(
-      () =>
-        this.dataSource.transaction((manager) =>
-          work({
-            query: <R>(sql: string | Statement, parameters?: unknown[]) =>
-              typeof sql === 'string' || !this.prepared
-                ? manager.query<R>(typeof sql === 'string' ? sql : sql.text, parameters)
-                : this.named<R>(manager.queryRunner!, sql, parameters),
-          }),
-        ),
+      () => this.dataSource.transaction((manager) => work(unit(manager.queryRunner!))),
       options?.answers,
     );
   }
@@ -185,24 +180,24 @@ export class Database implements Transactional {
     if (lineage !== undefined) this.replicas.pin(lineage);
   }
 
-  /** `sql` on a connection of `dataSource`'s pool, through TypeORM's query runner: named when it is a Statement. */
+  /** `sql` on a connection of `dataSource`'s pool, as TypeORM's `DataSource.query` runs it: a query runner of its own. */
   private async send<T>(dataSource: DataSource, sql: string | Statement, parameters?: unknown[]): Promise<T> {
-    if (typeof sql === 'string' || !this.prepared) {
-      return dataSource.query<T>(typeof sql === 'string' ? sql : sql.text, parameters);
-    }
     const runner = dataSource.createQueryRunner();
     try {
-      return await this.named<T>(runner, sql, parameters);
+      return await this.on<T>(runner, sql, parameters);
     } finally {
       await runner.release();
     }
   }
 
-  /** `statement`, named, on the connection of `runner` (TypeORM's public hand-over of its pooled client). */
-  private async named<T>(runner: QueryRunner, statement: Statement, parameters?: unknown[]): Promise<T> {
+  /** `sql` on the connection of `runner`: text as TypeORM sends it, a Statement named on TypeORM's pooled client. */
+  private async on<T>(runner: QueryRunner, sql: string | Statement, parameters?: unknown[]): Promise<T> {
+    if (typeof sql === 'string' || !this.prepared) {
+      return runner.query(typeof sql === 'string' ? sql : sql.text, parameters) as Promise<T>;
+    }
     const client = (await runner.connect()) as PoolClient;
     try {
-      return (await client.query({ name: statement.name, text: statement.text, values: parameters })).rows as T;
+      return (await client.query({ name: sql.name, text: sql.text, values: parameters })).rows as T;
     } catch (error) {
       if (!LOST_STATEMENT.has((error as { code?: string }).code ?? '')) throw error;
       const advice =
