@@ -23,10 +23,10 @@ export interface Transactional extends Queryable {
 }
 
 /**
- * A statement the request paths run over and over; its answer is its rows (for an UPDATE or DELETE too, where
- * TypeORM's `query` would add the count). Sent named, PostgreSQL parses and plans it once per connection rather than
- * on every call, unless DATABASE_PREPARED_STATEMENTS is off (PgBouncer before 1.21 in transaction pooling:
- * docs/operating.md, "PgBouncer").
+ * A statement the request paths run over and over. Sent named, PostgreSQL parses and plans it once per connection
+ * rather than on every call, unless DATABASE_PREPARED_STATEMENTS is off (PgBouncer before 1.21 in transaction pooling:
+ * docs/operating.md, "PgBouncer"). Its answer is its rows either way for a SELECT or an INSERT … RETURNING; read none
+ * from an UPDATE or DELETE, which TypeORM's `query` (the unnamed way) answers with [rows, count].
  */
 export interface Statement {
   readonly name: string;
