@@ -1,7 +1,7 @@
 import { expect } from '@jest/globals';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ComposeProject, docker, DOCKER, run } from './support/docker.js';
+import { ComposeProject, docker, DOCKER, inspect, run } from './support/docker.js';
 import { pollUntil } from '../support/poll.js';
 
 /**
@@ -357,7 +357,7 @@ describe('failures that show', () => {
     await docker(['stop', '-t', '10', id]);
     const stopMs = Date.now() - started;
     process.stdout.write(`docker stop backup during a lock-blocked dump: ${stopMs} ms\n`);
-    expect((await project.inspect(id)).ExitCode).toBe(0);
+    expect((await inspect(id)).ExitCode).toBe(0);
     expect(stopMs).toBeLessThan(2_000);
     expect((await readdir(directory)).filter((name) => name.endsWith('.partial'))).toEqual([]);
     await project.sql(

@@ -2,7 +2,7 @@ import { expect } from '@jest/globals';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { ComposeProject, docker, DOCKER, run } from './support/docker.js';
+import { ComposeProject, docker, DOCKER, inspect, run } from './support/docker.js';
 import { parseCurlInclude, ReadmeCommand, readmeCommands } from './support/readme.js';
 import { pollUntil } from '../support/poll.js';
 
@@ -62,10 +62,10 @@ describe('docker-compose.yml, as the README runs it', () => {
       const at = (time: string) => ((Date.parse(time) - started) / 1000).toFixed(1);
       const steps = [];
       for (const service of ['secrets', 'db', 'roles', 'migrate', 'grants', 'api']) {
-        const state = await project.inspect(await project.container(service));
+        const state = await inspect(await project.container(service));
         steps.push(`${service} ${at(state.StartedAt)}${state.Running ? '' : `–${at(state.FinishedAt)}`}`);
       }
-      const checks = (await project.inspect(await project.container('api'))).Health?.Log ?? [];
+      const checks = (await inspect(await project.container('api'))).Health?.Log ?? [];
       const probes = checks.map((check) => `${at(check.Start)}–${at(check.End)} exit ${check.ExitCode}`);
       process.stdout.write(
         `docker compose up -d, each service: ${steps.join(', ')}; api checks: ${probes.join(', ')}\n`,
@@ -74,7 +74,7 @@ describe('docker-compose.yml, as the README runs it', () => {
     process.stdout.write(`docker compose up -d to api healthy: ${(upToHealthy / 1000).toFixed(1)} s\n`);
     expect(upToHealthy).toBeLessThanOrEqual(60_000);
     expect(await project.healthOf('db')).toBe('healthy');
-    const migrate = await project.inspect(await project.container('migrate'));
+    const migrate = await inspect(await project.container('migrate'));
     expect({ running: migrate.Running, exitCode: migrate.ExitCode }).toEqual({ running: false, exitCode: 0 });
     expect(await project.logs('migrate')).toMatch(/Applied CreatePets\d+/);
 
@@ -142,7 +142,7 @@ describe('docker-compose.yml, as the README runs it', () => {
     const stopMs = Date.now() - before;
     stopped = true;
     await load;
-    const state = await project.inspect(api);
+    const state = await inspect(api);
     process.stdout.write(
       `docker-compose stop api: ${stopMs} ms, exit ${state.ExitCode}, ${acknowledged.length} acknowledged\n`,
     );

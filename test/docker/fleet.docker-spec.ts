@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ComposeProject, docker, DOCKER, IMAGE, run } from './support/docker.js';
+import { ComposeProject, docker, DOCKER, IMAGE, inspect, run, waitForHealth } from './support/docker.js';
 import { pollUntil } from '../support/poll.js';
 
 /**
@@ -71,12 +71,14 @@ describe('docker-compose.fleet.yml', () => {
     for (const replica of replicas) {
       // Longer than SHUTDOWN_DRAIN_DELAY_MS + SHUTDOWN_GRACE_MS, as the service's stop_grace_period.
       await docker(['restart', '-t', '20', replica], 60_000);
-      const { StartedAt } = await project.inspect(replica);
-      await pollUntil(async () => (await project.inspect(replica)).Health?.Status === 'healthy', {
-        timeoutMs: 60_000,
-        intervalMs: 250,
-        what: `${replica} healthy after its restart`,
-      });
+      const { StartedAt } = await inspect(replica);
+      await waitForHealth(
+        [`container=${replica}`],
+        () => Promise.resolve([replica]),
+        'healthy',
+        60_000,
+        `${replica} restarted`,
+      );
       // Back in the balancer: the new process has served a request HAProxy sent it.
       await pollUntil(
         async () => (await docker(['logs', '--since', StartedAt, replica])).includes('"route":"/v1/pets"'),

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ComposeProject } from './support/docker.js';
+import { ComposeProject, inspect } from './support/docker.js';
 import { SESSION_TIMEOUTS } from '../../src/database/session-timeouts.js';
 import { buildCopyWith, ensureBuilt } from '../support/built-service.js';
 
@@ -50,7 +50,7 @@ describe('docker-compose.yml, upgraded to a build with a migration longer than a
     });
     const migrate = await upgraded.container('migrate');
     expect(migrate).not.toBe(before);
-    const state = await upgraded.inspect(migrate);
+    const state = await inspect(migrate);
     const migrateMs = Date.parse(state.FinishedAt) - Date.parse(state.StartedAt);
     process.stdout.write(
       `migrate service with ${upgrade.migrations[0]} (pg_sleep(${SLOW_SECONDS})): exit ${state.ExitCode}, ` +

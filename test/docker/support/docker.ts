@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../support/database-server.js';
-import { pollUntil } from '../../support/poll.js';
 
 export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 /** Debian's client: it builds with BuildKit without buildx (see test/docker/global-setup.ts). */
@@ -129,14 +128,13 @@ export class ComposeProject {
    * the CPU that docker-compose (Python) takes to start, and the polls below call this every quarter of a second.
    */
   async containers(service: string): Promise<string[]> {
-    const labels = [`project=${this.name}`, `service=${service}`, 'oneoff=False'];
     const listed = await docker([
       'ps',
       '-a',
       '--no-trunc',
       '--format',
       '{{.Names}} {{.ID}}',
-      ...labels.flatMap((label) => ['--filter', `label=com.docker.compose.${label}`]),
+      ...this.labels(service).flatMap((label) => ['--filter', `label=${label}`]),
     ]);
     return listed
       .split('\n')
@@ -145,45 +143,25 @@ export class ComposeProject {
       .map((line) => line.split(' ')[1]);
   }
 
+  /** The labels Compose sets on a service's own containers (not `run`'s one-offs). */
+  private labels(service: string): string[] {
+    return [`project=${this.name}`, `service=${service}`, 'oneoff=False'].map((label) => `com.docker.compose.${label}`);
+  }
+
   async container(service: string): Promise<string> {
     const [id] = await this.containers(service);
     if (!id) throw new Error(`${this.name}: no ${service} container`);
     return id;
   }
 
-  /** `docker inspect` of a container. */
-  async inspect(id: string): Promise<ContainerState> {
-    const [info] = JSON.parse(await docker(['inspect', id])) as [{ State: ContainerState }];
-    return info.State;
-  }
-
   async healthOf(service: string): Promise<string | undefined> {
-    return (await this.inspect(await this.container(service))).Health?.Status;
+    return (await inspect(await this.container(service))).Health?.Status;
   }
 
   /** Waits until every container of the service reports `status` (healthy, unhealthy). */
-  async waitForHealth(service: string, status: string, timeoutMs: number): Promise<void> {
-    let states: ContainerState[] = [];
-    try {
-      await pollUntil(
-        async () => {
-          const ids = await this.containers(service);
-          if (ids.length === 0) return false;
-          states = (JSON.parse(await docker(['inspect', ...ids])) as { State: ContainerState }[]).map(
-            ({ State }) => State,
-          );
-          return states.every((state) => state.Health?.Status === status);
-        },
-        { timeoutMs, intervalMs: 250, what: `${this.name} ${service} to be ${status}` },
-      );
-    } catch (error) {
-      // What the checks said, and the service's last lines: the reason a bound was missed.
-      const checks = states.flatMap((state) => state.Health?.Log ?? []).map((check) => check.Output.trim());
-      const logs = (await this.compose(['logs', '--no-color', '--tail', '20', service])).stdout;
-      throw new Error(`${(error as Error).message}\nlast checks: ${checks.join(' | ')}\nlogs:\n${logs}`, {
-        cause: error,
-      });
-    }
+  waitForHealth(service: string, status: string, timeoutMs: number): Promise<void> {
+    const labels = this.labels(service).map((label) => `label=${label}`);
+    return waitForHealth(labels, () => this.containers(service), status, timeoutMs, `${this.name} ${service}`);
   }
 
   /**
@@ -218,6 +196,84 @@ export class ComposeProject {
     const result = await this.compose(['logs', '--no-color', '--tail', '40', ...(service ? [service] : [])]);
     return result.stdout;
   }
+}
+
+/**
+ * Waits until every container `ids` lists reports `status` (healthy, unhealthy): checked now, then again at each
+ * health change the engine reports among the containers `filters` select (`docker events`), and at least every 5 s.
+ * Polling `docker inspect` instead kept a core a quarter busy with the engine's client while the containers started.
+ */
+export async function waitForHealth(
+  filters: string[],
+  ids: () => Promise<string[]>,
+  status: string,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  // From now on: a change made between this line and the first check is replayed, not missed.
+  const events = spawn(
+    DOCKER,
+    [
+      'events',
+      '--since',
+      String(Date.now() / 1000),
+      '--format',
+      '{{.Status}}',
+      '--filter',
+      'event=health_status',
+    ].concat(filters.flatMap((filter) => ['--filter', filter])),
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  );
+  // Without the stream (the client failed to start) the checks every 5 s remain.
+  events.on('error', () => {});
+  let changes = 0;
+  let wake = () => {};
+  events.stdout.on('data', () => {
+    changes += 1;
+    wake();
+  });
+  let states: ContainerState[] = [];
+  let listed: string[] = [];
+  let lastError: unknown;
+  try {
+    while (Date.now() < deadline) {
+      const seen = changes;
+      try {
+        listed = await ids();
+        const inspected = listed.length === 0 ? '[]' : await docker(['inspect', ...listed]);
+        states = (JSON.parse(inspected) as { State: ContainerState }[]).map(({ State }) => State);
+        if (states.length > 0 && states.every((state) => state.Health?.Status === status)) return;
+      } catch (error) {
+        lastError = error;
+      }
+      if (changes === seen) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(5_000, Math.max(0, deadline - Date.now())));
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    }
+  } finally {
+    events.kill();
+  }
+  // What the checks said, and the containers' last lines: the reason a bound was missed.
+  const checks = states.flatMap((state) => state.Health?.Log ?? []).map((check) => check.Output.trim());
+  const logs = await Promise.all(listed.map((id) => run(DOCKER, ['logs', '--tail', '20', id])));
+  throw new Error(
+    `Timed out after ${timeoutMs} ms waiting for ${what} to be ${status}` +
+      (lastError instanceof Error ? `: ${lastError.message}` : '') +
+      `\nlast checks: ${checks.join(' | ')}\nlogs:\n${logs.map((log) => log.stdout + log.stderr).join('\n')}`,
+  );
+}
+
+/** `docker inspect` of a container. */
+export async function inspect(id: string): Promise<ContainerState> {
+  const [info] = JSON.parse(await docker(['inspect', id])) as [{ State: ContainerState }];
+  return info.State;
 }
 
 export interface ContainerState {
