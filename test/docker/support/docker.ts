@@ -124,8 +124,8 @@ export class ComposeProject {
 
   /**
    * The ids of a service's containers, running or not, as `docker-compose ps -a -q <service>` lists them (by name,
-   * without `run`'s one-off containers), read from the labels Compose sets. The engine's client answers in a tenth of
-   * the CPU that docker-compose (Python) takes to start, and the polls below call this every quarter of a second.
+   * without `run`'s one-off containers), read from the labels Compose sets: the engine's client, which costs far less
+   * CPU than docker-compose (Python) takes to start, and a wait for health calls this at each check.
    */
   async containers(service: string): Promise<string[]> {
     const listed = await docker([
@@ -200,8 +200,8 @@ export class ComposeProject {
 
 /**
  * Waits until every container `ids` lists reports `status` (healthy, unhealthy): checked now, then again at each
- * health change the engine reports among the containers `filters` select (`docker events`), and at least every 5 s.
- * Polling `docker inspect` instead kept a core a quarter busy with the engine's client while the containers started.
+ * health change the engine reports among the containers `filters` select (`docker events`), and at least every 5 s:
+ * not polling `docker inspect`, whose cost docs/testing.md ("The Docker suite") measures.
  */
 export async function waitForHealth(
   filters: string[],
