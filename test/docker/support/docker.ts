@@ -241,8 +241,7 @@ export async function waitForHealth(
       const seen = changes;
       try {
         listed = await ids();
-        const inspected = listed.length === 0 ? '[]' : await docker(['inspect', ...listed]);
-        states = (JSON.parse(inspected) as { State: ContainerState }[]).map(({ State }) => State);
+        states = await Promise.all(listed.map(inspect));
         if (states.length > 0 && states.every((state) => state.Health?.Status === status)) return;
       } catch (error) {
         lastError = error;
