@@ -10,16 +10,24 @@ export default {
   ...base,
   roots: ['<rootDir>/test/system'],
   testRegex: '\\.system-spec\\.ts$',
-  // Two workers, but only the live alerts, which mostly wait, run beside another spec; the fleet, the failover and the
-  // replicas, which put a service under steady load and measure its answers, run alone
-  // (test/system/support/one-at-a-time.ts).
+  // Two workers. The measured specs (the fleet, the failover, the replicas: a service under steady load, its answers
+  // measured) run one at a time at normal priority; every other spec runs beside them at the lowest CPU priority
+  // (test/system/support/scheduling.ts). `first` is the order the workers take specs in, the rest after: the measured
+  // ones one after another on one worker while the live alerts (which mostly wait) and the promtool checks run on the
+  // other.
   maxWorkers: 2,
   globals: {
     systemSpecs: {
-      alone: ['fleet.system-spec.ts', 'failover.system-spec.ts', 'replicas.system-spec.ts'],
-      beside: ['alerts-live.system-spec.ts'],
+      measured: ['failover.system-spec.ts', 'fleet.system-spec.ts', 'replicas.system-spec.ts'],
+      first: [
+        'failover.system-spec.ts',
+        'alerts-live.system-spec.ts',
+        'fleet.system-spec.ts',
+        'alert-rules.system-spec.ts',
+        'replicas.system-spec.ts',
+      ],
     },
   },
   testSequencer: '<rootDir>/test/system/support/sequencer.js',
-  setupFilesAfterEnv: ['<rootDir>/test/system/support/one-at-a-time.ts'],
+  setupFilesAfterEnv: ['<rootDir>/test/system/support/scheduling.ts'],
 };

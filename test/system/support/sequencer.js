@@ -2,16 +2,15 @@ import Sequencer from '@jest/test-sequencer';
 import { basename } from 'node:path';
 
 /**
- * The system suite's order (jest.system.config.js, `systemSpecs`): the specs that run alone first, then the one
- * that runs beside the rest, then the rest, so that the second worker has something to run beside it
- * (test/system/support/one-at-a-time.ts).
+ * The system suite's order (jest.system.config.js, `systemSpecs.first`), the rest after them in Jest's own order:
+ * each worker takes the next spec as it frees (test/system/support/scheduling.ts).
  */
 export default class SystemSequencer extends Sequencer {
   sort(tests) {
     const rank = (test) => {
-      const { alone, beside } = test.context.config.globals.systemSpecs;
-      const name = basename(test.path);
-      return alone.includes(name) ? 0 : beside.includes(name) ? 1 : 2;
+      const { first } = test.context.config.globals.systemSpecs;
+      const index = first.indexOf(basename(test.path));
+      return index === -1 ? first.length : index;
     };
     return [...super.sort(tests)].sort((a, b) => rank(a) - rank(b));
   }

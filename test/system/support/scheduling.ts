@@ -1,0 +1,66 @@
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { basename, join } from 'node:path';
+import { ROOT } from '../../support/built-service.js';
+import { pollUntil } from '../../support/poll.js';
+
+/**
+ * `npm run test:system` runs on two workers (the order and the roles are jest.system.config.js's `systemSpecs`). The
+ * measured specs (the fleet, the failover and the replicas) put a service under steady load and measure its answers:
+ * they run one at a time, under one lock, at the machine's normal priority. Every other spec runs beside them at the
+ * lowest CPU priority (nice 19, inherited by every process it starts), so that it takes only the CPU a measured spec
+ * leaves idle (docs/testing.md, "The system suite").
+ */
+const { measured } = (globalThis as unknown as { systemSpecs: { measured: string[] } }).systemSpecs;
+const LOCK = join(ROOT, 'test', 'artifacts', 'system-spec-measured.lock');
+/** Long enough for the measured specs before this one. */
+const WAIT_MS = 30 * 60_000;
+/** A lock with no holder written after this long was left by a worker ended while taking it. */
+const UNCLAIMED_MS = 60_000;
+const LOWEST_PRIORITY = 19;
+
+const running = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/**
+ * The lock is held by the worker running a spec, which writes its pid and its Jest run's (its parent's) into it, and
+ * given up when that worker ends (one worker per file: jest.config.js), often by a signal: a lock whose worker is
+ * gone, or whose run has ended, is free.
+ */
+function stale(): boolean {
+  let holder: string;
+  try {
+    holder = readFileSync(join(LOCK, 'holder'), 'utf8');
+  } catch {
+    return Date.now() - statSync(LOCK).mtimeMs > UNCLAIMED_MS;
+  }
+  const [worker, run] = holder.split(' ').map(Number);
+  return !running(worker) || (run !== process.ppid && !running(run));
+}
+
+function take(): boolean {
+  try {
+    mkdirSync(LOCK);
+  } catch {
+    if (stale()) rmSync(LOCK, { recursive: true, force: true });
+    return false;
+  }
+  writeFileSync(join(LOCK, 'holder'), `${process.pid} ${process.ppid}`);
+  process.once('exit', () => rmSync(LOCK, { recursive: true, force: true }));
+  return true;
+}
+
+beforeAll(async () => {
+  if (!measured.includes(basename(expect.getState().testPath ?? ''))) {
+    setPriority(LOWEST_PRIORITY);
+    return;
+  }
+  mkdirSync(join(LOCK, '..'), { recursive: true });
+  await pollUntil(take, { timeoutMs: WAIT_MS, intervalMs: 250, what: `the system suite's lock ${LOCK}` });
+}, WAIT_MS + 10_000);
