@@ -44,12 +44,10 @@ export default {
   globalSetup: '<rootDir>/test/support/jest/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 30_000,
-  // A fresh worker per test file. TypeORM loads entities and migrations with
-  // `Function('return p => import(p)')`, and Node hands that import() to the
-  // Jest runtime of the first file that ran it, torn down by the second file
-  // ("Cannot read properties of undefined (reading 'identifier')"). Any limit
-  // also keeps Jest from running in band, which would share one process.
-  workerIdleMemoryLimit: '1MB',
+  // Workers are reused across test files, which spares each file a worker's start-up. Each end-to-end file leaves
+  // part of its module graph in Jest's ES module loader, so a worker whose heap is past this after a file is
+  // replaced (docs/testing.md, "CI's time").
+  workerIdleMemoryLimit: '1GB',
   // Two workers keep both cores busy (the default is one fewer than the cores).
   maxWorkers: 2,
   collectCoverageFrom: ['src/**/*.ts', 'migrations/**/*.ts'],

@@ -16,6 +16,8 @@ export default {
   // ones one after another on one worker while the live alerts (which mostly wait) and the promtool checks run on the
   // other.
   maxWorkers: 2,
+  // A fresh worker per spec: the lock is given up when the worker that holds it ends.
+  workerIdleMemoryLimit: '1MB',
   globals: {
     systemSpecs: {
       measured: ['failover.system-spec.ts', 'fleet.system-spec.ts', 'replicas.system-spec.ts'],

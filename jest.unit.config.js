@@ -10,5 +10,4 @@ export default {
   testRegex: '\\.spec\\.ts$',
   globalSetup: undefined,
   globalTeardown: undefined,
-  workerIdleMemoryLimit: undefined,
 };

@@ -157,7 +157,7 @@ describe('the production build', () => {
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, GRACE_MS + 5_000))]);
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, GRACE_MS + 5_000).unref())]);
 
     const statuses = [...outcomes.values()];
     const created = [...outcomes].filter(([, outcome]) => outcome === 201).map(([name]) => name);
@@ -222,7 +222,7 @@ describe('the production build, stopping with a request that never finishes', ()
       what: 'the shutdown to begin',
     });
     service.kill('SIGTERM');
-    const exit = await Promise.race([service.exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
+    const exit = await Promise.race([service.exited, new Promise((resolve) => setTimeout(resolve, 20_000).unref())]);
     expect(exit).toEqual({ code: 128 + 15, signal: null });
   }, 60_000);
 });
