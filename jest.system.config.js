@@ -10,23 +10,28 @@ export default {
   ...base,
   roots: ['<rootDir>/test/system'],
   testRegex: '\\.system-spec\\.ts$',
-  // Two workers. The measured specs (the fleet, the failover, the replicas: a service under steady load, its answers
-  // measured) run one at a time at normal priority; every other spec runs beside them at the lowest CPU priority
-  // (test/system/support/scheduling.ts). `first` is the order the workers take specs in, the rest after: the measured
-  // ones one after another on one worker while the live alerts (which mostly wait) and the promtool checks run on the
-  // other.
+  // Two workers. The exclusive specs run one at a time at normal priority: the measured ones (the fleet, the
+  // failover, the replicas: a service under steady load, its answers measured) and the promtool checks (CPU-bound
+  // within a time limit). Every other spec runs beside them at a low CPU priority (test/system/support/scheduling.ts).
+  // `first` is the order the workers take specs in, the rest after: the exclusive ones follow one another while the
+  // live alerts (which mostly wait) and then the rest run on the other worker.
   maxWorkers: 2,
   // A fresh worker per spec: the lock is given up when the worker that holds it ends.
   workerIdleMemoryLimit: '1MB',
   globals: {
     systemSpecs: {
-      measured: ['failover.system-spec.ts', 'fleet.system-spec.ts', 'replicas.system-spec.ts'],
+      exclusive: [
+        'failover.system-spec.ts',
+        'fleet.system-spec.ts',
+        'replicas.system-spec.ts',
+        'alert-rules.system-spec.ts',
+      ],
       first: [
         'failover.system-spec.ts',
         'alerts-live.system-spec.ts',
         'fleet.system-spec.ts',
-        'alert-rules.system-spec.ts',
         'replicas.system-spec.ts',
+        'alert-rules.system-spec.ts',
       ],
     },
   },

@@ -6,18 +6,20 @@ import { pollUntil } from '../../support/poll.js';
 
 /**
  * `npm run test:system` runs on two workers (the order and the roles are jest.system.config.js's `systemSpecs`). The
- * measured specs (the fleet, the failover and the replicas) put a service under steady load and measure its answers:
- * they run one at a time, under one lock, at the machine's normal priority. Every other spec runs beside them at the
- * lowest CPU priority (nice 19, inherited by every process it starts), so that it takes only the CPU a measured spec
- * leaves idle (docs/testing.md, "The system suite").
+ * exclusive specs run one at a time, under one lock, at the machine's normal priority: the measured ones (the fleet,
+ * the failover and the replicas put a service under steady load and measure its answers) and the promtool checks,
+ * whose unit tests need about a core for a minute and a half within their time limit. Every other spec runs beside
+ * them at a low CPU priority (nice 10, inherited by every process it starts), so that it takes only the CPU an
+ * exclusive spec leaves idle; CI's checks beside the suite run lower still (.ci/run; docs/testing.md, "The system
+ * suite").
  */
-const { measured } = (globalThis as unknown as { systemSpecs: { measured: string[] } }).systemSpecs;
-const LOCK = join(ROOT, 'test', 'artifacts', 'system-spec-measured.lock');
-/** Long enough for the measured specs before this one. */
+const { exclusive } = (globalThis as unknown as { systemSpecs: { exclusive: string[] } }).systemSpecs;
+const LOCK = join(ROOT, 'test', 'artifacts', 'system-spec-exclusive.lock');
+/** Long enough for the exclusive specs before this one. */
 const WAIT_MS = 30 * 60_000;
 /** A lock with no holder written after this long was left by a worker ended while taking it. */
 const UNCLAIMED_MS = 60_000;
-const LOWEST_PRIORITY = 19;
+const BACKGROUND_PRIORITY = 10;
 
 const running = (pid: number) => {
   try {
@@ -57,8 +59,8 @@ function take(): boolean {
 }
 
 beforeAll(async () => {
-  if (!measured.includes(basename(expect.getState().testPath ?? ''))) {
-    setPriority(LOWEST_PRIORITY);
+  if (!exclusive.includes(basename(expect.getState().testPath ?? ''))) {
+    setPriority(BACKGROUND_PRIORITY);
     return;
   }
   mkdirSync(join(LOCK, '..'), { recursive: true });
