@@ -7,11 +7,10 @@ import { pollUntil } from '../../support/poll.js';
 /**
  * `npm run test:system` runs on two workers (the order and the roles are jest.system.config.js's `systemSpecs`). The
  * exclusive specs run one at a time, under one lock, at the machine's normal priority: the measured ones (the fleet,
- * the failover and the replicas put a service under steady load and measure its answers) and the promtool checks,
- * whose unit tests need about a core for a minute and a half within their time limit. Every other spec runs beside
- * them at a low CPU priority (nice 10, inherited by every process it starts), so that it takes only the CPU an
- * exclusive spec leaves idle; CI's checks beside the suite run lower still (.ci/run; docs/testing.md, "The system
- * suite").
+ * the failover and the replicas put a service under steady load and measure its answers) and the promtool checks, whose
+ * unit tests are CPU-bound within their time limit. Every other spec runs beside them at a low CPU priority (nice 10,
+ * inherited by every process it starts), so that it takes only the CPU an exclusive spec leaves idle; CI's checks
+ * beside the suite run lower still (.ci/run; docs/testing.md, "The system suite").
  */
 const { exclusive } = (globalThis as unknown as { systemSpecs: { exclusive: string[] } }).systemSpecs;
 const LOCK = join(ROOT, 'test', 'artifacts', 'system-spec-exclusive.lock');
@@ -32,7 +31,7 @@ const running = (pid: number) => {
 
 /**
  * The lock is held by the worker running a spec, which writes its pid and its Jest run's (its parent's) into it, and
- * given up when that worker ends (one worker per file: jest.config.js), often by a signal: a lock whose worker is
+ * given up when that worker ends (one worker per file: jest.system.config.js), often by a signal: a lock whose worker is
  * gone, or whose run has ended, is free.
  */
 function stale(): boolean {
