@@ -14,7 +14,8 @@ export default {
   // failover, the replicas: a service under steady load, its answers measured) and the promtool checks (CPU-bound
   // within a time limit). Every other spec runs beside them at a low CPU priority (test/system/support/scheduling.ts).
   // `first` is the order the workers take specs in, the rest after: the exclusive ones follow one another while the
-  // live alerts (which mostly wait) and then the rest run on the other worker.
+  // live alerts (which mostly wait) and then the rest run on the other worker. The tracing spec, the longest of the
+  // rest, comes before the last exclusive one, so that the suite does not end with it running alone.
   maxWorkers: 2,
   // A fresh worker per spec: the lock is given up when the worker that holds it ends.
   workerIdleMemoryLimit: '1MB',
@@ -31,6 +32,7 @@ export default {
         'alerts-live.system-spec.ts',
         'fleet.system-spec.ts',
         'replicas.system-spec.ts',
+        'tracing.system-spec.ts',
         'alert-rules.system-spec.ts',
       ],
     },
