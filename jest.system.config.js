@@ -10,12 +10,13 @@ export default {
   ...base,
   roots: ['<rootDir>/test/system'],
   testRegex: '\\.system-spec\\.ts$',
-  // Two workers. The exclusive specs run one at a time at normal priority: the measured ones (the fleet, the
-  // failover, the replicas: a service under steady load, its answers measured) and the promtool checks (CPU-bound
-  // within a time limit). Every other spec runs beside them at a low CPU priority (test/system/support/scheduling.ts).
-  // `first` is the order the workers take specs in, the rest after: the exclusive ones follow one another while the
-  // live alerts (which mostly wait) and then the rest run on the other worker. The tracing spec, the longest of the
-  // rest, comes before the last exclusive one, so that the suite does not end with it running alone.
+  // Two workers. The exclusive specs run one at a time, under a lock: the measured ones (the fleet, the failover, the
+  // replicas: a service under steady load, its answers measured) at normal priority, and the promtool checks
+  // (CPU-bound within a time limit) at the low CPU priority every other spec runs at beside them
+  // (test/system/support/scheduling.ts). `first` is the order the workers take specs in, the rest after: the exclusive
+  // ones follow one another while the live alerts (which mostly wait) and then the rest run on the other worker. The
+  // tracing spec, the longest of the rest, comes before the last exclusive one, so that the suite does not end with it
+  // running alone.
   maxWorkers: 2,
   // A fresh worker per spec: the lock is given up when the worker that holds it ends.
   workerIdleMemoryLimit: '1MB',
@@ -27,6 +28,7 @@ export default {
         'replicas.system-spec.ts',
         'alert-rules.system-spec.ts',
       ],
+      measured: ['failover.system-spec.ts', 'fleet.system-spec.ts', 'replicas.system-spec.ts'],
       first: [
         'failover.system-spec.ts',
         'alerts-live.system-spec.ts',

@@ -6,13 +6,15 @@ import { pollUntil } from '../../support/poll.js';
 
 /**
  * `npm run test:system` runs on two workers (the order and the roles are jest.system.config.js's `systemSpecs`). The
- * exclusive specs run one at a time, under one lock, at the machine's normal priority: the measured ones (the fleet,
- * the failover and the replicas put a service under steady load and measure its answers) and the promtool checks, whose
- * unit tests are CPU-bound within their time limit. Every other spec runs beside them at a low CPU priority (nice 10,
- * inherited by every process it starts), so that it takes only the CPU an exclusive spec leaves idle; CI's checks
- * beside the suite run lower still (.ci/run; docs/testing.md, "The system suite").
+ * exclusive specs run one at a time, under one lock. The measured ones (the fleet, the failover and the replicas put a
+ * service under steady load and measure its answers) run at the machine's normal priority; every other spec runs at a
+ * low CPU priority (nice 10, inherited by every process it starts), so that it takes only the CPU a measured spec leaves
+ * idle. The promtool checks hold the lock (their unit tests are CPU-bound within their time limit) but run at that low
+ * priority too: at normal priority, their work on both cores left a service started beside them too little CPU to get
+ * ready. CI's checks beside the suite run lower still (.ci/run; docs/testing.md, "The system suite").
  */
-const { exclusive } = (globalThis as unknown as { systemSpecs: { exclusive: string[] } }).systemSpecs;
+const { exclusive, measured } = (globalThis as unknown as { systemSpecs: Record<'exclusive' | 'measured', string[]> })
+  .systemSpecs;
 const LOCK = join(ROOT, 'test', 'artifacts', 'system-spec-exclusive.lock');
 /** Long enough for the exclusive specs before this one. */
 const WAIT_MS = 30 * 60_000;
@@ -58,10 +60,9 @@ function take(): boolean {
 }
 
 beforeAll(async () => {
-  if (!exclusive.includes(basename(expect.getState().testPath ?? ''))) {
-    setPriority(BACKGROUND_PRIORITY);
-    return;
-  }
+  const spec = basename(expect.getState().testPath ?? '');
+  if (!measured.includes(spec)) setPriority(BACKGROUND_PRIORITY);
+  if (!exclusive.includes(spec)) return;
   mkdirSync(join(LOCK, '..'), { recursive: true });
   await pollUntil(take, { timeoutMs: WAIT_MS, intervalMs: 250, what: `the system suite's lock ${LOCK}` });
 }, WAIT_MS + 10_000);
