@@ -46,7 +46,8 @@ export class AuthFailureLimiter {
   async decide<T>(ip: string, judge: (lookupsLeft: boolean | null) => Promise<T | Refusal>): Promise<T> {
     const limit = this.config.authFailureLimitPerMinute;
     // The common case on every request: nobody is blocked, and the address is not even keyed.
-    const block = this.blocked.size === 0 ? undefined : this.blocked.get(clientAddressKey(ip));
+    let address = this.blocked.size === 0 ? undefined : clientAddressKey(ip);
+    const block = address === undefined ? undefined : this.blocked.get(address);
     const blocked = block !== undefined && block.until > Date.now();
     const verdict = await judge(blocked ? block.lookupsSpent < limit : null);
     if (!(verdict instanceof Refusal)) return verdict;
@@ -55,7 +56,7 @@ export class AuthFailureLimiter {
       block.lookupsSpent += 1;
       throw rateLimitedError(limit, Math.ceil((block.until - Date.now()) / 1000), WHAT);
     }
-    const address = clientAddressKey(ip);
+    address ??= clientAddressKey(ip);
     const record = await this.storage.increment(address, RATE_LIMIT_WINDOW_MS, limit, RATE_LIMIT_WINDOW_MS, THROTTLER);
     if (!record.isBlocked) throw verdict.error;
     const lookupsSpent = this.blocked.get(address)?.lookupsSpent ?? 0;

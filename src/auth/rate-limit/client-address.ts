@@ -1,10 +1,22 @@
+import { isIPv4 } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
-/** What the address budget counts: an IPv4 address (mapped ones too), or an IPv6 address's /64 network. */
+const IPV4_MAPPED = ipaddr.IPv6.parseCIDR('::ffff:0:0/96');
+
+/**
+ * What the address budget counts: an IPv4 address (mapped ones too), or an IPv6 address's /64 network. A socket's
+ * dotted-quad IPv4 is its own key, unparsed; for IPv6 the mapped range is matched alone, rather than through
+ * ipaddr.js's `range()`, which tries every special range in turn.
+ */
 export function clientAddressKey(ip: string): string {
-  if (!ipaddr.isValid(ip)) return ip;
-  const address = ipaddr.process(ip);
-  if (address.kind() === 'ipv4') return address.toString();
-  const network = (address as ipaddr.IPv6).parts.slice(0, 4).map((group) => group.toString(16));
-  return `${network.join(':')}::/64`;
+  if (isIPv4(ip)) return ip;
+  if (ipaddr.IPv6.isValid(ip)) {
+    const address = ipaddr.IPv6.parse(ip);
+    if (address.match(IPV4_MAPPED)) return address.toIPv4Address().toString();
+    return `${address.parts
+      .slice(0, 4)
+      .map((group) => group.toString(16))
+      .join(':')}::/64`;
+  }
+  return ipaddr.IPv4.isValid(ip) ? ipaddr.IPv4.parse(ip).toString() : ip;
 }
