@@ -1,5 +1,8 @@
 import { expect } from '@jest/globals';
-import { auth, request, startTestApp, TestApp } from './support/test-app.js';
+import { createApp } from '../src/app.setup.js';
+import { parseApiKeys } from '../src/config/app-config.js';
+import { defaultConfig } from './support/config.js';
+import { auth, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
 
 /** Keeps this process's event loop busy, which is the app's: the pressure under-pressure measures. */
 function blockEventLoop(ms: number): void {
@@ -9,9 +12,10 @@ function blockEventLoop(ms: number): void {
 
 // Shedding on requests in flight: test/request-pipeline.e2e-spec.ts.
 describe('load shedding on event-loop delay', () => {
+  const loadShedding = { maxInFlight: 0, maxEventLoopDelayMs: 50, maxEventLoopUtilization: 0 };
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({ loadShedding: { maxInFlight: 0, maxEventLoopDelayMs: 50, maxEventLoopUtilization: 0 } });
+    t = await startTestApp({ loadShedding });
   });
   afterAll(() => t.close());
 
@@ -33,5 +37,20 @@ describe('load shedding on event-loop delay', () => {
       status = (await request(t.origin, '/v1/pets', { headers: auth() })).status;
     }
     expect(status).toBe(200);
+  });
+
+  it('sheds nothing for its own start-up: the first requests after listening are served though start-up blocked the loop', async () => {
+    const config = { ...defaultConfig(t.database.url), apiKeys: parseApiKeys(TEST_KEY), loadShedding };
+    const restarted = await createApp({ ...config, logLevel: 'silent' }, false);
+    try {
+      // Start-up's own work after the shedding began measuring (as building the OpenAPI document is).
+      blockEventLoop(400);
+      await restarted.listen(0, '127.0.0.1');
+      const { port } = restarted.getHttpServer().address() as { port: number };
+      // request() first fetches the document at /docs-json, so two requests come right after listening.
+      expect((await request(`http://127.0.0.1:${port}`, '/v1/pets', { headers: auth() })).status).toBe(200);
+    } finally {
+      await restarted.close();
+    }
   });
 });

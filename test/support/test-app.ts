@@ -4,7 +4,6 @@ import { createApp } from '../../src/app.setup.js';
 import { AppConfig, parseApiKeys } from '../../src/config/app-config.js';
 import { defaultConfig } from './config.js';
 import { responseValidatorFor } from './openapi-response-validator.js';
-import { pollUntil } from './poll.js';
 import { createTestDatabase, TestDatabase } from './test-database.js';
 
 export const TEST_KEY = 'test-key-0123456789abcdef';
@@ -48,9 +47,8 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}, where: Te
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
   const origin = `http://127.0.0.1:${port}`;
-  // Fetched now, before a test stops the database or overloads the app. Right after start-up the event loop
-  // may still be behind, which load shedding answers with 503 for a moment: that is retried.
-  await pollUntil(() => responseValidatorFor(origin), { what: 'the OpenAPI document at /docs-json' });
+  // Fetched now, before a test stops the database or overloads the app.
+  await responseValidatorFor(origin);
   const sql = new Client({ connectionString: database.url });
   // A test may stop the server under this connection; its queries then fail, the process must not.
   sql.on('error', () => undefined);
