@@ -6,6 +6,9 @@ import base from './jest.config.js';
  * rate-limit storage, the fleet's PostgreSQL, PgBouncer and HAProxy, the
  * failover's and the replicas' Patroni and etcd), with the same support as `npm test`.
  */
+/** Measured at normal priority, one at a time (test/system/support/scheduling.ts). */
+const MEASURED = ['failover.system-spec.ts', 'fleet.system-spec.ts', 'replicas.system-spec.ts'];
+
 export default {
   ...base,
   roots: ['<rootDir>/test/system'],
@@ -22,13 +25,8 @@ export default {
   workerIdleMemoryLimit: '1MB',
   globals: {
     systemSpecs: {
-      exclusive: [
-        'failover.system-spec.ts',
-        'fleet.system-spec.ts',
-        'replicas.system-spec.ts',
-        'alert-rules.system-spec.ts',
-      ],
-      measured: ['failover.system-spec.ts', 'fleet.system-spec.ts', 'replicas.system-spec.ts'],
+      exclusive: [...MEASURED, 'alert-rules.system-spec.ts'],
+      measured: MEASURED,
       first: [
         'failover.system-spec.ts',
         'alerts-live.system-spec.ts',

@@ -13,10 +13,8 @@ export function clientAddressKey(ip: string): string {
   if (ipaddr.IPv6.isValid(ip)) {
     const address = ipaddr.IPv6.parse(ip);
     if (address.match(IPV4_MAPPED)) return address.toIPv4Address().toString();
-    return `${address.parts
-      .slice(0, 4)
-      .map((group) => group.toString(16))
-      .join(':')}::/64`;
+    const network = address.parts.slice(0, 4).map((group) => group.toString(16));
+    return `${network.join(':')}::/64`;
   }
   return ipaddr.IPv4.isValid(ip) ? ipaddr.IPv4.parse(ip).toString() : ip;
 }
