@@ -368,17 +368,52 @@ async function restart(name: Name): Promise<Restart> {
   };
 }
 
-async function rollingRestartUnderLoad(frontend: 'retrying' | 'strict') {
-  const prefix = `roll-${frontend}`;
+const FRONTENDS = ['retrying', 'strict'] as const;
+type Frontend = (typeof FRONTENDS)[number];
+const retries = (frontend: Frontend) => `LB retries ${frontend === 'retrying' ? 'on' : 'off'}`;
+
+/** The same load through each of the balancer's frontends at once, each under its own prefix. */
+function startLoads(prefix: string, settings: { count: number; maxCount?: number }) {
+  const loads = FRONTENDS.map((frontend) =>
+    startLoad({
+      origin: balancer.origins[frontend],
+      key: KEY,
+      prefix: `${prefix}-${frontend}`,
+      ratePerSecond: LOAD_RATE,
+      ...settings,
+    }),
+  );
+  return {
+    finish: () => loads.forEach((load) => load.finish()),
+    /** Each frontend's outcomes, with the creates it had acknowledged and the rows stored under its prefix. */
+    done: async () => {
+      const outcomes = await Promise.all(loads.map((load) => load.done));
+      return Promise.all(
+        FRONTENDS.map(async (frontend, i) => {
+          const acknowledged = outcomes[i].filter((o) => o.operation === 'create' && o.status === 201);
+          const stored = await storedCreates(`${prefix}-${frontend}`);
+          return {
+            frontend,
+            outcomes: outcomes[i],
+            failed: outcomes[i].filter((o) => o.status === undefined || o.status < 200 || o.status > 299),
+            acknowledged,
+            stored,
+            rows: {
+              rowsStored: stored.size,
+              duplicatedRows: [...stored.values()].filter((count) => count > 1).length,
+              acknowledgedMissing: acknowledged.filter((o) => !stored.has(o.name!)).length,
+            },
+          };
+        }),
+      );
+    },
+  };
+}
+
+/** One rolling restart of the three instances under both frontends' loads: each frontend's outcome. */
+async function rollingRestartUnderLoad() {
   // Runs on past LOAD_COUNT while a slow machine is still restarting: every restart happens under load.
-  const load = startLoad({
-    origin: balancer.origins[frontend],
-    key: KEY,
-    prefix,
-    ratePerSecond: LOAD_RATE,
-    count: LOAD_COUNT,
-    maxCount: MAX_LOAD_COUNT,
-  });
+  const loads = startLoads('roll', { count: LOAD_COUNT, maxCount: MAX_LOAD_COUNT });
   const loadStarted = Date.now();
   await new Promise((wake) => setTimeout(wake, 3_000));
   const restarts: Restart[] = [];
@@ -386,34 +421,36 @@ async function rollingRestartUnderLoad(frontend: 'retrying' | 'strict') {
     for (const name of NAMES) restarts.push(await restart(name));
     await new Promise((wake) => setTimeout(wake, 2_000));
   } finally {
-    load.finish();
+    loads.finish();
   }
   const restartsDoneAfterMs = Date.now() - loadStarted;
-  const outcomes = await load.done;
-  const loadMs = Date.now() - loadStarted;
-  const stored = await storedCreates(prefix);
-  const acknowledged = outcomes.filter((o) => o.operation === 'create' && o.status === 201).map((o) => o.name!);
-  const figures = {
-    ...summarise(outcomes),
-    loadMs,
-    restartsDoneAfterMs,
-    rowsStored: stored.size,
-    duplicatedRows: [...stored.values()].filter((count) => count > 1).length,
-    acknowledgedMissing: acknowledged.filter((name) => !stored.has(name)).length,
-    failures: outcomes
-      .filter((o) => o.status === undefined || o.status < 200 || o.status > 299)
-      .map((o) => `${o.operation} ${o.status ?? o.error} at ${o.sentAt - loadStarted} ms`),
-    restarts,
+  const [retrying, strict] = await loads.done();
+  const timing = { loadMs: Date.now() - loadStarted, restartsDoneAfterMs, restarts };
+  return {
+    retrying: rollingRestartOutcome(retrying, loadStarted, timing),
+    strict: rollingRestartOutcome(strict, loadStarted, timing),
   };
-  report(
-    `rolling restart through the ${frontend} frontend (LB retries ${frontend === 'retrying' ? 'on' : 'off'})`,
-    figures,
-  );
-  return { outcomes, figures, acknowledged, stored };
 }
 
-function expectZeroClientVisibleFailures(result: Awaited<ReturnType<typeof rollingRestartUnderLoad>>) {
-  const { outcomes, figures, acknowledged, stored } = result;
+/** One frontend's figures, printed, beside what the assertions read. */
+function rollingRestartOutcome(
+  { frontend, outcomes, failed, acknowledged, stored, rows }: LoadResult,
+  loadStarted: number,
+  timing: { loadMs: number; restartsDoneAfterMs: number; restarts: Restart[] },
+) {
+  const figures = {
+    ...summarise(outcomes),
+    ...timing,
+    ...rows,
+    failures: failed.map((o) => `${o.operation} ${o.status ?? o.error} at ${o.sentAt - loadStarted} ms`),
+  };
+  report(`rolling restart through the ${frontend} frontend (${retries(frontend)})`, figures);
+  return { outcomes, figures, acknowledged, stored };
+}
+type LoadResult = Awaited<ReturnType<ReturnType<typeof startLoads>['done']>>[number];
+type RollingRestart = ReturnType<typeof rollingRestartOutcome>;
+
+function expectZeroClientVisibleFailures({ outcomes, figures, acknowledged, stored }: RollingRestart) {
   expect(figures.restartsDoneAfterMs).toBeLessThan(figures.loadMs);
   for (const restarted of figures.restarts) {
     expect(restarted.exitCode).toBe(0);
@@ -430,61 +467,48 @@ function expectZeroClientVisibleFailures(result: Awaited<ReturnType<typeof rolli
   expect(figures.acknowledgedMissing).toBe(0);
 }
 
-describe('rolling restart under load (about 50 requests/s for about 25 s through HAProxy)', () => {
-  it('with balancer retries on safe requests: every request 2xx, no resets, every 201 stored once', async () => {
-    expectZeroClientVisibleFailures(await rollingRestartUnderLoad('retrying'));
+// One rolling restart serves both frontends' cases: the same restarts, each frontend under its own load.
+describe('rolling restart under load (about 50 requests/s through each frontend for about 25 s through HAProxy)', () => {
+  let outcome: Record<Frontend, RollingRestart>;
+  beforeAll(async () => {
+    outcome = await rollingRestartUnderLoad();
   }, 240_000);
 
-  it('with balancer retries off: every request 2xx, no resets, every 201 stored once', async () => {
-    expectZeroClientVisibleFailures(await rollingRestartUnderLoad('strict'));
-  }, 240_000);
+  it('with balancer retries on safe requests: every request 2xx, no resets, every 201 stored once', () => {
+    expectZeroClientVisibleFailures(outcome.retrying);
+  });
+
+  it('with balancer retries off: every request 2xx, no resets, every 201 stored once', () => {
+    expectZeroClientVisibleFailures(outcome.strict);
+  });
 });
 
-describe('kill -9 of one instance under the same load', () => {
-  it.each([
-    ['retrying', 'b'],
-    ['strict', 'c'],
-  ] as const)(
-    'through the %s frontend: measures failures and how fast the balancer routes around; no acknowledged write is lost',
-    async (frontend, victim) => {
-      const prefix = `kill9-${frontend}`;
-      const load = startLoad({
-        origin: balancer.origins[frontend],
-        key: KEY,
-        prefix,
-        ratePerSecond: LOAD_RATE,
-        count: KILL_LOAD_COUNT,
-      });
-      await new Promise((wake) => setTimeout(wake, 5_000));
-      const killedAt = Date.now();
-      instances[victim].kill('SIGKILL');
-      await instances[victim].exited;
-      await balancerSees(victim, 'DOWN');
-      const markedDownAfterMs = Date.now() - killedAt;
-      const outcomes = await load.done;
-      await startInstance(victim);
-      await balancerSees(victim, 'UP');
-      const stored = await storedCreates(prefix);
-      const acknowledged = outcomes.filter((o) => o.operation === 'create' && o.status === 201).map((o) => o.name!);
-      const failed = outcomes.filter((o) => o.status === undefined || o.status < 200 || o.status > 299);
+describe('kill -9 of one instance under the same loads', () => {
+  it('through both frontends: measures failures and how fast the balancer routes around; no acknowledged write is lost', async () => {
+    const victim: Name = 'b';
+    const loads = startLoads('kill9', { count: KILL_LOAD_COUNT });
+    await new Promise((wake) => setTimeout(wake, 5_000));
+    const killedAt = Date.now();
+    instances[victim].kill('SIGKILL');
+    await instances[victim].exited;
+    await balancerSees(victim, 'DOWN');
+    const markedDownAfterMs = Date.now() - killedAt;
+    const results = await loads.done();
+    await startInstance(victim);
+    await balancerSees(victim, 'UP');
+    for (const { frontend, outcomes, failed, rows } of results) {
       const figures = {
         ...summarise(outcomes),
         markedDownAfterMs,
         lastFailureAfterMs: failed.length ? Math.max(...failed.map((o) => o.answeredAt)) - killedAt : null,
         failures: failed.map((o) => `${o.operation} ${o.status ?? o.error}`),
-        rowsStored: stored.size,
-        duplicatedRows: [...stored.values()].filter((count) => count > 1).length,
-        acknowledgedMissing: acknowledged.filter((name) => !stored.has(name)).length,
+        ...rows,
       };
-      report(
-        `kill -9 of ${victim} through the ${frontend} frontend (LB retries ${frontend === 'retrying' ? 'on' : 'off'})`,
-        figures,
-      );
+      report(`kill -9 of ${victim} through the ${frontend} frontend (${retries(frontend)})`, figures);
       expect(figures.acknowledgedMissing).toBe(0);
       expect(figures.duplicatedRows).toBe(0);
-    },
-    120_000,
-  );
+    }
+  }, 120_000);
 });
 
 describe('the logs of every instance started', () => {
