@@ -421,25 +421,14 @@ describe('API keys with scopes, expiry and rotation', () => {
     expect(await countKeys()).toBe(keys);
   });
 
-  it.each([
-    [['create', 'x', '--scopes', 'pets:delete'], 'Unknown scope "pets:delete": use pets:read, pets:write or both'],
-    [['create', 'x', '--scopes', 'read'], 'Unknown scope "read"'],
-    [['create', 'x', '--expires-in', '2w'], 'Invalid duration "2w" for --expires-in'],
-    [['create', 'x', '--expires-in', '0s'], 'Invalid duration "0s" for --expires-in'],
-    [['rotate', '1', '--overlap', 'soon'], 'Invalid duration "soon" for --overlap'],
-    [['rotate', '1', '--expires-in', '2w'], 'Invalid duration "2w" for --expires-in'],
-    [
-      ['rotate', '1', '--scopes', 'pets:read'],
-      'Unknown option --scopes for rotate: it takes --overlap and --expires-in',
-    ],
-    [['create', 'x', '--expires-in'], '--expires-in needs a value'],
-  ])('%j exits 2 with one line saying what is wrong and what is allowed, creating nothing', async (args, says) => {
+  // Every refused argument's message: src/cli/apikey-commands.spec.ts; here, what the built command does with one.
+  it('exits 2 on a bad argument with one line saying what is wrong and what is allowed, creating nothing', async () => {
     const keys = await countKeys();
-    const result = await apikey(t.database.url, ...args);
+    const result = await apikey(t.database.url, 'create', 'x', '--expires-in', '2w');
     expect([result.code, result.stdout]).toEqual([2, '']);
-    const lines = result.stderr.trim().split('\n');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain(says);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      expect.stringContaining('Invalid duration "2w" for --expires-in: use a whole number above 0'),
+    ]);
     expect(result.stderr).not.toMatch(/\n\s+at /);
     expect(await countKeys()).toBe(keys);
   });

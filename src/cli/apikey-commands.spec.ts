@@ -56,15 +56,19 @@ describe('parseArguments', () => {
 
   it.each([
     [['create', 'x', '--scopes', 'pets:delete'], 'Unknown scope "pets:delete": use pets:read, pets:write or both'],
+    [['create', 'x', '--scopes', 'read'], 'Unknown scope "read"'],
     [['create', 'x', '--scopes', 'pets:read,'], '--scopes needs at least one scope'],
     [['create', 'x', '--scopes'], '--scopes needs a value'],
     [['create', 'x', '--expires-in', '1w'], 'Invalid duration "1w" for --expires-in: use a whole number above 0'],
     [['create', 'x', '--expires-in', '0d'], 'Invalid duration "0d" for --expires-in'],
+    [['create', 'x', '--expires-in', '0s'], 'Invalid duration "0s" for --expires-in'],
+    [['create', 'x', '--expires-in'], '--expires-in needs a value'],
     [['create', 'x', '--expires-in=-1h'], 'Invalid duration "-1h" for --expires-in'],
     [['create', 'x', '--expires-in', '-1h'], '--expires-in needs a value: --expires-in 30d'],
     [['create', 'x', '--scopes='], '--scopes needs a value: --scopes pets:read'],
     [['create', '-x'], 'Unknown option -x for create: it takes --scopes and --expires-in'],
     [['rotate', '1', '--overlap', '1.5h'], 'Invalid duration "1.5h" for --overlap'],
+    [['rotate', '1', '--overlap', 'soon'], 'Invalid duration "soon" for --overlap'],
     [['rotate', '1', '--overlap', '3651d'], 'at most 3650d'],
     [
       ['rotate', '1', '--scopes', 'pets:read'],
