@@ -68,13 +68,11 @@ describe('API keys issued with `npm run apikey`', () => {
     expect(rows[0].revoked_at).toBeInstanceOf(Date);
   });
 
-  it.each([[[]], [['create', 'a', 'b']], [['delete', '1']]])(
-    'bad arguments %j print usage and exit non-zero',
-    async (args) => {
-      const result = await apikey(t.database.url, ...args);
-      expect(result.code).not.toBe(0);
-      expect(result.stderr).toContain('Usage: npm run apikey -- <command>');
-      expect(result.stdout).toBe('');
-    },
-  );
+  // Which arguments are no command: src/cli/apikey-commands.spec.ts; here, what the built command prints for one.
+  it('prints the usage for arguments that are no command, and exits non-zero', async () => {
+    const result = await apikey(t.database.url, 'delete', '1');
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('Usage: npm run apikey -- <command>');
+    expect(result.stdout).toBe('');
+  });
 });
