@@ -11,4 +11,7 @@ export default {
   globalSetup: '<rootDir>/test/docker/global-setup.ts',
   globalTeardown: undefined,
   testTimeout: 240_000,
+  // Three workers on the 2 cores: the specs mostly wait on the engine (containers' health, restarts, dumps), so a third
+  // fills time two leave idle (docs/testing.md, "The Docker suite").
+  maxWorkers: 3,
 };
