@@ -1,7 +1,7 @@
 // @ts-check
 import eslint from '@eslint/js';
 import { defineConfig, globalIgnores, includeIgnoreFile } from 'eslint/config';
-import eslintPluginPrettierRecommended from 'eslint-plugin-prettier/recommended';
+import eslintConfigPrettier from 'eslint-config-prettier/flat';
 import globals from 'globals';
 import { fileURLToPath } from 'node:url';
 import tseslint from 'typescript-eslint';
@@ -60,7 +60,8 @@ export default defineConfig(
   globalIgnores(['eslint.config.mjs', '*.config.js']),
   eslint.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
-  eslintPluginPrettierRecommended,
+  // Formatting is Prettier's alone (`npm run format:check`): this turns off the rules that would disagree with it.
+  eslintConfigPrettier,
   {
     languageOptions: {
       globals: { ...globals.node, ...globals.jest },
