@@ -27,9 +27,8 @@ describe('load shedding on event-loop delay', () => {
       if (response.status === 503) shed = response;
     }
     expect(shed?.status).toBe(503);
+    // Retry-After and the rest of the answer, the same whatever sheds: request-pipeline.e2e-spec.ts.
     expect(shed?.body).toEqual({ code: 'service_unavailable', message: expect.any(String), status: 503 });
-    expect(shed?.headers.get('retry-after')).toMatch(/^\d+$/);
-    expect(shed?.headers.get('content-type')).toMatch(/^application\/json/);
 
     const deadline = Date.now() + 5_000;
     let status = 0;
