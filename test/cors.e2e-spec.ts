@@ -1,10 +1,6 @@
 import { expect } from '@jest/globals';
-import { join } from 'node:path';
-import { UNUSED_DATABASE_URL } from '../dev/build-openapi-document.js';
 import { PREFLIGHT_MAX_AGE_SECONDS } from '../src/edge/cors.js';
-import { ensureBuilt, ROOT, run } from './support/built-service.js';
-import { exchange, rawRequest } from './support/raw-http.js';
-import { auth, jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
+import { auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
 
 const SHOP = 'https://shop.example';
 const ELSEWHERE = 'https://elsewhere.example';
@@ -44,11 +40,6 @@ async function preflightsCounted(origin: string): Promise<number> {
   return line === undefined ? 0 : Number(line.slice(series.length));
 }
 
-function blockEventLoop(ms: number): void {
-  const end = Date.now() + ms;
-  while (Date.now() < end);
-}
-
 describe('CORS_ORIGINS set', () => {
   let t: TestApp;
   beforeAll(async () => {
@@ -76,14 +67,8 @@ describe('CORS_ORIGINS set', () => {
     expect(single.headers.get('access-control-allow-methods')).toBe('GET, HEAD');
   });
 
-  it('gives no CORS headers to a preflight from another origin, and keeps 405 for an OPTIONS that is no preflight', async () => {
-    const foreign = await fetch(`${t.origin}/v1/pets`, {
-      method: 'OPTIONS',
-      headers: { origin: ELSEWHERE, 'access-control-request-method': 'GET' },
-    });
-    expect(foreign.status).toBe(405);
-    expect(corsHeaders(foreign.headers)).toEqual({});
-
+  // A preflight from another origin gets no CORS headers, so its page reads nothing: test/browser/cors.browser-spec.ts.
+  it('keeps 405, without CORS headers, for an OPTIONS from the allowed origin that is no preflight', async () => {
     const plain = await fetch(`${t.origin}/v1/pets`, { method: 'OPTIONS', headers: { origin: SHOP } });
     expect(plain.status).toBe(405);
     expect(plain.headers.get('allow')).toBe('GET, HEAD, POST');
@@ -118,32 +103,8 @@ describe('CORS_ORIGINS set', () => {
     expectReadableBy(tooLarge.headers);
   });
 
-  it('gives Vary: Origin to the 400s refused before CORS: a repeated Authorization, a malformed URL', async () => {
-    const { host } = new URL(t.origin);
-    const cases: [string, [string, string][]][] = [
-      ['/v1/pets', [['Authorization', `Bearer ${TEST_KEY}`]]],
-      ['/v1/pets/%E0%A4%A', []],
-    ];
-    for (const [path, extra] of cases) {
-      const headers: [string, string][] = [
-        ['Host', host],
-        ['Origin', SHOP],
-        ['Authorization', `Bearer ${TEST_KEY}`],
-      ];
-      const answer = await exchange(t.origin, rawRequest('GET', path, [...headers, ...extra]));
-      expect({ path, status: answer?.status, vary: answer?.headers.get('vary') }).toEqual({
-        path,
-        status: 400,
-        vary: 'Origin',
-      });
-    }
-  });
-
-  it('gives another origin no CORS headers, and keeps the docs and the probes as they were', async () => {
-    const foreign = await request(t.origin, '/v1/pets', { headers: { ...auth(), origin: ELSEWHERE } });
-    expect(foreign.status).toBe(200);
-    expect(corsHeaders(foreign.headers)).toEqual({});
-
+  // Vary: Origin on the 400s refused before CORS (a repeated header, a malformed URL): request-pipeline.e2e-spec.ts.
+  it('keeps the docs and the probes as they were', async () => {
     for (const path of ['/health/live', '/docs-json']) {
       const answer = await fetch(`${t.origin}${path}`, { headers: { origin: SHOP } });
       expect(answer.status).toBe(200);
@@ -166,82 +127,25 @@ describe('CORS_ORIGINS set', () => {
     expect(after.headers.get('x-ratelimit-remaining')).toBe(String(remaining - 1));
     expect((await preflightsCounted(t.origin)) - counted).toBe(200);
   });
-
-  it('lets the allowed origin read a 429 and its Retry-After', async () => {
-    let limited: Awaited<ReturnType<typeof request>> | undefined;
-    for (let attempt = 0; attempt < 12 && !limited; attempt++) {
-      const answer = await request(t.origin, '/v1/pets', fromShop({ headers: auth(TEST_KEY) }));
-      if (answer.status === 429) limited = answer;
-    }
-    expect(limited?.status).toBe(429);
-    expectReadableBy(limited!.headers);
-    expect(limited!.headers.get('retry-after')).toMatch(/^\d+$/);
-  });
 });
 
-describe('CORS_ORIGINS set, under load', () => {
+// A 503 shed before the guards, readable by the allowed origin: test/request-pipeline.e2e-spec.ts.
+describe('CORS_ORIGINS=*', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({
-      corsOrigins: ['*'],
-      loadShedding: { maxInFlight: 0, maxEventLoopDelayMs: 50, maxEventLoopUtilization: 0 },
-    });
+    t = await startTestApp({ corsOrigins: ['*'] });
   });
   afterAll(() => t.close());
 
-  it('lets any origin read a 503 shed before the guards, when CORS_ORIGINS is *', async () => {
-    let shed: Awaited<ReturnType<typeof request>> | undefined;
-    for (let attempt = 0; attempt < 20 && !shed; attempt++) {
-      blockEventLoop(400);
-      const answer = await request(t.origin, '/v1/pets', { headers: { ...auth(), origin: SHOP } });
-      if (answer.status === 503) shed = answer;
-    }
-    expect(shed?.status).toBe(503);
-    expectReadableBy(shed!.headers, '*');
-    expect(shed!.body).toEqual({ code: 'service_unavailable', message: expect.any(String), status: 503 });
+  it('lets any origin read answers and refusals', async () => {
+    const listed = await request(t.origin, '/v1/pets', { headers: { ...auth(), origin: ELSEWHERE } });
+    const refused = await request(t.origin, '/v1/pets', { headers: { origin: ELSEWHERE } });
+    expect([listed.status, refused.status]).toEqual([200, 401]);
+    for (const answer of [listed, refused]) expectReadableBy(answer.headers, '*');
   });
 });
 
-describe('CORS_ORIGINS unset', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(() => t.close());
-
-  it('answers a preflight 405 and gives no CORS headers to any origin, with a same-origin resource policy', async () => {
-    const answer = await preflight(t.origin, '/v1/pets');
-    expect(answer.status).toBe(405);
-    expect(corsHeaders(answer.headers)).toEqual({});
-
-    const listed = await request(t.origin, '/v1/pets', { headers: { ...auth(), origin: SHOP } });
-    expect(listed.status).toBe(200);
-    expect(corsHeaders(listed.headers)).toEqual({});
-    expect(listed.headers.get('vary')).toBeNull();
-    expect(listed.headers.get('cross-origin-resource-policy')).toBe('same-origin');
-  });
-});
-
-describe('CORS_ORIGINS at start-up', () => {
-  beforeAll(() => ensureBuilt(), 300_000);
-
-  const start = (env: Record<string, string>) =>
-    run(
-      process.execPath,
-      [join(ROOT, 'dist', 'src', 'main.js')],
-      // A DATABASE_URL nothing connects to: the configuration is refused before any connection.
-      { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', DATABASE_URL: UNUSED_DATABASE_URL, ...env },
-      15_000,
-    );
-
-  // Every refused value and its message: src/config/app-config.spec.ts; here, what the built service does with one.
-  it('refuses a CORS_ORIGINS entry that is not an origin at start, in one line saying why', async () => {
-    const finished = await start({ CORS_ORIGINS: 'https://ok.example,https://shop.example/' });
-    expect({ code: finished.code, stderr: finished.stderr.trim() }).toEqual({
-      code: 1,
-      stderr:
-        'Invalid configuration: CORS_ORIGINS entry "https://shop.example/" is not an origin: write scheme://host[:port] ' +
-        'in lower case, with no path and no trailing slash (e.g. https://shop.example), or *',
-    });
-  });
-});
+// CORS_ORIGINS unset: a page on another origin reads nothing (test/browser/cors.browser-spec.ts), an OPTIONS is 405
+// (test/errors.e2e-spec.ts) and answers keep a same-origin resource policy (test/abuse-protection.e2e-spec.ts). A
+// CORS_ORIGINS entry that is no origin: src/config/app-config.spec.ts, and how the built service refuses a bad value:
+// test/entry-points.e2e-spec.ts.
