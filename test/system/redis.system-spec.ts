@@ -9,7 +9,7 @@ import { expectRateLimited } from '../support/expect-rate-limited.js';
 import { pollUntil } from '../support/poll.js';
 import { describeRateLimitStorage } from '../support/rate-limit-storage-contract.js';
 import { startRedisServer, RedisServer } from '../support/redis-server.js';
-import { auth, request, startTestApp, TestApp } from '../support/test-app.js';
+import { auth, request, startTestApp } from '../support/test-app.js';
 
 const MINUTE = 60_000;
 
@@ -94,6 +94,7 @@ describe('RedisRateLimitStorage when Redis goes away and comes back', () => {
   }, 60_000);
 });
 
+// One budget per key across instances sharing a Redis: test/system/fleet.system-spec.ts.
 describe('the warning about Redis at start-up', () => {
   it('is not given when Redis is healthy (the service registers the storage under two tokens)', async () => {
     const warnings = captureRedisWarnings();
@@ -108,63 +109,25 @@ describe('the warning about Redis at start-up', () => {
     }
   });
 
-  it('is given at once when Redis is unreachable, then not again while it stays so', async () => {
+  it('is given once when Redis never answers, and rate limits still hold, counted in the instance', async () => {
     const warnings = captureRedisWarnings();
     const unreachable = await refusingRedis();
-    const storage = new RedisRateLimitStorage(unreachable.url);
+    const t = await startTestApp({ authFailureLimitPerMinute: 3, redisUrl: unreachable.url });
     try {
-      await storage.onModuleInit();
       expect(warnings).toHaveLength(1);
+      for (let i = 0; i < 3; i += 1) {
+        expect((await request(t.origin, '/v1/pets', { headers: auth(randomIssuedKey()) })).status).toBe(401);
+      }
+      expectRateLimited(await request(t.origin, '/v1/pets', { headers: auth(randomIssuedKey()) }), 3);
+      const metrics = await request(t.origin, '/metrics');
+      expect(metrics.text).toContain('animal_store_rate_limit_storage{storage="memory"} 1');
+      expect(metrics.text).toContain('animal_store_rate_limit_storage{storage="redis"} 0');
       // ioredis keeps trying to reconnect; each failed attempt is an error it reports.
       await pollUntil(() => unreachable.attempts() >= 5, { what: 'five reconnection attempts' });
       expect(warnings).toHaveLength(1);
-      expect(storage.storage).toBe('memory');
     } finally {
-      storage.onApplicationShutdown();
+      await t.close();
       await unreachable.close();
     }
-  });
-});
-
-describe('rate limits shared through Redis (REDIS_URL)', () => {
-  let redis: RedisServer;
-  let first: TestApp;
-  let second: TestApp;
-  beforeAll(async () => {
-    redis = await startRedisServer();
-    first = await startTestApp({ rateLimitPerMinute: 4, redisUrl: redis.url });
-    second = await startTestApp({ rateLimitPerMinute: 4, redisUrl: redis.url });
-  });
-  afterAll(async () => {
-    await Promise.allSettled([first?.close(), second?.close()]);
-    await redis?.stop();
-  });
-
-  it('holds one budget per key across instances', async () => {
-    const answers = [];
-    for (const t of [first, second, first, second]) {
-      answers.push((await request(t.origin, '/v1/pets', { headers: auth() })).headers.get('x-ratelimit-remaining'));
-    }
-    expect(answers).toEqual(['3', '2', '1', '0']);
-    expectRateLimited(await request(second.origin, '/v1/pets', { headers: auth() }), 4);
-    expectRateLimited(await request(first.origin, '/v1/pets', { headers: auth() }), 4);
-  });
-});
-
-describe('rate limits with REDIS_URL pointing nowhere', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ authFailureLimitPerMinute: 3, redisUrl: `redis://127.0.0.1:${await freePort()}` });
-  });
-  afterAll(() => t?.close());
-
-  it('still hold, counted in the instance: wrong keys get 429 past the budget', async () => {
-    for (let i = 0; i < 3; i += 1) {
-      expect((await request(t.origin, '/v1/pets', { headers: auth(randomIssuedKey()) })).status).toBe(401);
-    }
-    expectRateLimited(await request(t.origin, '/v1/pets', { headers: auth(randomIssuedKey()) }), 3);
-    const metrics = await request(t.origin, '/metrics');
-    expect(metrics.text).toContain('animal_store_rate_limit_storage{storage="memory"} 1');
-    expect(metrics.text).toContain('animal_store_rate_limit_storage{storage="redis"} 0');
   });
 });
