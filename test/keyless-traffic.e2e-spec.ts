@@ -1,9 +1,8 @@
 import { expect } from '@jest/globals';
 import autocannon from 'autocannon';
 import { connect, Socket } from 'node:net';
-import { ensureBuilt } from './support/built-service.js';
-import { ServiceProcess, startService } from './support/service-process.js';
-import { createTestDatabase, TestDatabase } from './support/test-database.js';
+import { ProductionService, startProductionService } from './support/production-service.js';
+import type { ServiceProcess } from './support/service-process.js';
 
 const KEY = 'keyless-traffic-test-key-0123456789';
 const SLOW_UPLOADS = 1_000;
@@ -34,25 +33,19 @@ function openSlowUpload(port: number): Promise<Socket> {
   });
 }
 
-beforeAll(() => ensureBuilt(), 300_000);
-
 /**
  * Clients without a key must not take the service away from those with one: the built service as a child process
- * (production mode, default limits: in-flight 256, 30 failed authentications a minute), against a real database.
+ * (production mode, the default in-flight bound of 256), against a real database.
  * Prints what it measured.
  */
 describe('keyless traffic does not starve probes or keyed requests', () => {
-  let database: TestDatabase;
+  let production: ProductionService;
   let service: ServiceProcess;
   const keyed = { authorization: `Bearer ${KEY}` };
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    service = await startService({
-      NODE_ENV: 'production',
-      MIGRATIONS_RUN: 'true',
+    production = await startProductionService({
       CURSOR_SECRET: 'keyless-traffic-test-cursor-secret-0123456789',
-      DATABASE_URL: database.url,
       API_KEYS: KEY,
       LOG_LEVEL: 'warn',
       SHUTDOWN_DRAIN_DELAY_MS: '0',
@@ -61,13 +54,9 @@ describe('keyless traffic does not starve probes or keyed requests', () => {
       // what keyless traffic used to exhaust, stays at its default.
       LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS: '0',
     });
+    ({ service } = production);
   }, 300_000);
-
-  afterAll(async () => {
-    service?.kill('SIGKILL');
-    await service?.exited;
-    await database?.drop();
-  });
+  afterAll(() => production?.close());
 
   it(`with ${SLOW_UPLOADS} keyless slow uploads open, the probes and a keyed list answer 200`, async () => {
     const port = Number(new URL(service.origin).port);
@@ -126,19 +115,4 @@ describe('keyless traffic does not starve probes or keyed requests', () => {
     expect(statuses.every((status) => status === 200)).toBe(true);
     expect(result.non2xx).toBe(0);
   }, 60_000);
-
-  it('after 31 wrong keys from an address (budget 30), wrong keys get 429 and a valid key from it 200', async () => {
-    const wrong = (i: number) => ({ authorization: `Bearer pet_${String(i).padStart(32, 'x')}` });
-    const statuses: number[] = [];
-    for (let i = 0; i < 31; i += 1) statuses.push((await timed(service.origin, '/v1/pets', wrong(i))).status);
-    const another = await timed(service.origin, '/v1/pets', wrong(99));
-    const valid = await timed(service.origin, '/v1/pets', keyed);
-    console.log(
-      `31 wrong keys: ${statuses.filter((status) => status === 401).length} x 401, then ` +
-        `${statuses.slice(30).join(', ')}; a 32nd wrong key ${another.status}; a valid key ${valid.status} in ${valid.ms} ms`,
-    );
-    expect(statuses).toEqual([...Array<number>(30).fill(401), 429]);
-    expect(another.status).toBe(429);
-    expect(valid.status).toBe(200);
-  });
 });
