@@ -127,6 +127,17 @@ describe('CORS_ORIGINS set', () => {
     expect(after.headers.get('x-ratelimit-remaining')).toBe(String(remaining - 1));
     expect((await preflightsCounted(t.origin)) - counted).toBe(200);
   });
+
+  it('lets the allowed origin read a 429 and its Retry-After', async () => {
+    let limited: Awaited<ReturnType<typeof request>> | undefined;
+    for (let attempt = 0; attempt < 12 && !limited; attempt++) {
+      const answer = await request(t.origin, '/v1/pets', fromShop({ headers: auth() }));
+      if (answer.status === 429) limited = answer;
+    }
+    expect(limited?.status).toBe(429);
+    expectReadableBy(limited!.headers);
+    expect(limited!.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
 });
 
 // A 503 shed before the guards, readable by the allowed origin: test/request-pipeline.e2e-spec.ts.
@@ -145,7 +156,20 @@ describe('CORS_ORIGINS=*', () => {
   });
 });
 
-// CORS_ORIGINS unset: a page on another origin reads nothing (test/browser/cors.browser-spec.ts), an OPTIONS is 405
-// (test/errors.e2e-spec.ts) and answers keep a same-origin resource policy (test/abuse-protection.e2e-spec.ts). A
-// CORS_ORIGINS entry that is no origin: src/config/app-config.spec.ts, and how the built service refuses a bad value:
-// test/entry-points.e2e-spec.ts.
+describe('CORS_ORIGINS unset', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  // What a page on another origin reads (nothing): test/browser/cors.browser-spec.ts; OPTIONS is 405:
+  // test/errors.e2e-spec.ts. A bad CORS_ORIGINS entry: src/config/app-config.spec.ts and test/entry-points.e2e-spec.ts.
+  it('gives no CORS headers and no Vary to any origin, with a same-origin resource policy', async () => {
+    const listed = await request(t.origin, '/v1/pets', { headers: { ...auth(), origin: SHOP } });
+    expect(listed.status).toBe(200);
+    expect(corsHeaders(listed.headers)).toEqual({});
+    expect(listed.headers.get('vary')).toBeNull();
+    expect(listed.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+  });
+});
