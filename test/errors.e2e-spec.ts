@@ -10,6 +10,8 @@ function expectError(response: ApiResponse | undefined, status: number, code: st
   expect(response!.text).not.toMatch(/stack|\bat .*\.(js|ts):\d+|FST_ERR|SELECT|node_modules/);
 }
 
+const PET = '{"name":"Rex","categoryId":1}';
+
 describe('errors (e2e)', () => {
   let t: TestApp;
 
@@ -39,9 +41,7 @@ describe('errors (e2e)', () => {
 
     it.each([
       ['truncated JSON', '{"name":'],
-      ['a trailing comma', '{"name":"Rex","categoryId":1,}'],
       ['single quotes', "{'name':'Rex','categoryId':1}"],
-      ['a bare word', 'Rex'],
       ['__proto__ (prototype poisoning)', '{"name":"Rex","categoryId":1,"__proto__":{"status":"sold"}}'],
       [
         'constructor.prototype (prototype poisoning)',
@@ -65,36 +65,28 @@ describe('errors (e2e)', () => {
       );
     });
 
+    // The charsets were found by contract fuzzing: such bodies were read as UTF-8, the name stored with U+FFFD.
     it.each([
-      ['text/plain', '{"name":"Rex","categoryId":1}'],
-      ['text/plain; charset=utf-8', '{"name":"Rex","categoryId":1}'],
+      ['text/plain', PET],
+      ['text/plain; charset=utf-8', PET],
+      ['text/json', PET],
+      ['application/jsonx', PET],
+      ['application/json-patch+json', PET],
       ['application/x-www-form-urlencoded', 'name=Rex&categoryId=1'],
       ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="name"\r\n\r\nRex\r\n--x--'],
       ['application/xml', '<pet><name>Rex</name></pet>'],
       ['application/octet-stream', 'Rex'],
-    ])('answers a %s body with 415', async (contentType, body) => {
+      ['application/json; charset=utf-16', PET, ' in UTF-8'],
+      ['application/json; charset=iso-8859-1', PET, ' in UTF-8'],
+      ['application/json; charset="latin1"', PET, ' in UTF-8'],
+    ])('answers a %s body with 415', async (contentType, body, inUtf8 = '') => {
       expectError(
         await post(body, { 'content-type': contentType }),
         415,
         'unsupported_media_type',
-        'The request body must be application/json.',
+        `The request body must be application/json${inUtf8}.`,
       );
     });
-
-    // Found by contract fuzzing: such bodies were read as UTF-8 regardless, and the name stored with U+FFFD.
-    it.each([['utf-16'], ['iso-8859-1'], ['"latin1"']])(
-      'answers a JSON body declared as charset=%s with 415',
-      async (charset) => {
-        expectError(
-          await post(JSON.stringify({ name: 'Rex', categoryId: 1 }), {
-            'content-type': `application/json; charset=${charset}`,
-          }),
-          415,
-          'unsupported_media_type',
-          'The request body must be application/json in UTF-8.',
-        );
-      },
-    );
 
     it.each([
       ['an invalid byte', [0xff]],
@@ -161,7 +153,7 @@ describe('errors (e2e)', () => {
 
     it.each([
       ['/v1/pets', 'GET, HEAD, POST', ['DELETE', 'PUT', 'PATCH', 'OPTIONS', 'QUERY']],
-      ['/v1/pets/1', 'GET, HEAD', ['DELETE', 'PUT', 'POST', 'QUERY']],
+      ['/v1/pets/1', 'GET, HEAD', ['DELETE', 'PUT', 'PATCH', 'POST', 'OPTIONS', 'QUERY']],
     ])('answers any other method on %s with 405 and Allow: %s, with or without a key', async (path, allow, methods) => {
       for (const method of methods) {
         for (const headers of [auth(), {}]) {
