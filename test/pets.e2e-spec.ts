@@ -10,6 +10,7 @@ const DEPRECATION_HEADERS = {
 const NAME_RULE = 'name must be a string of 1 to 255 characters, not only whitespace, without control characters.';
 const CATEGORY_RULE = 'categoryId must be an integer from 1 to 9007199254740991.';
 const STATUS_RULE = 'status must be one of available, pending, sold.';
+const LIMIT_RULE = 'limit must be an integer from 1 to 100.';
 
 describe('pets (e2e)', () => {
   let t: TestApp;
@@ -48,14 +49,6 @@ describe('pets (e2e)', () => {
   }
 
   describe('GET /v1/pets', () => {
-    it('answers 200 with an empty JSON array when there are no animals', async () => {
-      const response = await get('/v1/pets');
-
-      expect(response.status).toBe(200);
-      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
-      expect(response.body).toEqual([]);
-    });
-
     it('orders by id ascending, not by insertion order or name, and ignores unknown query parameters', async () => {
       await seed([
         { id: 30, name: 'Alpha' },
@@ -84,51 +77,25 @@ describe('pets (e2e)', () => {
       }
     });
 
-    it('filters by status, keeping the id order and the limit; a status with no animals gives []', async () => {
-      await seed([
-        { id: 1, status: 'sold' },
-        { id: 2, status: 'available' },
-        { id: 3, status: 'sold' },
-        { id: 4, status: 'pending' },
-        { id: 5, status: 'sold' },
-      ]);
+    it('answers [] when no animal matches, with or without a status', async () => {
+      expect((await get('/v1/pets')).body).toEqual([]);
+      await seed([{ id: 1, status: 'sold' }]);
 
-      const sold = await get<Pet[]>('/v1/pets?status=sold');
-      expect(idsOf(sold)).toEqual([1, 3, 5]);
-      expect(sold.body.map((pet) => pet.status)).toEqual(['sold', 'sold', 'sold']);
-      expect((await get('/v1/pets?status=pending')).body).toEqual([
-        { id: 4, name: 'pet-4', categoryId: 1, status: 'pending' },
+      expect((await get('/v1/pets?status=pending')).body).toEqual([]);
+      expect((await get('/v1/pets?status=sold')).body).toEqual([
+        { id: 1, name: 'pet-1', categoryId: 1, status: 'sold' },
       ]);
-      expect(idsOf(await get<Pet[]>('/v1/pets?status=sold&limit=2'))).toEqual([1, 3]);
-
-      await t.sql.query(`DELETE FROM pets WHERE status = 'pending'`);
-      const none = await get('/v1/pets?status=pending');
-      expect(none.status).toBe(200);
-      expect(none.body).toEqual([]);
     });
 
     it.each([
-      ['an exponent', 'limit=1e2'],
-      ['a leading space', 'limit=%205'],
-      ['a plus sign (a space once decoded)', 'limit=+5'],
-      ['a decimal point', 'limit=5.0'],
-      ['an empty value', 'limit='],
-      ['a repeated parameter', 'limit=5&limit=6'],
-      ['zero', 'limit=0'],
-      ['101', 'limit=101'],
-      ['a negative number', 'limit=-1'],
-      ['a hexadecimal number', 'limit=0x10'],
-      ['a word', 'limit=ten'],
-    ])('rejects limit with %s (%s) with 400', async (_case, query) => {
-      expectValidationError(await get(`/v1/pets?${query}`), 'limit must be an integer from 1 to 100.');
+      ['limit=%205', LIMIT_RULE],
+      ['limit=+5', LIMIT_RULE],
+      ['limit=5&limit=6', LIMIT_RULE],
+      ['status=lost', STATUS_RULE],
+      ['status=sold&status=pending', STATUS_RULE],
+    ])('rejects %s with 400', async (query, message) => {
+      expectValidationError(await get(`/v1/pets?${query}`), message);
     });
-
-    it.each([['status=lost'], ['status=SOLD'], ['status='], ['status=sold&status=pending']])(
-      'rejects %s with 400',
-      async (query) => {
-        expectValidationError(await get(`/v1/pets?${query}`), STATUS_RULE);
-      },
-    );
   });
 
   describe('POST /v1/pets', () => {
@@ -141,32 +108,10 @@ describe('pets (e2e)', () => {
       expect(await storedRows()).toEqual([{ id: '1', name: 'Rex', category_id: '3', status: 'available' }]);
     });
 
-    it.each([['available'], ['pending'], ['sold']])('stores the status %s as sent', async (status) => {
-      const response = await create({ name: 'Tom', categoryId: 1, status });
-
-      expect(response.status).toBe(201);
-      expect(response.body).toEqual({ id: 1, name: 'Tom', categoryId: 1, status });
-      expect((await storedRows())[0].status).toBe(status);
-    });
-
-    it('assigns increasing ids and makes the animals visible to the list and to get', async () => {
-      const first = await create({ name: 'One', categoryId: 1 });
-      const second = await create({ name: 'Two', categoryId: 2, status: 'sold' });
-
-      expect(second.body.id).toBe(first.body.id + 1);
-      expect((await get('/v1/pets')).body).toEqual([first.body, second.body]);
-      expect((await get(`/v1/pets/${second.body.id}`)).body).toEqual(second.body);
-    });
-
     it.each([
-      ['accents', 'Bébé Noël'],
-      ['CJK', 'ねこ 猫'],
-      ['emoji', '🐶 Rex 🐾'],
-      ['right-to-left script', 'قطة'],
+      ['right-to-left script and CJK', 'قطة ねこ 猫'],
       ['combining marks, not normalised', 'Cafe\u0301'],
       ['surrounding and inner spaces', '  Rex   the  dog  '],
-      ['one character', 'R'],
-      ['255 characters', 'x'.repeat(255)],
       ['255 astral characters', '🐶'.repeat(255)],
     ])('stores a name with %s exactly as sent', async (_case, name) => {
       const response = await create({ name, categoryId: 1 });
@@ -202,51 +147,24 @@ describe('pets (e2e)', () => {
 
       it.each<[string, unknown]>([
         ['NUL', 'Re\u0000x'],
-        ['a tab', 'Re\tx'],
-        ['a newline', 'Rex\n'],
-        ['a carriage return', 'Rex\r'],
-        ['an escape', '\u001b[31mRex'],
-        ['DEL', 'Rex\u007f'],
-        ['a C1 control', 'Rex\u0085'],
-        ['an empty string', ''],
-        ['only spaces', '   '],
         ['only non-breaking and em spaces', '\u00a0\u2003'],
-        ['256 characters', 'x'.repeat(256)],
         ['256 astral characters', '🐶'.repeat(256)],
         ['a lone high surrogate', 'Rex\ud83d'],
-        ['a lone low surrogate', '\udc36Rex'],
         ['the non-string 42', 42],
-        ['the non-string null', null],
-        ['the non-string true', true],
-        ['the non-string ["Rex"]', ['Rex']],
-        ['the non-string {"first":"Rex"}', { first: 'Rex' }],
       ])('a name with %s', async (_case, name) => {
         expectValidationError(await create({ name, categoryId: 1 }), NAME_RULE);
       });
 
       it.each<[string, unknown, string]>([
         ['categoryId as the string "5"', { name: 'Rex', categoryId: '5' }, CATEGORY_RULE],
-        ['categoryId as a fraction', { name: 'Rex', categoryId: 1.5 }, CATEGORY_RULE],
-        ['categoryId as true', { name: 'Rex', categoryId: true }, CATEGORY_RULE],
-        ['categoryId as null', { name: 'Rex', categoryId: null }, CATEGORY_RULE],
-        ['categoryId as zero', { name: 'Rex', categoryId: 0 }, CATEGORY_RULE],
-        ['categoryId as a negative number', { name: 'Rex', categoryId: -1 }, CATEGORY_RULE],
-        ['categoryId as 2^53', { name: 'Rex', categoryId: 9007199254740992 }, CATEGORY_RULE],
-        ['categoryId as an array', { name: 'Rex', categoryId: [5] }, CATEGORY_RULE],
-        ['categoryId as an object', { name: 'Rex', categoryId: { id: 5 } }, CATEGORY_RULE],
         [
           'categoryId written as 1e400, which JSON.parse makes Infinity',
           '{"name":"Rex","categoryId":1e400}',
           CATEGORY_RULE,
         ],
         ['no name', { categoryId: 1 }, NAME_RULE],
-        ['no categoryId', { name: 'Rex' }, CATEGORY_RULE],
         ['nothing: an empty object, naming both required fields', {}, `${NAME_RULE.slice(0, -1)}; ${CATEGORY_RULE}`],
         ['the status "lost"', { name: 'Rex', categoryId: 1, status: 'lost' }, STATUS_RULE],
-        ['the status "SOLD"', { name: 'Rex', categoryId: 1, status: 'SOLD' }, STATUS_RULE],
-        ['the status ""', { name: 'Rex', categoryId: 1, status: '' }, STATUS_RULE],
-        ['the status null', { name: 'Rex', categoryId: 1, status: null }, STATUS_RULE],
-        ['the status 1', { name: 'Rex', categoryId: 1, status: 1 }, STATUS_RULE],
         ['an id, so no client chooses ids', { id: 99, name: 'Rex', categoryId: 1 }, 'property id should not exist.'],
         ['an unknown property', { name: 'Rex', categoryId: 1, colour: 'brown' }, 'property colour should not exist.'],
       ])('a body with %s', async (_case, body, message) => {
@@ -255,8 +173,6 @@ describe('pets (e2e)', () => {
 
       it.each([
         ['an array', '[{"name":"Rex","categoryId":1}]'],
-        ['a string', '"Rex"'],
-        ['a number', '5'],
         ['null', 'null'],
       ])('a body that is %s', async (_case, body) => {
         expectValidationError(await create(body), 'The request body must be a JSON object.');
@@ -297,15 +213,8 @@ describe('pets (e2e)', () => {
 
     it.each([
       ['a word', 'abc'],
-      ['zero', '0'],
-      ['a negative number', '-1'],
-      ['a fraction', '1.5'],
-      ['an exponent', '1e2'],
-      ['a leading zero', '07'],
       ['a leading plus', '%2B7'],
       ['a leading space', '%207'],
-      ['2^53', '9007199254740992'],
-      ['a 30-digit number', '1'.repeat(30)],
       ['a 100-character id', '1'.repeat(100)],
     ])('answers petId as %s with 400', async (_case, id) => {
       const response = await get(`/v1/pets/${id}`);
