@@ -88,22 +88,6 @@ describe('API documentation routes', () => {
     expect(slash.status).toBe(301);
     expect(slash.headers.get('location')).toBe('../docs?deepLink=1');
   });
-
-  it('keeps the API itself protected and out of the docs prefix', async () => {
-    expect((await request(t.origin, '/v1/pets')).status).toBe(401);
-    expect((await request(t.origin, '/v1/docs-json', { headers: auth() })).body).toMatchObject({
-      code: 'not_found',
-      status: 404,
-    });
-  });
-
-  it('answers unknown docs paths and wrong methods with an Error', async () => {
-    const missing = await request(t.origin, '/docs/no-such-asset.js');
-    expect(missing.body).toEqual({ code: 'not_found', message: expect.any(String), status: 404 });
-    const wrongMethod = await request(t.origin, '/docs-json', { method: 'POST' });
-    expect(wrongMethod.body).toEqual({ code: 'method_not_allowed', message: expect.any(String), status: 405 });
-    expect(wrongMethod.headers.get('allow')).toBe('GET, HEAD');
-  });
 });
 
 describe('servers in the served document', () => {

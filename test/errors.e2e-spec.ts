@@ -141,6 +141,7 @@ describe('errors (e2e)', () => {
       ['GET', '/pets'],
       ['GET', '/v1/pets/'],
       ['GET', '/v1//pets'],
+      ['GET', '/v1/docs-json'],
       ['QUERY', '/v1/animals'],
     ])('answers %s %s, an unknown path, with 404 with or without a key, without echoing it', async (method, path) => {
       for (const headers of [auth(), {}]) {
@@ -154,6 +155,7 @@ describe('errors (e2e)', () => {
     it.each([
       ['/v1/pets', 'GET, HEAD, POST', ['DELETE', 'PUT', 'PATCH', 'OPTIONS', 'QUERY']],
       ['/v1/pets/1', 'GET, HEAD', ['DELETE', 'PUT', 'PATCH', 'POST', 'OPTIONS', 'QUERY']],
+      ['/docs-json', 'GET, HEAD', ['POST']],
     ])('answers any other method on %s with 405 and Allow: %s, with or without a key', async (path, allow, methods) => {
       for (const method of methods) {
         for (const headers of [auth(), {}]) {

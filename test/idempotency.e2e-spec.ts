@@ -78,17 +78,13 @@ describe('Idempotency-Key on POST /v1/pets', () => {
   });
 
   // fetch refuses some header bytes itself: a raw request puts them on the wire (in UTF-8) as a client could.
-  it.each([
-    ['empty', ''],
-    ['too long', 'k'.repeat(256)],
-    ['non-ASCII', 'clé-1'],
-  ])('rejects a key that is %s with 400 and creates nothing', async (_case, idempotencyKey) => {
+  it('rejects a non-ASCII key with 400 and creates nothing', async () => {
     const before = await countByName('Invalid');
     const headers: [string, string][] = [
       ['Host', new URL(t.origin).host],
       ['Authorization', `Bearer ${TEST_KEY}`],
       ['Content-Type', 'application/json'],
-      ['Idempotency-Key', idempotencyKey],
+      ['Idempotency-Key', 'clé-1'],
     ];
     const response = await exchange(
       t.origin,
