@@ -23,7 +23,6 @@ describe('pets (e2e)', () => {
 
   const get = <T = unknown>(path: string) => request<T>(t.origin, path, { headers: auth() });
   const create = (body: unknown) => request<Pet>(t.origin, '/v1/pets', jsonBody(body));
-  const idsOf = (response: ApiResponse<Pet[]>) => response.body.map((pet) => pet.id);
 
   const storedRows = async () =>
     (
@@ -64,17 +63,6 @@ describe('pets (e2e)', () => {
         { id: 20, name: 'Bravo', categoryId: 1, status: 'available' },
         { id: 30, name: 'Alpha', categoryId: 1, status: 'available' },
       ]);
-    });
-
-    it('honours limit=1 and limit=100', async () => {
-      await t.sql.query(`INSERT INTO pets (name, category_id) SELECT 'pet-' || g, 1 FROM generate_series(1, 105) AS g`);
-
-      for (const limit of [1, 100]) {
-        const response = await get<Pet[]>(`/v1/pets?limit=${limit}`);
-
-        expect(response.status).toBe(200);
-        expect(idsOf(response)).toEqual(Array.from({ length: limit }, (_, i) => i + 1));
-      }
     });
 
     it('answers [] when no animal matches, with or without a status', async () => {
