@@ -36,10 +36,8 @@ export interface DocumentedOperation {
 const INT_BOUND = 2 ** 31;
 
 /**
- * The served OpenAPI document as fuzzing needs it: operations by id, schemas
- * with references resolved, generators of valid values derived from the
- * schemas, values breaking exactly one constraint, and whether a request body
- * satisfies its (closed) schema.
+ * The served OpenAPI document as fuzzing needs it: operations by id, schemas with references resolved, values each
+ * schema accepts or that break exactly one of its constraints, and whether a request body meets its schema.
  */
 export class Contract {
   private readonly ajv;
@@ -130,8 +128,6 @@ export class Contract {
             );
           });
       }
-      case 'boolean':
-        return fc.boolean();
       case 'object': {
         const properties = Object.fromEntries(
           Object.entries(schema.properties ?? {}).map(([name, property]) => [name, this.valid(property)]),
