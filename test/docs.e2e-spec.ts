@@ -5,7 +5,7 @@ import { gunzipSync } from 'node:zlib';
 import { parse } from 'yaml';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { DOCS_ASSET_MAX_AGE_SECONDS } from '../src/openapi/setup-docs.js';
-import { auth, request, startTestApp, TestApp } from './support/test-app.js';
+import { request, startTestApp, TestApp } from './support/test-app.js';
 
 /** The bytes as sent (fetch would decompress them), with the headers that matter to a cache. */
 const fetchRaw = (url: string, headers: Record<string, string>) =>
