@@ -128,7 +128,7 @@ export class OpenApiResponseValidator {
   private readonly routes: Route[];
   private readonly basePath: string;
 
-  constructor(private readonly document: OpenAPIObject) {
+  constructor(document: OpenAPIObject) {
     this.ajv = documentAjv(document, { closed: true });
     this.requestAjv = documentAjv(document, { closed: false });
 
@@ -291,16 +291,8 @@ export class OpenApiResponseValidator {
 
   /** A header, path or query value as its schema's type reads it. */
   private parameterValue(schemaRef: string, text: string): unknown {
-    const path = schemaRef
-      .slice(`${DOCUMENT_ID}#/`.length)
-      .split('/')
-      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-    let schema = path.reduce<unknown>(
-      (node, segment) => (node as Record<string, unknown> | undefined)?.[segment],
-      this.document,
-    ) as (SchemaObject & { $ref?: string }) | undefined;
-    if (schema?.$ref) schema = this.document.components!.schemas![schema.$ref.replace('#/components/schemas/', '')];
-    return schema?.type === 'integer' && CANONICAL_INTEGER.test(text) ? Number(text) : text;
+    const schema = this.validatorFor(schemaRef).schema as SchemaObject;
+    return schema.type === 'integer' && CANONICAL_INTEGER.test(text) ? Number(text) : text;
   }
 
   private findOperation(verb: string, pathname: string) {
