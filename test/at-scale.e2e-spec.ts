@@ -95,24 +95,16 @@ describe('the expiring-keys gauge and last-used writes, with many issued keys', 
   afterAll(() => t.close());
 
   it('counts the keys expiring soon from an index, never by reading every key', async () => {
-    await pollUntil(
-      async () => /^animal_store_api_keys_expiring_soon 168$/m.test((await request(t.origin, '/metrics')).text),
-      {
-        what: 'the gauge to count the keys expiring within 7 days',
-      },
-    );
+    const gauge = /^animal_store_api_keys_expiring_soon 168$/m;
+    await pollUntil(async () => gauge.test((await request(t.origin, '/metrics')).text), {
+      what: 'the gauge to count the keys expiring within 7 days',
+    });
     // Only the gauge's count can use this index; the server reports its use within seconds.
-    await pollUntil(
-      async () =>
-        Number(
-          (
-            await t.sql.query<{ scans: string }>(
-              `SELECT idx_scan AS scans FROM pg_stat_user_indexes WHERE indexrelname = 'api_keys_live_expires_at_idx'`,
-            )
-          ).rows[0]?.scans ?? 0,
-        ) > 0,
-      { what: 'the count to use api_keys_live_expires_at_idx', timeoutMs: 30_000 },
-    );
+    const scans = `SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'api_keys_live_expires_at_idx'`;
+    await pollUntil(async () => Number((await t.sql.query<{ idx_scan: string }>(scans)).rows[0]?.idx_scan ?? 0) > 0, {
+      what: 'the count to use api_keys_live_expires_at_idx',
+      timeoutMs: 30_000,
+    });
   }, 60_000);
 
   it('writes a key’s last use at most once per interval, whatever the process asks', async () => {

@@ -55,7 +55,7 @@ const DECIMAL_INTEGER = /^(0|-?[1-9][0-9]*)$/;
 
 describe('contract fuzzing (e2e)', () => {
   const settings = fuzzSettings('contract-fuzz');
-  // About 12 ms per case on this 2-core machine at worst (the create-read-list property): FUZZ_RUNS scales it.
+  // The slowest property (create, read, list) sets the time each case may take; FUZZ_RUNS scales it.
   jest.setTimeout(30_000 + settings.runs * 25);
   /** The whole corpus every run (as fast-check examples, which count as runs), then the random cases. */
   const everyCaseAnd = <T extends unknown[]>(examples: T[]) => ({
@@ -268,30 +268,6 @@ describe('contract fuzzing (e2e)', () => {
       );
     });
 
-    it('rejects a valid body sent as another content type with 415', async () => {
-      const contentTypes = [
-        'text/plain',
-        'text/json',
-        'application/x-www-form-urlencoded',
-        'multipart/form-data; boundary=x',
-        'application/xml',
-        'application/jsonx',
-        'application/json-patch+json',
-        'application/octet-stream',
-        'application/json; charset=utf-16',
-        'application/json; charset=iso-8859-1',
-      ];
-      const newPet = contract.requestBodySchema('createPet');
-      await fc.assert(
-        fc.asyncProperty(contract.valid(newPet), fc.constantFrom(...contentTypes), async (body, contentType) => {
-          const response = await post(JSON.stringify(body), { 'content-type': contentType });
-
-          expectError(response, 415, contentType);
-        }),
-        settings.parameters(),
-      );
-    });
-
     it('answers hostile values in every field, and hostile members, as the schema says', async () => {
       const newPet = contract.requestBodySchema('createPet');
       const fields = Object.keys(newPet.properties!);
@@ -418,22 +394,6 @@ describe('contract fuzzing (e2e)', () => {
   });
 
   describe('getPet', () => {
-    it('answers any id in the schema with the animal or 404, with the deprecation headers', async () => {
-      const petId = contract.operation('getPet').parameters.find((p) => p.name === 'petId')!;
-      await fc.assert(
-        fc.asyncProperty(contract.valid(petId.schema), async (id) => {
-          const response = await send(`/pets/${String(id)}`, { headers: auth() });
-          const stored = await t.sql.query('SELECT 1 FROM pets WHERE id = $1', [id]);
-
-          if (stored.rowCount === 1) expect(response.status).toBe(200);
-          else expectError(response, 404, `petId ${String(id)}`);
-          expect(response.headers.get('deprecation')).toMatch(/^@\d+$/);
-          expect(response.headers.get('sunset')).toMatch(/GMT$/);
-        }),
-        settings.parameters(),
-      );
-    });
-
     it('rejects an id outside the schema, or a hostile path segment, with 400', async () => {
       const petId = contract.operation('getPet').parameters.find((p) => p.name === 'petId')!;
       const segments = [
@@ -456,55 +416,6 @@ describe('contract fuzzing (e2e)', () => {
   });
 
   describe('every operation', () => {
-    const credentials: [string, Record<string, string>][] = [
-      ['no Authorization header', {}],
-      ['an unknown key', auth('not-a-key')],
-      ['the key with a character more', auth(`${TEST_KEY}x`)],
-      ['the key cut short', auth(TEST_KEY.slice(0, -1))],
-      ['a 10 kB key', auth('k'.repeat(10 * 1024))],
-      ['Bearer without a key', { authorization: 'Bearer' }],
-      ['Bearer and a space', { authorization: 'Bearer ' }],
-      ['two tokens', { authorization: `Bearer ${TEST_KEY} ${TEST_KEY}` }],
-      ['the Basic scheme', { authorization: `Basic ${Buffer.from(`${TEST_KEY}:`).toString('base64')}` }],
-      ['the key without a scheme', { authorization: TEST_KEY }],
-      ['the key in a query-like header', { 'x-api-key': TEST_KEY }],
-      ['an SQL fragment', auth("' OR '1'='1")],
-    ];
-
-    it('answers missing or invalid credentials with 401 and WWW-Authenticate', async () => {
-      const operations = contract.operations();
-      await fc.assert(
-        fc.asyncProperty(
-          fc.constantFrom(...operations),
-          fc.constantFrom(...credentials),
-          contract.valid(contract.requestBodySchema('createPet')),
-          async (operation, [why, headers], body) => {
-            const path = operation.path.replace(/\{[^}]+\}/g, '1');
-            const response = await send(path, {
-              method: operation.method,
-              headers: operation.method === 'POST' ? { ...headers, 'content-type': 'application/json' } : headers,
-              body: operation.method === 'POST' ? JSON.stringify(body) : undefined,
-            });
-
-            expectError(response, 401, `${operation.operationId} with ${why}`);
-            expect(response.headers.get('www-authenticate')).toMatch(/^Bearer /);
-          },
-        ),
-        everyCaseAnd(
-          operations.flatMap((operation) =>
-            credentials.map(
-              (credential) =>
-                [operation, credential, { name: 'Rex', categoryId: 1 }] as [
-                  (typeof operations)[number],
-                  (typeof credentials)[number],
-                  unknown,
-                ],
-            ),
-          ),
-        ),
-      );
-    });
-
     it('answers without a key exactly what docs/contract.md says is checked before it, and any other request 401', async () => {
       const { host } = new URL(t.origin);
       const json: [string, string] = ['Content-Type', 'application/json'];
@@ -602,33 +513,6 @@ describe('contract fuzzing (e2e)', () => {
         ),
       );
       expect((await t.sql.query(`SELECT 1 FROM pets WHERE name = 'Twice'`)).rowCount).toBe(0);
-    });
-
-    it('answers an undocumented method on a documented path with 405 and Allow', async () => {
-      const paths = [...new Set(contract.operations().map((operation) => operation.path))];
-      const cases = paths.flatMap((path) =>
-        ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
-          .filter((method) => !contract.methodsOf(path).includes(method))
-          .map((method) => ({ path, method })),
-      );
-      await fc.assert(
-        fc.asyncProperty(fc.constantFrom(...cases), fc.boolean(), async ({ path, method }, authenticated) => {
-          const response = await send(path.replace(/\{[^}]+\}/g, '1'), {
-            method,
-            headers: authenticated ? auth() : {},
-          });
-
-          expectError(response, 405, `${method} ${path}`);
-          const allowed = response.headers.get('allow')?.split(/,\s*/) ?? [];
-          expect(allowed).toEqual(expect.arrayContaining(contract.methodsOf(path)));
-          expect(allowed).not.toContain(method);
-        }),
-        everyCaseAnd(
-          cases.flatMap((which) =>
-            [true, false].map((authenticated) => [which, authenticated] as [(typeof cases)[number], boolean]),
-          ),
-        ),
-      );
     });
   });
 });

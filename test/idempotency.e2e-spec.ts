@@ -1,11 +1,9 @@
 import { expect } from '@jest/globals';
-import { createApp } from '../src/app.setup.js';
 import { parseApiKeys } from '../src/config/app-config.js';
 import type { ErrorBody } from '../src/edge/errors/api-error.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
 import { exchange, rawRequest } from './support/raw-http.js';
 import { jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
-import { defaultConfig } from './support/config.js';
 
 const OTHER_KEY = 'other-key-0123456789abcdef';
 
@@ -78,17 +76,13 @@ describe('Idempotency-Key on POST /v1/pets', () => {
   });
 
   // fetch refuses some header bytes itself: a raw request puts them on the wire (in UTF-8) as a client could.
-  it.each([
-    ['empty', ''],
-    ['too long', 'k'.repeat(256)],
-    ['non-ASCII', 'clé-1'],
-  ])('rejects a key that is %s with 400 and creates nothing', async (_case, idempotencyKey) => {
+  it('rejects a non-ASCII key with 400 and creates nothing', async () => {
     const before = await countByName('Invalid');
     const headers: [string, string][] = [
       ['Host', new URL(t.origin).host],
       ['Authorization', `Bearer ${TEST_KEY}`],
       ['Content-Type', 'application/json'],
-      ['Idempotency-Key', idempotencyKey],
+      ['Idempotency-Key', 'clé-1'],
     ];
     const response = await exchange(
       t.origin,
@@ -101,11 +95,6 @@ describe('Idempotency-Key on POST /v1/pets', () => {
       status: 400,
     });
     expect(await countByName('Invalid')).toBe(before);
-  });
-
-  it('accepts a 255-character key', async () => {
-    const response = await request(t.origin, '/v1/pets', keyed('k'.repeat(255), { name: 'Long key', categoryId: 1 }));
-    expect(response.status).toBe(201);
   });
 
   it('leaves the create without a key as it was: one row per request', async () => {
@@ -126,36 +115,5 @@ describe('Idempotency-Key on POST /v1/pets', () => {
       body: JSON.stringify({ name: 'Anon', categoryId: 1 }),
     });
     expect(response.status).toBe(401);
-  });
-});
-
-describe('Idempotency-Keys of named API_KEYS entries, across a restart that removes one', () => {
-  it('the remaining key keeps its own identity: it replays nothing the removed one stored', async () => {
-    const first = await startTestApp({
-      apiKeys: parseApiKeys(`alpha:${TEST_KEY},beta:${OTHER_KEY}`),
-    });
-    try {
-      const stored = await request(first.origin, '/v1/pets', keyed('restart-1', { name: 'Alpha', categoryId: 1 }));
-      expect(stored.status).toBe(201);
-
-      // The same database, restarted with the first entry removed.
-      const config = { ...defaultConfig(first.database.url), apiKeys: parseApiKeys(`beta:${OTHER_KEY}`) };
-      const restarted = await createApp({ ...config, logLevel: 'silent' }, false);
-      await restarted.listen(0, '127.0.0.1');
-      try {
-        const { port } = restarted.getHttpServer().address() as { port: number };
-        const body = { name: 'Alpha', categoryId: 1 };
-        const other = await request(`http://127.0.0.1:${port}`, '/v1/pets', keyed('restart-1', body, OTHER_KEY));
-        expect({ status: other.status, replayed: other.headers.get('idempotent-replayed') }).toEqual({
-          status: 201,
-          replayed: null,
-        });
-        expect(other.body).not.toEqual(stored.body);
-      } finally {
-        await restarted.close();
-      }
-    } finally {
-      await first.close();
-    }
   });
 });

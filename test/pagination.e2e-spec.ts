@@ -1,17 +1,9 @@
 import { expect } from '@jest/globals';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { randomBytes } from 'node:crypto';
 import type { Client } from 'pg';
-import { createApp } from '../src/app.setup.js';
-import { parseApiKeys } from '../src/config/app-config.js';
 import { PageCursorCodec } from '../src/pets/page-cursor.codec.js';
 import { PetStatus } from '../src/pets/pet-status.enum.js';
 import { pageStatement, PetPageQuery } from '../src/pets/pets.repository.js';
-import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
-import { defaultConfig } from './support/config.js';
-
-const CURSOR_SECRET = 'pagination-e2e-cursor-secret-0123456789';
+import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
 
 interface PetBody {
   id: number;
@@ -89,7 +81,7 @@ describe('keyset pagination of GET /v1/pets', () => {
   let all: number[];
 
   beforeAll(async () => {
-    t = await startTestApp({ cursorSecret: CURSOR_SECRET });
+    t = await startTestApp();
     await seed(t.sql, 250);
     all = await storedIds(t.sql);
   });
@@ -130,10 +122,12 @@ describe('keyset pagination of GET /v1/pets', () => {
     expect(pages.map((page) => page.length)).toEqual([50, 50, 50, 50, 50]);
   });
 
-  it('sends no link when everything fits on the first page', async () => {
+  it('sends no link when everything fits on the first page; limit=1 and limit=100 give that many', async () => {
     const response = await get(`/v1/pets?status=${PetStatus.Sold}&limit=100`);
     expect(response.body).toHaveLength(83);
     expect(nextLink(response)).toBeUndefined();
+    expect(ids([(await get('/v1/pets?limit=1')).body])).toEqual(all.slice(0, 1));
+    expect(ids([(await get('/v1/pets?limit=100')).body])).toEqual(all.slice(0, 100));
   });
 
   describe('refuses cursors it did not issue for this list', () => {
@@ -145,29 +139,17 @@ describe('keyset pagination of GET /v1/pets', () => {
       availableCursor = cursorOf(nextLink(await get(`/v1/pets?limit=7&status=${PetStatus.Available}`))!);
     });
 
-    const flipByte = (value: string, index: number) => {
-      const bytes = Buffer.from(value, 'base64url');
-      bytes[index] ^= 0x01;
-      return bytes.toString('base64url');
-    };
-
     it.each([
-      ['garbage', () => 'not-a-cursor'],
-      ['empty', () => ''],
-      ['truncated', () => cursor.slice(0, -3)],
-      ['extended', () => `${cursor}AAAA`],
-      ['tampered id', () => flipByte(cursor, 9)],
-      ['tampered status', () => flipByte(cursor, 1)],
-      ['tampered signature', () => flipByte(cursor, 20)],
-      ['valid-looking base64url of junk', () => randomBytes(24).toString('base64url')],
+      ['garbage', 'not-a-cursor'],
+      ['empty', ''],
       [
         'signed with another secret',
-        () => new PageCursorCodec('some-other-deployment-secret-0123456789').encode({ after: 7 }),
+        new PageCursorCodec('some-other-deployment-secret-0123456789').encode({ after: 7 }),
       ],
-      ['huge', () => 'A'.repeat(8_000)],
-      ['percent-encoded junk', () => '%00%FF%2F..%2F'],
-    ])('%s: 400 invalid_cursor', async (_name, makeCursor) => {
-      expectInvalidCursor(await get(`/v1/pets?limit=7&cursor=${makeCursor()}`));
+      ['huge', 'A'.repeat(8_000)],
+      ['percent-encoded junk', '%00%FF%2F..%2F'],
+    ])('%s: 400 invalid_cursor', async (_name, value) => {
+      expectInvalidCursor(await get(`/v1/pets?limit=7&cursor=${value}`));
     });
 
     it('a cursor sent with a different status than it was issued for: 400 invalid_cursor', async () => {
@@ -187,40 +169,6 @@ describe('keyset pagination of GET /v1/pets', () => {
       expect(response.status).toBe(400);
       expect(response.body).toMatchObject({ code: 'validation_failed', status: 400 });
     });
-  });
-
-  it('another instance sharing CURSOR_SECRET continues from a cursor this one issued', async () => {
-    const config = {
-      ...defaultConfig(t.database.url),
-      apiKeys: parseApiKeys(TEST_KEY),
-      cursorSecret: CURSOR_SECRET,
-    };
-    const other: NestFastifyApplication = await createApp(config, false);
-    await other.listen(0, '127.0.0.1');
-    try {
-      const { port } = other.getHttpServer().address() as { port: number };
-      const link = nextLink(await get('/v1/pets?limit=7'))!;
-      const response = await request<PetBody[]>(`http://127.0.0.1:${port}`, link, { headers: auth() });
-      expect(response.status).toBe(200);
-      expect(response.body.map((pet) => pet.id)).toEqual(all.slice(7, 14));
-    } finally {
-      await other.close();
-    }
-  });
-
-  it('describes cursor and the Link header in the OpenAPI document', () => {
-    const document = SwaggerModule.createDocument(t.app, new DocumentBuilder().build());
-    const listPets = document.paths['/v1/pets'].get!;
-    expect(listPets.parameters).toContainEqual(
-      expect.objectContaining({
-        name: 'cursor',
-        in: 'query',
-        required: false,
-        schema: expect.objectContaining({ type: 'string' }),
-      }),
-    );
-    const ok = listPets.responses['200'] as { headers?: Record<string, { description?: string }> };
-    expect(ok.headers?.Link?.description).toMatch(/rel="next"/);
   });
 
   // Last: it adds animals.

@@ -1,5 +1,6 @@
 import type { Pet } from '../src/pets/dto/pet.dto.js';
-import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
+import { exchange, rawRequest } from './support/raw-http.js';
+import { ApiResponse, auth, jsonBody, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
 
 const MAX_SAFE = 9007199254740991;
 const DEPRECATION_HEADERS = {
@@ -10,6 +11,19 @@ const DEPRECATION_HEADERS = {
 const NAME_RULE = 'name must be a string of 1 to 255 characters, not only whitespace, without control characters.';
 const CATEGORY_RULE = 'categoryId must be an integer from 1 to 9007199254740991.';
 const STATUS_RULE = 'status must be one of available, pending, sold.';
+const LIMIT_RULE = 'limit must be an integer from 1 to 100.';
+const PET = '{"name":"Rex","categoryId":1}';
+
+/** Every error leaves as exactly { code, message, status } in JSON, with no stack or internals. */
+function expectError(response: ApiResponse | undefined, status: number, code: string, message: string) {
+  expect(response?.status).toBe(status);
+  expect(response!.headers.get('content-type')).toBe('application/json; charset=utf-8');
+  expect(response!.body).toEqual({ code, message, status });
+  expect(Object.keys(response!.body as object).sort()).toEqual(['code', 'message', 'status']);
+  expect(response!.text).not.toMatch(/stack|\bat .*\.(js|ts):\d+|FST_ERR|SELECT|node_modules/);
+}
+const expectValidationError = (response: ApiResponse, message: string) =>
+  expectError(response, 400, 'validation_failed', message);
 
 describe('pets (e2e)', () => {
   let t: TestApp;
@@ -22,7 +36,6 @@ describe('pets (e2e)', () => {
 
   const get = <T = unknown>(path: string) => request<T>(t.origin, path, { headers: auth() });
   const create = (body: unknown) => request<Pet>(t.origin, '/v1/pets', jsonBody(body));
-  const idsOf = (response: ApiResponse<Pet[]>) => response.body.map((pet) => pet.id);
 
   const storedRows = async () =>
     (
@@ -41,21 +54,18 @@ describe('pets (e2e)', () => {
     }
   }
 
-  function expectValidationError(response: ApiResponse, message: string) {
-    expect(response.status).toBe(400);
-    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(response.body).toEqual({ code: 'validation_failed', message, status: 400 });
-  }
+  const post = (body: string | Uint8Array | undefined, headers: Record<string, string> = {}) =>
+    request(t.origin, '/v1/pets', { method: 'POST', headers: { ...auth(), ...headers }, body });
+  const postJson = (body: string | Uint8Array) => post(body, { 'content-type': 'application/json' });
+
+  /** fetch() normalises URLs and refuses some requests: these are sent as they are written. */
+  const rawGet = (path: string, headers: [string, string][] = []) =>
+    exchange(
+      t.origin,
+      rawRequest('GET', path, [['Host', new URL(t.origin).host], ['Authorization', `Bearer ${TEST_KEY}`], ...headers]),
+    );
 
   describe('GET /v1/pets', () => {
-    it('answers 200 with an empty JSON array when there are no animals', async () => {
-      const response = await get('/v1/pets');
-
-      expect(response.status).toBe(200);
-      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
-      expect(response.body).toEqual([]);
-    });
-
     it('orders by id ascending, not by insertion order or name, and ignores unknown query parameters', async () => {
       await seed([
         { id: 30, name: 'Alpha' },
@@ -73,62 +83,25 @@ describe('pets (e2e)', () => {
       ]);
     });
 
-    it('honours limit=1 and limit=100', async () => {
-      await t.sql.query(`INSERT INTO pets (name, category_id) SELECT 'pet-' || g, 1 FROM generate_series(1, 105) AS g`);
+    it('answers [] when no animal matches, with or without a status', async () => {
+      expect((await get('/v1/pets')).body).toEqual([]);
+      await seed([{ id: 1, status: 'sold' }]);
 
-      for (const limit of [1, 100]) {
-        const response = await get<Pet[]>(`/v1/pets?limit=${limit}`);
-
-        expect(response.status).toBe(200);
-        expect(idsOf(response)).toEqual(Array.from({ length: limit }, (_, i) => i + 1));
-      }
-    });
-
-    it('filters by status, keeping the id order and the limit; a status with no animals gives []', async () => {
-      await seed([
-        { id: 1, status: 'sold' },
-        { id: 2, status: 'available' },
-        { id: 3, status: 'sold' },
-        { id: 4, status: 'pending' },
-        { id: 5, status: 'sold' },
+      expect((await get('/v1/pets?status=pending')).body).toEqual([]);
+      expect((await get('/v1/pets?status=sold')).body).toEqual([
+        { id: 1, name: 'pet-1', categoryId: 1, status: 'sold' },
       ]);
-
-      const sold = await get<Pet[]>('/v1/pets?status=sold');
-      expect(idsOf(sold)).toEqual([1, 3, 5]);
-      expect(sold.body.map((pet) => pet.status)).toEqual(['sold', 'sold', 'sold']);
-      expect((await get('/v1/pets?status=pending')).body).toEqual([
-        { id: 4, name: 'pet-4', categoryId: 1, status: 'pending' },
-      ]);
-      expect(idsOf(await get<Pet[]>('/v1/pets?status=sold&limit=2'))).toEqual([1, 3]);
-
-      await t.sql.query(`DELETE FROM pets WHERE status = 'pending'`);
-      const none = await get('/v1/pets?status=pending');
-      expect(none.status).toBe(200);
-      expect(none.body).toEqual([]);
     });
 
     it.each([
-      ['an exponent', 'limit=1e2'],
-      ['a leading space', 'limit=%205'],
-      ['a plus sign (a space once decoded)', 'limit=+5'],
-      ['a decimal point', 'limit=5.0'],
-      ['an empty value', 'limit='],
-      ['a repeated parameter', 'limit=5&limit=6'],
-      ['zero', 'limit=0'],
-      ['101', 'limit=101'],
-      ['a negative number', 'limit=-1'],
-      ['a hexadecimal number', 'limit=0x10'],
-      ['a word', 'limit=ten'],
-    ])('rejects limit with %s (%s) with 400', async (_case, query) => {
-      expectValidationError(await get(`/v1/pets?${query}`), 'limit must be an integer from 1 to 100.');
+      ['limit=%205', LIMIT_RULE],
+      ['limit=+5', LIMIT_RULE],
+      ['limit=5&limit=6', LIMIT_RULE],
+      ['status=lost', STATUS_RULE],
+      ['status=sold&status=pending', STATUS_RULE],
+    ])('rejects %s with 400', async (query, message) => {
+      expectValidationError(await get(`/v1/pets?${query}`), message);
     });
-
-    it.each([['status=lost'], ['status=SOLD'], ['status='], ['status=sold&status=pending']])(
-      'rejects %s with 400',
-      async (query) => {
-        expectValidationError(await get(`/v1/pets?${query}`), STATUS_RULE);
-      },
-    );
   });
 
   describe('POST /v1/pets', () => {
@@ -141,32 +114,10 @@ describe('pets (e2e)', () => {
       expect(await storedRows()).toEqual([{ id: '1', name: 'Rex', category_id: '3', status: 'available' }]);
     });
 
-    it.each([['available'], ['pending'], ['sold']])('stores the status %s as sent', async (status) => {
-      const response = await create({ name: 'Tom', categoryId: 1, status });
-
-      expect(response.status).toBe(201);
-      expect(response.body).toEqual({ id: 1, name: 'Tom', categoryId: 1, status });
-      expect((await storedRows())[0].status).toBe(status);
-    });
-
-    it('assigns increasing ids and makes the animals visible to the list and to get', async () => {
-      const first = await create({ name: 'One', categoryId: 1 });
-      const second = await create({ name: 'Two', categoryId: 2, status: 'sold' });
-
-      expect(second.body.id).toBe(first.body.id + 1);
-      expect((await get('/v1/pets')).body).toEqual([first.body, second.body]);
-      expect((await get(`/v1/pets/${second.body.id}`)).body).toEqual(second.body);
-    });
-
     it.each([
-      ['accents', 'Bébé Noël'],
-      ['CJK', 'ねこ 猫'],
-      ['emoji', '🐶 Rex 🐾'],
-      ['right-to-left script', 'قطة'],
+      ['right-to-left script and CJK', 'قطة ねこ 猫'],
       ['combining marks, not normalised', 'Cafe\u0301'],
       ['surrounding and inner spaces', '  Rex   the  dog  '],
-      ['one character', 'R'],
-      ['255 characters', 'x'.repeat(255)],
       ['255 astral characters', '🐶'.repeat(255)],
     ])('stores a name with %s exactly as sent', async (_case, name) => {
       const response = await create({ name, categoryId: 1 });
@@ -200,66 +151,22 @@ describe('pets (e2e)', () => {
         expect(await storedRows()).toEqual([]);
       });
 
-      it.each<[string, unknown]>([
-        ['NUL', 'Re\u0000x'],
-        ['a tab', 'Re\tx'],
-        ['a newline', 'Rex\n'],
-        ['a carriage return', 'Rex\r'],
-        ['an escape', '\u001b[31mRex'],
-        ['DEL', 'Rex\u007f'],
-        ['a C1 control', 'Rex\u0085'],
-        ['an empty string', ''],
-        ['only spaces', '   '],
-        ['only non-breaking and em spaces', '\u00a0\u2003'],
-        ['256 characters', 'x'.repeat(256)],
-        ['256 astral characters', '🐶'.repeat(256)],
-        ['a lone high surrogate', 'Rex\ud83d'],
-        ['a lone low surrogate', '\udc36Rex'],
-        ['the non-string 42', 42],
-        ['the non-string null', null],
-        ['the non-string true', true],
-        ['the non-string ["Rex"]', ['Rex']],
-        ['the non-string {"first":"Rex"}', { first: 'Rex' }],
-      ])('a name with %s', async (_case, name) => {
-        expectValidationError(await create({ name, categoryId: 1 }), NAME_RULE);
-      });
-
       it.each<[string, unknown, string]>([
         ['categoryId as the string "5"', { name: 'Rex', categoryId: '5' }, CATEGORY_RULE],
-        ['categoryId as a fraction', { name: 'Rex', categoryId: 1.5 }, CATEGORY_RULE],
-        ['categoryId as true', { name: 'Rex', categoryId: true }, CATEGORY_RULE],
-        ['categoryId as null', { name: 'Rex', categoryId: null }, CATEGORY_RULE],
-        ['categoryId as zero', { name: 'Rex', categoryId: 0 }, CATEGORY_RULE],
-        ['categoryId as a negative number', { name: 'Rex', categoryId: -1 }, CATEGORY_RULE],
-        ['categoryId as 2^53', { name: 'Rex', categoryId: 9007199254740992 }, CATEGORY_RULE],
-        ['categoryId as an array', { name: 'Rex', categoryId: [5] }, CATEGORY_RULE],
-        ['categoryId as an object', { name: 'Rex', categoryId: { id: 5 } }, CATEGORY_RULE],
         [
           'categoryId written as 1e400, which JSON.parse makes Infinity',
           '{"name":"Rex","categoryId":1e400}',
           CATEGORY_RULE,
         ],
         ['no name', { categoryId: 1 }, NAME_RULE],
-        ['no categoryId', { name: 'Rex' }, CATEGORY_RULE],
         ['nothing: an empty object, naming both required fields', {}, `${NAME_RULE.slice(0, -1)}; ${CATEGORY_RULE}`],
         ['the status "lost"', { name: 'Rex', categoryId: 1, status: 'lost' }, STATUS_RULE],
-        ['the status "SOLD"', { name: 'Rex', categoryId: 1, status: 'SOLD' }, STATUS_RULE],
-        ['the status ""', { name: 'Rex', categoryId: 1, status: '' }, STATUS_RULE],
-        ['the status null', { name: 'Rex', categoryId: 1, status: null }, STATUS_RULE],
-        ['the status 1', { name: 'Rex', categoryId: 1, status: 1 }, STATUS_RULE],
         ['an id, so no client chooses ids', { id: 99, name: 'Rex', categoryId: 1 }, 'property id should not exist.'],
         ['an unknown property', { name: 'Rex', categoryId: 1, colour: 'brown' }, 'property colour should not exist.'],
+        ['an array around it', '[{"name":"Rex","categoryId":1}]', 'The request body must be a JSON object.'],
+        ['JSON null', 'null', 'The request body must be a JSON object.'],
       ])('a body with %s', async (_case, body, message) => {
         expectValidationError(await create(body), message);
-      });
-
-      it.each([
-        ['an array', '[{"name":"Rex","categoryId":1}]'],
-        ['a string', '"Rex"'],
-        ['a number', '5'],
-        ['null', 'null'],
-      ])('a body that is %s', async (_case, body) => {
-        expectValidationError(await create(body), 'The request body must be a JSON object.');
       });
     });
   });
@@ -297,15 +204,8 @@ describe('pets (e2e)', () => {
 
     it.each([
       ['a word', 'abc'],
-      ['zero', '0'],
-      ['a negative number', '-1'],
-      ['a fraction', '1.5'],
-      ['an exponent', '1e2'],
-      ['a leading zero', '07'],
       ['a leading plus', '%2B7'],
       ['a leading space', '%207'],
-      ['2^53', '9007199254740992'],
-      ['a 30-digit number', '1'.repeat(30)],
       ['a 100-character id', '1'.repeat(100)],
     ])('answers petId as %s with 400', async (_case, id) => {
       const response = await get(`/v1/pets/${id}`);
@@ -321,6 +221,158 @@ describe('pets (e2e)', () => {
 
       expectValidationError(response, 'A path parameter is longer than allowed.');
       expect(response.text).not.toContain(id);
+    });
+  });
+
+  describe('request bodies', () => {
+    afterEach(async () => {
+      expect(await storedRows()).toEqual([]);
+    });
+
+    it.each([
+      ['truncated JSON', '{"name":'],
+      ['single quotes', "{'name':'Rex','categoryId':1}"],
+      ['__proto__ (prototype poisoning)', '{"name":"Rex","categoryId":1,"__proto__":{"status":"sold"}}'],
+      [
+        'constructor.prototype (prototype poisoning)',
+        '{"name":"Rex","categoryId":1,"constructor":{"prototype":{"status":"sold"}}}',
+      ],
+    ])('answers %s with 400 invalid_json', async (_case, body) => {
+      expectError(await postJson(body), 400, 'invalid_json', 'The request body is not valid JSON.');
+    });
+
+    it('answers an empty JSON body with 400 invalid_json', async () => {
+      expectError(await postJson(''), 400, 'invalid_json', 'The request body is empty.');
+    });
+
+    it('answers a missing body with 400 naming the required fields', async () => {
+      expectError(
+        await post(undefined),
+        400,
+        'validation_failed',
+        'name must be a string of 1 to 255 characters, not only whitespace, without control characters; ' +
+          'categoryId must be an integer from 1 to 9007199254740991.',
+      );
+    });
+
+    // The charsets were found by contract fuzzing: such bodies were read as UTF-8, the name stored with U+FFFD.
+    it.each([
+      ['text/plain', PET],
+      ['text/plain; charset=utf-8', PET],
+      ['text/json', PET],
+      ['application/jsonx', PET],
+      ['application/json-patch+json', PET],
+      ['application/x-www-form-urlencoded', 'name=Rex&categoryId=1'],
+      ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="name"\r\n\r\nRex\r\n--x--'],
+      ['application/xml', '<pet><name>Rex</name></pet>'],
+      ['application/octet-stream', 'Rex'],
+      ['application/json; charset=utf-16', PET, ' in UTF-8'],
+      ['application/json; charset=iso-8859-1', PET, ' in UTF-8'],
+      ['application/json; charset="latin1"', PET, ' in UTF-8'],
+    ])('answers a %s body with 415', async (contentType, body, inUtf8 = '') => {
+      expectError(
+        await post(body, { 'content-type': contentType }),
+        415,
+        'unsupported_media_type',
+        `The request body must be application/json${inUtf8}.`,
+      );
+    });
+
+    it.each([
+      ['an invalid byte', [0xff]],
+      ['a truncated sequence', [0xc3]],
+      ['an encoded lone surrogate', [0xed, 0xa0, 0xbd]],
+      ['an overlong encoding', [0xc0, 0xaf]],
+    ])('answers a body with %s (not UTF-8) with 400 invalid_json', async (_case, bytes) => {
+      const body = Buffer.concat([Buffer.from('{"name":"Re'), Buffer.from(bytes), Buffer.from('x","categoryId":1}')]);
+
+      expectError(await postJson(body), 400, 'invalid_json', 'The request body is not valid UTF-8.');
+    });
+
+    it('answers a body over 16 KiB with 413', async () => {
+      const body = JSON.stringify({ name: 'x'.repeat(16 * 1024), categoryId: 1 });
+
+      expectError(await postJson(body), 413, 'payload_too_large', 'The request body is larger than 16 KiB.');
+    });
+
+    it('reads a body of exactly 16 KiB (then rejects the over-long name with 400)', async () => {
+      const envelope = JSON.stringify({ name: '', categoryId: 1 });
+      const body = JSON.stringify({ name: 'x'.repeat(16 * 1024 - envelope.length), categoryId: 1 });
+      expect(Buffer.byteLength(body)).toBe(16 * 1024);
+
+      const response = await postJson(body);
+
+      expect(response.status).toBe(400);
+      expect((response.body as { code: string }).code).toBe('validation_failed');
+    });
+  });
+
+  it.each([['utf-8'], ['UTF-8'], ['"utf-8"'], ['utf8']])(
+    'accepts application/json with charset=%s',
+    async (charset) => {
+      const response = await post(JSON.stringify({ name: 'Bébé 🐶', categoryId: 1 }), {
+        'content-type': `application/json; charset=${charset}`,
+      });
+
+      expect(response.status).toBe(201);
+      expect((response.body as { name: string }).name).toBe('Bébé 🐶');
+    },
+  );
+
+  describe('routing', () => {
+    // QUERY as fetch sends it, without a Content-Type.
+    it.each([
+      ['GET', '/v1/animals'],
+      ['GET', '/v1'],
+      ['GET', '/'],
+      ['GET', '/v2/pets'],
+      ['GET', '/v1/pets/1/owner'],
+      ['GET', '/pets'],
+      ['GET', '/v1/pets/'],
+      ['GET', '/v1//pets'],
+      ['GET', '/v1/docs-json'],
+      ['QUERY', '/v1/animals'],
+    ])('answers %s %s, an unknown path, with 404 with or without a key, without echoing it', async (method, path) => {
+      for (const headers of [auth(), {}]) {
+        const response = await request(t.origin, path, { method, headers });
+
+        expectError(response, 404, 'not_found', 'No resource exists at this path.');
+        expect(response.text).not.toContain(`Cannot ${method}`);
+      }
+    });
+
+    it.each([
+      ['/v1/pets', 'GET, HEAD, POST', ['DELETE', 'PUT', 'PATCH', 'OPTIONS', 'QUERY']],
+      ['/v1/pets/1', 'GET, HEAD', ['DELETE', 'PUT', 'PATCH', 'POST', 'OPTIONS', 'QUERY']],
+      ['/docs-json', 'GET, HEAD', ['POST']],
+    ])('answers any other method on %s with 405 and Allow: %s, with or without a key', async (path, allow, methods) => {
+      for (const method of methods) {
+        for (const headers of [auth(), {}]) {
+          const response = await request(t.origin, path, { method, headers });
+
+          expectError(response, 405, 'method_not_allowed', `${method} is not allowed on this path.`);
+          expect(response.headers.get('allow')).toBe(allow);
+        }
+      }
+    });
+
+    it('answers a malformed percent-encoding in the URL with 400, without echoing the URL', async () => {
+      const response = await rawGet('/v1/pets/%E0%A4%A');
+
+      expectError(response, 400, 'validation_failed', 'The request URL is malformed.');
+      expect(response!.text).not.toContain('%E0');
+    });
+
+    // Found by contract fuzzing: Node refuses these before Fastify routes them, and the answer was Fastify's own
+    // body ({ error, message, statusCode }) with status 431, which no operation declares.
+    it.each<[string, string, [string, string][]]>([
+      ['a 20 kB query string', '/v1/pets?name=' + 'x'.repeat(20 * 1024), []],
+      ['a 20 kB header', '/v1/pets', [['X-Padding', 'x'.repeat(20 * 1024)]]],
+    ])('answers a request with %s with a 400 Error body', async (_case, path, headers) => {
+      const response = await rawGet(path, headers);
+
+      expectError(response, 400, 'validation_failed', 'The request line or headers are larger than allowed.');
+      expect(response!.headers.get('connection')).toBe('close');
     });
   });
 });

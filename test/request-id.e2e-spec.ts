@@ -9,24 +9,10 @@ describe('X-Request-Id', () => {
   });
   afterAll(() => t.close());
 
-  it("echoes the client's id when it is sane", async () => {
-    const created = await request(t.origin, '/v1/pets', {
-      ...jsonBody({ name: 'Rex', categoryId: 1 }),
-      headers: { ...jsonBody({}).headers, 'x-request-id': 'order-flow:42.1' },
-    });
-    expect(created.status).toBe(201);
-    expect(created.headers.get('x-request-id')).toBe('order-flow:42.1');
-  });
+  it("echoes a sane client's id, and gives every other response, errors included, one of its own", async () => {
+    const echoed = await request(t.origin, '/v1/pets', { headers: { ...auth(), 'x-request-id': 'order-flow:42.1' } });
+    expect([echoed.status, echoed.headers.get('x-request-id')]).toEqual([200, 'order-flow:42.1']);
 
-  it('replaces an id that is too long or has unexpected characters', async () => {
-    for (const offered of ['x'.repeat(129), 'a b', '<script>', 'ünïcode']) {
-      const listed = await request(t.origin, '/v1/pets', { headers: { ...auth(), 'x-request-id': offered } });
-      expect(listed.status).toBe(200);
-      expect(listed.headers.get('x-request-id')).toMatch(UUID);
-    }
-  });
-
-  it('is on every response, errors included, and differs between requests', async () => {
     const responses = await Promise.all([
       request(t.origin, '/v1/pets'), // 401 from the guard
       request(t.origin, '/v1/pets/abc', { headers: auth() }), // 400 from validation

@@ -1,5 +1,5 @@
 // Written against the client @hey-api/openapi-ts generates from the served document (fetch client, SDK and zod
-// schemas, in ./client next to this file, produced by hey-api-client.e2e-spec.ts). The SDK validates every
+// schemas, in ./client next to this file, produced by generated-client.e2e-spec.ts). The SDK validates every
 // request and response with the generated zod schemas.
 import { client } from './client/client.gen.js';
 import { createPet, getPet, listPets } from './client/sdk.gen.js';

@@ -33,12 +33,7 @@ export interface RequestToValidate {
   body?: string | Uint8Array;
 }
 
-/**
- * Response headers no operation declares, because they are not the operation's: the message's own framing
- * (RFC 9110/9112), the security headers every API response gets, the request id, which every response
- * of every route carries and the document's description explains once, and CORS (CORS_ORIGINS set), which is
- * transport: the document says nothing of it.
- */
+/** Headers that are not the operation's: framing, security headers, the request id (described once), CORS. */
 const HEADERS_OF_EVERY_RESPONSE = new Set([
   'content-type',
   'content-length',
@@ -68,10 +63,6 @@ interface Route {
 export const pointer = (...segments: string[]) =>
   `${DOCUMENT_ID}#/${segments.map((s) => s.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
 
-/**
- * Response bodies may carry nothing the document does not list: every object
- * schema with `properties` is closed here (the served document stays open).
- */
 function closeObjectSchemas(node: unknown): void {
   if (Array.isArray(node)) return node.forEach(closeObjectSchemas);
   if (!node || typeof node !== 'object') return;
@@ -82,10 +73,23 @@ function closeObjectSchemas(node: unknown): void {
   Object.values(schema).forEach(closeObjectSchemas);
 }
 
+const errorCode = (text: string): string => {
+  try {
+    return String((JSON.parse(text) as { code?: unknown }).code);
+  } catch {
+    return '';
+  }
+};
+
 const describeErrors = (errors: ErrorObject[] | null | undefined) =>
   (errors ?? []).map((e) => `${e.instancePath || '(body)'} ${e.message ?? ''}`).join('; ');
 
-function documentAjv(document: OpenAPIObject, { closed }: { closed: boolean }): Ajv {
+/**
+ * An Ajv holding the document as `openapi.json` (`pointer()` addresses its schemas), with the OpenAPI formats and
+ * the rules it states in words. Closed, for responses: no field the document does not list. Open, for requests: a
+ * client follows the document as published, so closing it would hide a body the document leaves open.
+ */
+export function documentAjv(document: OpenAPIObject, { closed }: { closed: boolean }): Ajv {
   const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
   addStatedRuleKeyword(ajv);
   addFormats(ajv);
@@ -104,58 +108,6 @@ function documentAjv(document: OpenAPIObject, { closed }: { closed: boolean }): 
 }
 
 /**
- * An Ajv holding the document (as `openapi.json`, with `pointer()` addressing
- * its schemas) and the OpenAPI formats, with every object schema closed: for responses.
- */
-export const closedDocumentAjv = (document: OpenAPIObject) => documentAjv(document, { closed: true });
-
-/**
- * The same, with the schemas as published (plus the rules the document states in words): what a client that
- * follows the document sends. Closing them here too would hide a body the document leaves open.
- */
-export const publishedDocumentAjv = (document: OpenAPIObject) => documentAjv(document, { closed: false });
-
-/**
- * Fields a response schema calls optional. This API's responses carry every field they declare (toPet
- * whitelists them, ApiError.toBody writes all three), so an optional one makes every generated client
- * handle a case that never happens.
- */
-function optionalResponseFields(document: OpenAPIObject): string[] {
-  const schemas = (document.components?.schemas ?? {}) as Record<string, SchemaObject>;
-  const seen = new Set<string>();
-  const found: string[] = [];
-  const visit = (node: unknown, where: string): void => {
-    if (!node || typeof node !== 'object') return;
-    const schema = node as SchemaObject & { $ref?: string };
-    if (schema.$ref) {
-      const name = schema.$ref.replace('#/components/schemas/', '');
-      if (!seen.has(name)) {
-        seen.add(name);
-        visit(schemas[name], name);
-      }
-      return;
-    }
-    for (const [name, property] of Object.entries(schema.properties ?? {})) {
-      if (!(schema.required ?? []).includes(name)) found.push(`${where}.${name}`);
-      visit(property, `${where}.${name}`);
-    }
-    [schema.items, ...(schema.allOf ?? []), ...(schema.oneOf ?? []), ...(schema.anyOf ?? [])].forEach((sub) =>
-      visit(sub, where),
-    );
-  };
-  for (const item of Object.values(document.paths)) {
-    for (const method of OPERATION_METHODS) {
-      for (const [status, response] of Object.entries(item[method]?.responses ?? {})) {
-        for (const media of Object.values((response as ResponseObject).content ?? {})) {
-          visit(media.schema, `${item[method]!.operationId} ${status}`);
-        }
-      }
-    }
-  }
-  return found;
-}
-
-/**
  * The path of the API on the instance serving `document`: its server relative to the document, which the
  * service serves from its root (`/docs-json`), so `v1` is `/v1`.
  */
@@ -166,28 +118,19 @@ export function thisServerPath(document: OpenAPIObject): string {
 }
 
 /**
- * Checks that a response is one the OpenAPI document describes: the operation
- * found by method and path template declares the status, its required headers
- * are present, and the body is JSON matching the declared schema. A request
- * no operation describes must be answered with an `Error`, unless it is
- * outside the API's base path (the docs routes) and succeeded.
+ * Checks that a response is one the OpenAPI document describes: the operation declares the status and the headers
+ * sent, the required ones are present, and the body matches. A request no operation describes must be answered
+ * with an `Error`, unless it is outside the API's base path (the docs routes) and succeeded.
  */
 export class OpenApiResponseValidator {
   private readonly ajv: Ajv;
   private readonly requestAjv: Ajv;
-  private readonly validators = new Map<string, ValidateFunction>();
   private readonly routes: Route[];
   private readonly basePath: string;
 
-  constructor(private readonly document: OpenAPIObject) {
-    const optional = optionalResponseFields(document);
-    if (optional.length > 0) {
-      throw new Error(
-        `The document calls response fields optional that every response carries: ${optional.join(', ')}`,
-      );
-    }
-    this.ajv = closedDocumentAjv(document);
-    this.requestAjv = publishedDocumentAjv(document);
+  constructor(document: OpenAPIObject) {
+    this.ajv = documentAjv(document, { closed: true });
+    this.requestAjv = documentAjv(document, { closed: false });
 
     this.basePath = thisServerPath(document);
     this.routes = Object.entries(document.paths).map(([template, item]) => ({
@@ -257,7 +200,7 @@ export class OpenApiResponseValidator {
         return `header ${name}: ${JSON.stringify(value)} ${(validate.errors ?? []).map((e) => e.message).join('; ')}`;
       }
     }
-    if (request && response.status === 400 && CONTRACT_REFUSALS.has(this.errorCode(response.text))) {
+    if (request && response.status === 400 && CONTRACT_REFUSALS.has(errorCode(response.text))) {
       const refusal = this.requestRefusal(template, method, operation, url, request);
       if (refusal === undefined)
         return 'the document accepts this request, yet the service refused it for a reason the document does not state';
@@ -288,14 +231,6 @@ export class OpenApiResponseValidator {
       return "the Error body's status differs from the HTTP status";
     }
     return undefined;
-  }
-
-  private errorCode(text: string): string {
-    try {
-      return String((JSON.parse(text) as { code?: unknown }).code);
-    } catch {
-      return '';
-    }
   }
 
   /** Why the document refuses the request (parameters and body), or undefined when it accepts it. */
@@ -331,7 +266,7 @@ export class OpenApiResponseValidator {
       }
       if (values.length > 1) return `${name} is repeated`;
       const schemaRef = pointer('paths', template, method, 'parameters', String(index), 'schema');
-      const validate = this.requestValidatorFor(schemaRef);
+      const validate = this.validatorFor(schemaRef, this.requestAjv);
       if (!validate(this.parameterValue(schemaRef, values[0]))) return `${name}: ${describeErrors(validate.errors)}`;
     }
     const body = operation.requestBody as RequestBodyObject | undefined;
@@ -349,34 +284,15 @@ export class OpenApiResponseValidator {
     } catch {
       return 'the body is not JSON in UTF-8';
     }
-    const validate = this.requestValidatorFor(
-      pointer('paths', template, method, 'requestBody', 'content', 'application/json', 'schema'),
-    );
+    const bodyRef = pointer('paths', template, method, 'requestBody', 'content', 'application/json', 'schema');
+    const validate = this.validatorFor(bodyRef, this.requestAjv);
     return validate(parsed) ? undefined : `the body: ${describeErrors(validate.errors)}`;
   }
 
   /** A header, path or query value as its schema's type reads it. */
   private parameterValue(schemaRef: string, text: string): unknown {
-    const path = schemaRef
-      .slice(`${DOCUMENT_ID}#/`.length)
-      .split('/')
-      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-    let schema = path.reduce<unknown>(
-      (node, segment) => (node as Record<string, unknown> | undefined)?.[segment],
-      this.document,
-    ) as (SchemaObject & { $ref?: string }) | undefined;
-    if (schema?.$ref) schema = this.document.components!.schemas![schema.$ref.replace('#/components/schemas/', '')];
-    return schema?.type === 'integer' && CANONICAL_INTEGER.test(text) ? Number(text) : text;
-  }
-
-  private requestValidatorFor(schemaRef: string): ValidateFunction {
-    const key = `request ${schemaRef}`;
-    let validate = this.validators.get(key);
-    if (!validate) {
-      validate = this.requestAjv.compile({ $ref: schemaRef });
-      this.validators.set(key, validate);
-    }
-    return validate;
+    const schema = this.validatorFor(schemaRef).schema as SchemaObject;
+    return schema.type === 'integer' && CANONICAL_INTEGER.test(text) ? Number(text) : text;
   }
 
   private findOperation(verb: string, pathname: string) {
@@ -389,13 +305,8 @@ export class OpenApiResponseValidator {
     return route && operation ? { template: route.template, method, operation } : undefined;
   }
 
-  private validatorFor(schemaRef: string): ValidateFunction {
-    let validate = this.validators.get(schemaRef);
-    if (!validate) {
-      validate = this.ajv.compile({ $ref: schemaRef });
-      this.validators.set(schemaRef, validate);
-    }
-    return validate;
+  private validatorFor(schemaRef: string, ajv = this.ajv): ValidateFunction {
+    return ajv.getSchema(schemaRef) ?? ajv.compile({ $id: schemaRef, $ref: schemaRef });
   }
 }
 

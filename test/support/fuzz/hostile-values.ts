@@ -75,9 +75,8 @@ export const HOSTILE_MEMBERS: readonly string[] = [
   '"":""',
 ];
 
-/** Path segments, already percent-encoded or deliberately malformed, in place of an id. */
+/** Path segments, already percent-encoded or deliberately malformed, in place of an id (beside the schema's bounds). */
 export const HOSTILE_PATH_SEGMENTS: readonly string[] = [
-  '0',
   '-0',
   '-1',
   '1.0',
@@ -91,7 +90,6 @@ export const HOSTILE_PATH_SEGMENTS: readonly string[] = [
   '%ED%A0%80',
   '%FF',
   '%',
-  '9007199254740992',
   '9007199254740993',
   '9223372036854775808',
   '1e309',
