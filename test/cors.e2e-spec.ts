@@ -164,7 +164,7 @@ describe('CORS_ORIGINS unset', () => {
   afterAll(() => t.close());
 
   // What a page on another origin reads (nothing): test/browser/cors.browser-spec.ts; OPTIONS is 405:
-  // test/errors.e2e-spec.ts. A bad CORS_ORIGINS entry: src/config/app-config.spec.ts and test/entry-points.e2e-spec.ts.
+  // test/pets.e2e-spec.ts. A bad CORS_ORIGINS entry: src/config/app-config.spec.ts and test/entry-points.e2e-spec.ts.
   it('gives no CORS headers and no Vary to any origin, with a same-origin resource policy', async () => {
     const listed = await request(t.origin, '/v1/pets', { headers: { ...auth(), origin: SHOP } });
     expect(listed.status).toBe(200);
