@@ -8,19 +8,17 @@ import { createOpenApiDocument } from './openapi/openapi-document.js';
 import { serializeResponsesWithDocumentSchemas } from './openapi/response-schemas.js';
 import { setupDocs } from './openapi/setup-docs.js';
 import { frameworkErrorHandler, handleClientError } from './edge/errors/framework-errors.js';
-import { connectionLimits, serverOptions } from './edge/connection-limits.js';
+import { connectionLimits } from './edge/connection-limits.js';
 import { singleValueHeaders } from './edge/single-value-headers.js';
 import { IDEMPOTENCY_KEY_HEADER } from './pets/idempotency/idempotency-key.decorator.js';
 import { jsonBodyParser } from './edge/json-body-parser.js';
-import { inFlightShedding } from './edge/in-flight-shedding.js';
-import { eventLoopShedding } from './edge/event-loop-shedding.js';
+import { eventLoopShedding, inFlightShedding } from './edge/load-shedding.js';
 import { REQUEST_ID_HEADER, requestId } from './edge/request-id.js';
 import { securityHeaders } from './edge/security-headers.js';
 import { cors } from './edge/cors.js';
 import { RATE_LIMIT_HEADERS } from './auth/rate-limit/rate-limited.error.js';
 import { API_PREFIX, BODY_LIMIT_BYTES } from './edge/http.constants.js';
-import { ShutdownState } from './edge/shutdown-state.js';
-import { closeWhileDraining } from './edge/close-while-draining.js';
+import { closeWhileDraining, ShutdownState } from './edge/shutdown-state.js';
 import { OPERATIONS_ROUTES } from './observability/operations-routes.js';
 import { withoutControllerHeadings } from './observability/logging/route-lines.js';
 import { requestLog } from './observability/logging/request-log.js';
@@ -32,7 +30,16 @@ export function createFastifyAdapter({ trustProxy, edgeLimits, corsOrigins }: Ap
   return new FastifyAdapter({
     // Only these peers' X-Forwarded-For is believed: a client forging it still counts as itself in its budgets.
     ...(trustProxy.length > 0 && { trustProxy }),
-    ...serverOptions(edgeLimits),
+    // Node's HTTP server's bounds on a client (docs/operating.md, "Timeouts and connections").
+    requestTimeout: edgeLimits.requestTimeoutMs,
+    keepAliveTimeout: edgeLimits.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: edgeLimits.headersTimeoutMs,
+      // Node's default, 30 s, would let a slow request run up to 30 s past its limit.
+      connectionsCheckingInterval: 500,
+      // The edge's header check answers a request without `Host` in the Error shape.
+      requireHostHeader: false,
+    },
     bodyLimit: BODY_LIMIT_BYTES,
     frameworkErrors: frameworkErrorHandler(corsOrigins),
     clientErrorHandler: handleClientError,
@@ -61,8 +68,7 @@ export async function createApp(
   app.setGlobalPrefix(API_PREFIX, { exclude: Object.values(OPERATIONS_ROUTES) });
   // Built before the routes are registered (app.init), so that their response schemas come from it.
   const document = createOpenApiDocument(app, config);
-  // The request pipeline, in the order it takes effect (docs/development.md, "The request pipeline"), loaded now:
-  // Nest's routes, added at init, inherit what the plugins hang on the instance.
+  // The request pipeline in the order it takes effect (docs/development.md), loaded now so Nest's routes inherit it.
   const exempt = Object.values(OPERATIONS_ROUTES).map((route) => `/${route}`);
   const [shutdown, registry] = [app.get(ShutdownState), app.get(MetricsService).registry];
   const fastify = app.getHttpAdapter().getInstance();

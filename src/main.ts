@@ -3,7 +3,7 @@ import { createApp } from './app.setup.js';
 import { API_PREFIX, DOCS_PATH } from './edge/http.constants.js';
 import { readConfig } from './config/app-config.js';
 import { ConfigError } from './config/problem.js';
-import { SHUTDOWN_SIGNALS } from './edge/graceful-shutdown.js';
+import { SHUTDOWN_SIGNALS } from './edge/shutdown-state.js';
 import { configuredSecrets } from './observability/secret-scrubber.js';
 import { scrubTracesOf } from './observability/tracing/tracing-state.js';
 
@@ -16,10 +16,9 @@ async function bootstrap(): Promise<void> {
   // GracefulShutdown drains first; then exit 0 (by default Nest raises the signal again, which ends the process).
   app.enableShutdownHooks([...SHUTDOWN_SIGNALS], { useProcessExit: true });
   await app.listen(config.port, config.host);
-  logger.log(
-    `Animal store API on http://${config.host}:${config.port}/${API_PREFIX} (send Authorization: Bearer <key>)`,
-  );
-  logger.log(`API documentation on http://${config.host}:${config.port}/${DOCS_PATH}`);
+  const base = `http://${config.host}:${config.port}`;
+  logger.log(`Animal store API on ${base}/${API_PREFIX} (send Authorization: Bearer <key>)`);
+  logger.log(`API documentation on ${base}/${DOCS_PATH}`);
 }
 
 bootstrap().catch((error: unknown) => {

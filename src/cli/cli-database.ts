@@ -9,10 +9,8 @@ export function oneLine(error: unknown): string {
   if (error instanceof AggregateError && !error.message) {
     return [...new Set(error.errors.map(oneLine))].join('; ') || 'the connection failed';
   }
-  if (error instanceof Error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return (error.message || code || error.name).split('\n')[0];
-  }
+  if (error instanceof Error)
+    return (error.message || (error as NodeJS.ErrnoException).code || error.name).split('\n')[0];
   if (error === undefined || error === null) return 'an unknown error';
   const text = typeof error === 'string' ? error : inspect(error);
   return text === '' ? 'an unknown error' : text.split('\n')[0];

@@ -236,9 +236,6 @@ const SCHEMAS = {
 export type DatabaseConfig = z.output<typeof SCHEMAS.database>;
 export type AppConfig = z.output<typeof SCHEMAS.service>;
 export type DatabasePoolConfig = AppConfig['databasePool'];
-export type ReplicasConfig = AppConfig['replicas'];
-export type LoadSheddingConfig = AppConfig['loadShedding'];
-export type EdgeLimitsConfig = AppConfig['edgeLimits'];
 
 /** What `part` reads of `raw` (empty is unset), typed; or a ConfigError: a published secret, or the first bad one. */
 function parse<P extends keyof typeof SCHEMAS>(part: P, raw: NodeJS.ProcessEnv): z.output<(typeof SCHEMAS)[P]> {

@@ -1,8 +1,7 @@
 import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors';
 import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { allowedMethods } from './allowed-methods.js';
-import { API_PATH } from './http.constants.js';
+import { allowedMethods, API_PATH } from './http.constants.js';
 
 /** How long a browser may reuse a preflight's answer: a change of CORS_ORIGINS or of a route lingers no longer. */
 export const PREFLIGHT_MAX_AGE_SECONDS = 600;

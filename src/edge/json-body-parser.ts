@@ -25,14 +25,13 @@ function nestedDeeperThan(body: Buffer, limit: number): boolean {
   let inString = false;
   for (let i = 0; i < body.length; i++) {
     const byte = body[i];
+    // In a string a backslash escapes the next byte; outside one, brackets and braces nest.
     if (inString) {
-      if (byte === 0x5c)
-        i++; // a backslash escapes the next byte
+      if (byte === 0x5c) i++;
       else if (byte === 0x22) inString = false;
     } else if (byte === 0x22) inString = true;
-    else if (byte === 0x7b || byte === 0x5b) {
-      if (++depth > limit) return true;
-    } else if (byte === 0x7d || byte === 0x5d) depth--;
+    else if ((byte === 0x7b || byte === 0x5b) && ++depth > limit) return true;
+    else if (byte === 0x7d || byte === 0x5d) depth--;
   }
   return false;
 }

@@ -59,18 +59,15 @@ const CROSS_ORIGIN_API_RESPONSE_HEADERS = headersSetBy({
   crossOriginResourcePolicy: { policy: 'cross-origin' },
 });
 const DOCS_RESPONSE_HEADERS = headersSetBy(DOCS_OPTIONS);
-const DOCS_PREFIX = `/${DOCS_PATH}`;
 
-/**
- * The docs' headers under `/docs`, the API's elsewhere (cross-origin under `/v1` when CORS_ORIGINS is set, and then
- * every answer varies by Origin, as `@fastify/cors` says, also those refused before its hook runs).
- */
+// The docs' headers under `/docs`, the API's elsewhere (cross-origin under `/v1` when CORS_ORIGINS is set, and then
+// every answer varies by Origin, as `@fastify/cors` says, also those refused before its hook runs).
 export function securityHeadersFor(corsOrigins: readonly string[]) {
   const crossOriginApi = corsOrigins.length > 0;
   const apiHeaders = crossOriginApi ? CROSS_ORIGIN_API_RESPONSE_HEADERS : API_RESPONSE_HEADERS;
   return (request: FastifyRequest, reply: FastifyReply) => {
     const url = request.url;
-    const headers = url.startsWith(DOCS_PREFIX)
+    const headers = url.startsWith(`/${DOCS_PATH}`)
       ? DOCS_RESPONSE_HEADERS
       : url.startsWith(API_PATH)
         ? apiHeaders

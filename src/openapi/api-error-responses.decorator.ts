@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, type HeadersObject, type SchemaObject } from '@nestjs/swagger';
 import { RATE_LIMIT_HEADERS } from '../auth/rate-limit/rate-limited.error.js';
 import { MAX_LIMIT_PER_MINUTE, RATE_LIMIT_WINDOW_MS } from '../config/app-config.js';
-import { ErrorBodyDto } from '../edge/errors/error-body.dto.js';
+import { ErrorBodyDto } from '../edge/errors/api-error.js';
 import { CODE_BY_STATUS } from '../edge/errors/error-code.js';
 import { RETRY_AFTER_SECONDS } from '../edge/errors/to-api-error.js';
 import { bearerChallenge } from '../edge/http.constants.js';
@@ -102,17 +102,15 @@ const COMMON_ERRORS: Record<string, { description: string; headers?: HeadersObje
   503: { description: 'The service or its database is temporarily unavailable.', headers: RETRY_AFTER },
 };
 
-function errorResponse(status: string, description: string, headers?: HeadersObject) {
-  const example = { code: CODE_BY_STATUS[Number(status)], message: description, status: Number(status) };
-  return ApiResponse({ status: Number(status), description, type: ErrorBodyDto, example, headers });
-}
-
 export function ApiErrorResponses(own: Partial<Record<OperationErrorStatus, string>>) {
-  const ownResponses = Object.entries(own).map(([status, description]) =>
-    errorResponse(status, description, STATUS_HEADERS[status]),
+  const responses = [
+    ...Object.entries(own).map(([status, description]) => ({ status, description, headers: STATUS_HEADERS[status] })),
+    ...Object.entries(COMMON_ERRORS).map(([status, response]) => ({ status, ...response })),
+  ];
+  return applyDecorators(
+    ...responses.map(({ status, description, headers }) => {
+      const example = { code: CODE_BY_STATUS[Number(status)], message: description, status: Number(status) };
+      return ApiResponse({ status: Number(status), description, type: ErrorBodyDto, example, headers });
+    }),
   );
-  const commonResponses = Object.entries(COMMON_ERRORS).map(([status, response]) =>
-    errorResponse(status, response.description, response.headers),
-  );
-  return applyDecorators(...ownResponses, ...commonResponses);
 }

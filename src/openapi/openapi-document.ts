@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { ReferenceObject, RequestBodyObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
 import { maxHeaderSize } from 'node:http';
 import { API_KEY_SCOPES } from '../auth/api-key-scope.js';
@@ -10,11 +10,6 @@ import { MAX_BODY_DEPTH } from '../edge/json-body-parser.js';
 import { DEPRECATION_HEADERS_EXTENSION } from '../deprecation/deprecated.decorator.js';
 import { enumHeader, interceptedHeaders } from './api-error-responses.decorator.js';
 import { REQUIRED_SCOPES_EXTENSION } from './requires-scope.decorator.js';
-
-const BEARER_SCHEME = 'bearer';
-
-/** The server entry of the instance serving the document: `v1` beside `/docs` resolves to it, also under a proxy's path prefix. */
-export const RELATIVE_SERVER_URL = API_PREFIX;
 
 const DESCRIPTION = [
   "Manage a store's animals: list them (optionally by availability status), add one, fetch one by id.",
@@ -42,13 +37,14 @@ export function createOpenApiDocument(
     .setVersion('1.0.0')
     .addServer(config.publicBaseUrl, 'Production')
     .addServer(config.stagingBaseUrl, 'Staging')
-    .addServer(RELATIVE_SERVER_URL, 'This server (local, staging or production: wherever this document is served from)')
+    // `v1` beside `/docs` resolves to the instance serving the document, also under a proxy's path prefix.
+    .addServer(API_PREFIX, 'This server (local, staging or production: wherever this document is served from)')
     .addTag('animals', "The store's animals.")
     .addBearerAuth(
       { type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'An API key, sent as the bearer token.' },
-      BEARER_SCHEME,
+      'bearer',
     )
-    .addSecurityRequirements(BEARER_SCHEME)
+    .addSecurityRequirements('bearer')
     .build();
   // Every server is public: the API has no internal-only audience.
   options.servers = options.servers?.map((server) => ({ ...server, 'x-internal': false }));

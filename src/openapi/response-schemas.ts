@@ -40,8 +40,7 @@ export const serializeResponsesWithDocumentSchemas = fp<{ document: OpenAPIObjec
   (fastify, { document, prefix }, done) => {
     const schemas = successResponseSchemas(document, prefix);
     fastify.addHook('onRoute', (route) => {
-      const methods = Array.isArray(route.method) ? route.method : [route.method];
-      for (const method of methods) {
+      for (const method of [route.method].flat()) {
         const response = schemas.get(`${method} ${route.url}`);
         if (response)
           route.schema = { ...route.schema, response: { ...response, ...(route.schema?.response as object) } };

@@ -7,25 +7,17 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { SwaggerModule } from '@nestjs/swagger';
-import type { OpenAPIObject } from '@nestjs/swagger';
+import { type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
-import { DOCS_PATH } from '../edge/http.constants.js';
+import { API_PREFIX, DOCS_PATH } from '../edge/http.constants.js';
 import { noResourceAtPath } from '../edge/errors/api-error.js';
-import { RELATIVE_SERVER_URL } from './openapi-document.js';
 
 // The copy of swagger-ui-dist that SwaggerModule's page is written for: the one @nestjs/swagger depends on.
 const require = createRequire(import.meta.url);
 const UI_DIST = dirname(createRequire(require.resolve('@nestjs/swagger')).resolve('swagger-ui-dist/package.json'));
-const [CSS, JS, PNG] = ['text/css; charset=utf-8', 'application/javascript; charset=utf-8', 'image/png'];
-// The files the page at /docs loads, by type; the rest of the folder serves no one: 404.
-const UI_ASSETS = new Map([
-  ['swagger-ui.css', CSS],
-  ['swagger-ui-bundle.js', JS],
-  ['swagger-ui-standalone-preset.js', JS],
-  ['favicon-32x32.png', PNG],
-  ['favicon-16x16.png', PNG],
-]);
+// The files the page at /docs loads; the rest of the folder serves no one: 404.
+const UI_ASSET = /^(swagger-ui\.css|swagger-ui-(bundle|standalone-preset)\.js|favicon-(32x32|16x16)\.png)$/;
+const TYPE = { css: 'text/css; charset=utf-8', js: 'application/javascript; charset=utf-8', png: 'image/png' };
 /** The page's URLs carry no version, so no `immutable`: after a day a browser asks again, and gets a 304 if unchanged. */
 export const DOCS_ASSET_MAX_AGE_SECONDS = 86_400;
 
@@ -49,9 +41,8 @@ const notAnAsset: onRequestHookHandler = (_request, _reply, done) => done(NOT_AN
 /** Swagger UI at /docs, the document at /docs-json and /docs-yaml: plain Fastify routes, which the guard skips. */
 export function setupDocs(app: NestFastifyApplication, document: OpenAPIObject): void {
   const fastify = app.getHttpAdapter().getInstance();
-  // Swagger UI resolves the relative server against the page's address, so /docs/ would send Try it out to
-  // /docs/v1. The redirect is relative, so it stays under a proxy's path prefix. Registered first: SwaggerModule
-  // skips its own /docs/ route when the path is taken.
+  // From /docs/, Try it out would reach /docs/v1; relative, so it stays under a proxy's path prefix; registered
+  // first, as SwaggerModule skips its own /docs/ route when the path is taken.
   fastify.get(`/${DOCS_PATH}/`, (request, reply) => {
     const query = request.url.indexOf('?');
     return reply.redirect(`../${DOCS_PATH}${query < 0 ? '' : request.url.slice(query)}`, 301);
@@ -59,13 +50,12 @@ export function setupDocs(app: NestFastifyApplication, document: OpenAPIObject):
   // Gzipped when the browser takes it, cacheable, with an ETag; ahead of `/docs/*` (a parameter wins over a wildcard).
   fastify.get<{ Params: { asset: string } }>(`/${DOCS_PATH}/:asset`, async (request, reply) => {
     const name = request.params.asset;
-    const type = UI_ASSETS.get(name);
-    if (type === undefined) throw NOT_AN_ASSET;
+    if (!UI_ASSET.test(name)) throw NOT_AN_ASSET;
     const asset = await (assets.get(name) ?? assets.set(name, load(name)).get(name)!);
     const gzipped = acceptsGzip(request);
     const etag = `"${asset.etag}${gzipped ? '-gzip' : ''}"`;
     void reply
-      .type(type)
+      .type(TYPE[name.slice(name.lastIndexOf('.') + 1) as keyof typeof TYPE])
       .header('cache-control', `public, max-age=${DOCS_ASSET_MAX_AGE_SECONDS}`)
       .header('etag', etag)
       .header('vary', [reply.getHeader('vary'), 'Accept-Encoding'].filter(Boolean).join(', '));
@@ -80,8 +70,7 @@ export function setupDocs(app: NestFastifyApplication, document: OpenAPIObject):
   // The document as committed in openapi.json: production first, the base URL generated clients default to.
   SwaggerModule.setup(DOCS_PATH, app, document, { useGlobalPrefix: false, ui: false });
   // The UI's copy lists this instance first, which Swagger UI selects: Try it out reaches the one whose docs are open.
-  const isServingInstance = (server: { url: string }) => Number(server.url === RELATIVE_SERVER_URL);
-  const servers = document.servers?.toSorted((a, b) => isServingInstance(b) - isServingInstance(a));
+  const servers = document.servers?.toSorted((a, b) => Number(b.url === API_PREFIX) - Number(a.url === API_PREFIX));
   SwaggerModule.setup(
     DOCS_PATH,
     app,

@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger, ServiceUnavailableException } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { allowedMethods } from '../allowed-methods.js';
+import { allowedMethods } from '../http.constants.js';
 import { databaseFault } from '../../database/database-faults.js';
 import { ApiError, noResourceAtPath } from './api-error.js';
 import { ErrorCode } from './error-code.js';
@@ -19,9 +19,8 @@ export class ApiErrorFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
-    // The connection went away while the body was arriving: no fault of the service, and no one to answer.
+    // The connection went away while the body was arriving: no one to answer (499: nginx's "client closed request").
     if (!request.raw.complete && request.raw.destroyed) {
-      // 499: nginx's "client closed request".
       const status = timedOut(request.raw.socket) ? 408 : 499;
       this.logger.log(
         { reqId: request.id, method: request.method, route: request.routeOptions?.url ?? null, status },

@@ -1,6 +1,31 @@
 import { HttpException } from '@nestjs/common';
-import type { ErrorBodyDto } from './error-body.dto.js';
-import { ErrorCode } from './error-code.js';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ERROR_CODES, ErrorCode } from './error-code.js';
+
+/** The documented shape of every error response (`ApiError.toBody()`); `Error` is taken in TypeScript. */
+@ApiSchema({ name: 'Error', description: 'Every error response has this shape, with media type application/json.' })
+export class ErrorBodyDto {
+  @ApiProperty({
+    enum: ERROR_CODES,
+    enumName: 'ErrorCode',
+    description: 'Machine-readable error code, from a closed set.',
+    example: ErrorCode.NotFound,
+  })
+  code: ErrorCode;
+
+  @ApiProperty({ description: 'Human-readable description, safe to show.', example: 'No animal has id 42.' })
+  message: string;
+
+  @ApiProperty({
+    type: 'integer',
+    format: 'int32',
+    minimum: 400,
+    maximum: 599,
+    description: 'The HTTP status code of the response.',
+    example: 404,
+  })
+  status: number;
+}
 
 export type ErrorBody = ErrorBodyDto;
 

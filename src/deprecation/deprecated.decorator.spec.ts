@@ -8,7 +8,7 @@ import {
   DEPRECATION_POLICY,
   DeprecationInterceptor,
   deprecationHeaders,
-} from './deprecation.interceptor.js';
+} from './deprecated.decorator.js';
 
 const KEY = 'raw-secret-key-0123456789';
 
