@@ -5,7 +5,7 @@ import { Strategy } from 'passport-http-bearer';
 import type { ApiKeyIdentity } from './api-key-identity.js';
 import { ApiKeyRefusals } from './api-key-refusals.js';
 import { ApiKeyStore } from './api-key-store.js';
-import { KeyRefusedError } from './key-refused.error.js';
+import { keyRefused } from './key-refused.error.js';
 import { AuthFailureLimiter, Refusal } from './rate-limit/auth-failure-limiter.js';
 
 /**
@@ -42,7 +42,7 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
       const verdict = known === null ? await this.keys.verify(key) : (known ?? 'unknown');
       if (typeof verdict !== 'string') return verdict;
       this.refusals.count(verdict);
-      return new Refusal(new KeyRefusedError(verdict), verdict === 'expired');
+      return new Refusal(keyRefused(verdict), verdict === 'expired');
     });
   }
 }

@@ -90,18 +90,16 @@ export class ApiKeysRepository {
     replacement: Pick<NewApiKeyRow, 'prefix' | 'digest' | 'expiresInMs'>,
   ): Promise<RotationOutcome> {
     return this.keys
-      .transaction(async (manager): Promise<RotationOutcome> => {
-        const [key]: ApiKeySummary[] = await manager.query(`SELECT ${SUMMARY} FROM api_keys WHERE id = $1 FOR UPDATE`, [
-          id,
-        ]);
+      .transaction(async (tx): Promise<RotationOutcome> => {
+        const [key]: ApiKeySummary[] = await tx.query(`SELECT ${SUMMARY} FROM api_keys WHERE id = $1 FOR UPDATE`, [id]);
         if (key.state !== 'active') {
           const [successor]: ApiKeySummary[] =
             key.replacedBy === null
               ? []
-              : await manager.query(`SELECT ${SUMMARY} FROM api_keys WHERE id = $1`, [key.replacedBy]);
+              : await tx.query(`SELECT ${SUMMARY} FROM api_keys WHERE id = $1`, [key.replacedBy]);
           return { rotated: false, key, replacement: successor ?? null };
         }
-        const [created]: ApiKeySummary[] = await manager.query(
+        const [created]: ApiKeySummary[] = await tx.query(
           `INSERT INTO api_keys (name, prefix, digest, scopes, expires_at, lineage_id)
            SELECT name, $2, $3, scopes,
                   coalesce(now() + $4::bigint * interval '1 millisecond', expires_at), ${LINEAGE}
@@ -109,7 +107,7 @@ export class ApiKeysRepository {
           [id, replacement.prefix, replacement.digest, replacement.expiresInMs],
         );
         // For UPDATE, TypeORM's PostgreSQL driver answers [rows, affected count].
-        const [old]: [ApiKeySummary[], number] = await manager.query(
+        const [old]: [ApiKeySummary[], number] = await tx.query(
           `UPDATE api_keys SET replaced_by = $2,
                   expires_at = least(expires_at, now() + $3::bigint * interval '1 millisecond')
             WHERE id = $1 AND replaced_by IS NULL RETURNING ${SUMMARY}`,
