@@ -129,7 +129,6 @@ export class Database implements Transactional {
     if (replicas.configured) for (const target of ['primary', 'replica']) this.reads.inc({ target }, 0);
   }
 
-  /** One statement on the primary. */
   query<T>(sql: string | Statement, parameters?: unknown[]): Promise<T> {
     return this.retried(() => this.send<T>(this.dataSource, sql, parameters));
   }

@@ -124,9 +124,8 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
         replica.connected = undefined;
         throw error;
       });
-      const [row] = await (
-        await replica.connected
-      ).query<{ recovery: boolean; replayed: string | null }[]>(
+      const connected = await replica.connected;
+      const [row] = await connected.query<{ recovery: boolean; replayed: string | null }[]>(
         "SELECT pg_is_in_recovery() AS recovery, pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0')::text AS replayed",
       );
       if (!row.recovery || row.replayed === null) {

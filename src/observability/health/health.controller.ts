@@ -63,10 +63,7 @@ export class HealthController {
     return this.health.check([]);
   }
 
-  /**
-   * Not shutting down, database reachable (or `degraded`: failing rounds that have not taken the instance out;
-   * DatabaseOutage says when they do), schema current.
-   */
+  /** Not shutting down, database reachable (or `degraded`: failed rounds that did not take it out), schema current. */
   @Get(OPERATIONS_ROUTES.ready)
   @HealthCheck()
   async ready(): Promise<HealthCheckResult> {
