@@ -5,7 +5,7 @@ import { API_KEY_REFUSAL_REASONS, type ApiKeyRefusalReason } from './api-key-ide
 /** `animal_store_api_key_refusals_total`, each reason's series bound at start (at 0): a refusal is a Map lookup. */
 @Injectable()
 export class ApiKeyRefusals {
-  private readonly byReason = new Map<ApiKeyRefusalReason, Counter.Internal>();
+  private readonly byReason: Map<ApiKeyRefusalReason, Counter.Internal>;
 
   constructor(registry: Registry) {
     const refusals = new Counter({
@@ -14,11 +14,8 @@ export class ApiKeyRefusals {
       labelNames: ['reason'],
       registers: [registry],
     });
-    for (const reason of API_KEY_REFUSAL_REASONS) {
-      const series = refusals.labels({ reason });
-      series.inc(0);
-      this.byReason.set(reason, series);
-    }
+    this.byReason = new Map(API_KEY_REFUSAL_REASONS.map((reason) => [reason, refusals.labels({ reason })]));
+    for (const series of this.byReason.values()) series.inc(0);
   }
 
   count(reason: ApiKeyRefusalReason): void {

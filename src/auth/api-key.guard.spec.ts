@@ -11,7 +11,7 @@ import { type ApiKeyScope, REQUIRED_SCOPE } from './api-key-scope.js';
 import { ApiKeyStore } from './api-key-store.js';
 import { ApiKeyGuard } from './api-key.guard.js';
 import { BearerStrategy } from './bearer.strategy.js';
-import { KeyRefusedError } from './key-refused.error.js';
+import { keyRefused } from './key-refused.error.js';
 import { IS_PUBLIC, Public } from './public.decorator.js';
 
 const VALID_KEY = 'valid-key-0123456789abcdef';
@@ -394,7 +394,7 @@ describe('ApiKeyGuard', () => {
     });
 
     it('rethrows a refused key as the strategy threw it', () => {
-      const refusal = new KeyRefusedError('expired');
+      const refusal = keyRefused('expired');
 
       expect(() => guard.handleRequest(refusal, false, undefined, contextFor({ headers: {} }))).toThrow(refusal);
     });

@@ -5,7 +5,7 @@ import { Strategy } from 'passport-http-bearer';
 import type { ApiKeyIdentity } from './api-key-identity.js';
 import { ApiKeyRefusals } from './api-key-refusals.js';
 import { ApiKeyStore } from './api-key-store.js';
-import { KeyRefusedError } from './key-refused.error.js';
+import { keyRefused } from './key-refused.error.js';
 import { AuthFailureLimiter, Refusal } from './rate-limit/auth-failure-limiter.js';
 
 /**
@@ -15,10 +15,7 @@ import { AuthFailureLimiter, Refusal } from './rate-limit/auth-failure-limiter.j
 export const headersOnly = (request: Pick<FastifyRequest, 'headers'> & { ip?: string }) =>
   ({ headers: request.headers, ip: request.ip }) as never;
 
-/**
- * validate() decides what a key gets. A missing or malformed header never reaches it: the guard's handleRequest
- * answers those 401, uncounted.
- */
+/** A missing or malformed header never reaches validate(): the guard's handleRequest answers those 401, uncounted. */
 @Injectable()
 export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   constructor(
@@ -34,10 +31,8 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   }
 
   /**
-   * The key's identity, or its refusal: 401 with its reason, or 429 for the client address past its failed-
-   * authentication budget (docs/operating.md, "Rate limits and security headers"). Every refusal is counted by reason
-   * in animal_store_api_key_refusals_total. An expired key keeps its 401 whatever the budget: its client has a
-   * replacement to move to, not a reason to retry.
+   * The key's identity, or its refusal: 401, or 429 past the address's failed-authentication budget (docs/operating.md,
+   * "Rate limits and security headers"). An expired key keeps its 401: its client has a replacement, not a retry.
    */
   validate(request: Pick<FastifyRequest, 'ip'>, key: string): Promise<ApiKeyIdentity> {
     return this.failures.decide(request.ip, async (lookupsLeft) => {
@@ -47,7 +42,7 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
       const verdict = known === null ? await this.keys.verify(key) : (known ?? 'unknown');
       if (typeof verdict !== 'string') return verdict;
       this.refusals.count(verdict);
-      return new Refusal(new KeyRefusedError(verdict), verdict === 'expired');
+      return new Refusal(keyRefused(verdict), verdict === 'expired');
     });
   }
 }

@@ -5,17 +5,15 @@ import type { InvalidKeyReason } from './api-key-identity.js';
 import type { ApiKeyScope } from './api-key-scope.js';
 
 /** A presented key that is not valid (unknown, revoked or expired): only an expired one is told apart. */
-export class KeyRefusedError extends ApiError {
-  constructor(reason: InvalidKeyReason) {
-    super(
-      401,
-      ErrorCode.Unauthorized,
-      reason === 'expired'
-        ? 'The API key has expired: use the key that replaced it, or ask for a new one.'
-        : 'The API key is not valid.',
-      { 'WWW-Authenticate': bearerChallenge({ error: 'invalid_token' }) },
-    );
-  }
+export function keyRefused(reason: InvalidKeyReason): ApiError {
+  return new ApiError(
+    401,
+    ErrorCode.Unauthorized,
+    reason === 'expired'
+      ? 'The API key has expired: use the key that replaced it, or ask for a new one.'
+      : 'The API key is not valid.',
+    { 'WWW-Authenticate': bearerChallenge({ error: 'invalid_token' }) },
+  );
 }
 
 /** A valid key without the scope the operation needs (RFC 6750 §3.1). */

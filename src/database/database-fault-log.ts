@@ -5,14 +5,11 @@ import { FAULT_CLASSES, type DatabaseFault } from './database-faults.js';
 /** A kind of fault (its SQLSTATE) is logged at most once per this interval, however often it happens. */
 export const DATABASE_FAULT_LOG_INTERVAL_MS = 10_000;
 
-/**
- * Every database fault left after Database's retries, from a request or a background job: a warn line per kind, then at
- * most one per interval while it lasts with the failures since, and a counter by SQLSTATE class.
- */
+/** Each fault left after Database's retries: a warn line per kind at most once per interval, a counter by class. */
 @Injectable()
 export class DatabaseFaultLog implements OnApplicationShutdown {
   private readonly logger = new Logger('DatabaseFaults');
-  /** The kinds (SQLSTATEs) failing within the last interval: latest fault, failures since its line. */
+  /** The kinds failing within the last interval: latest fault, failures since its line. */
   private readonly series = new Map<string, { last: DatabaseFault; failed: number; timer: NodeJS.Timeout }>();
   private readonly faults: Counter<'sqlstate_class'>;
 

@@ -43,7 +43,7 @@ describe('Database records a fault where it happens, once its retries are spent'
 
   it('leaves unrecorded a fault its caller answers itself, and an error that is no fault (a bug)', async () => {
     const answered = databaseFailing(fault('55P03'));
-    const work = answered.database.transaction(() => Promise.resolve('done'), { answers: ['55P03'] });
+    const work = answered.database.transaction(() => Promise.resolve('done'), ['55P03']);
     await expect(work).rejects.toThrow('fault 55P03');
     const bug = databaseFailing(new TypeError('rows is undefined'));
     await expect(bug.database.query('SELECT 1')).rejects.toThrow('rows is undefined');

@@ -23,10 +23,9 @@ export interface Transactional extends Queryable {
 }
 
 /**
- * A statement the request paths run over and over. Sent named, PostgreSQL parses and plans it once per connection
- * rather than on every call, unless DATABASE_PREPARED_STATEMENTS is off (PgBouncer before 1.21 in transaction pooling:
- * docs/operating.md, "PgBouncer"). Its answer is its rows either way for a SELECT or an INSERT … RETURNING; read none
- * from an UPDATE or DELETE, which TypeORM's `query` (the unnamed way) answers with [rows, count].
+ * A statement the request paths run over and over, sent named (planned once per connection) unless
+ * DATABASE_PREPARED_STATEMENTS is off (docs/operating.md, "PgBouncer"). Read no answer from an UPDATE or DELETE: sent
+ * unnamed, TypeORM answers those with [rows, count].
  */
 export interface Statement {
   readonly name: string;
@@ -39,15 +38,7 @@ export interface UnitOfWork extends Queryable {
 }
 
 /** A read a replica may answer; `lineage` pins its writer to the primary, `again` re-reads an answer there. */
-export interface ReadOptions<T> {
-  lineage?: string;
-  again?: (rows: T) => boolean;
-}
-
-/** A unit of work whose caller answers some faults itself (their SQLSTATEs): those reach it unrecorded. */
-export interface TransactionOptions {
-  answers?: readonly string[];
-}
+type ReadOptions<T> = { lineage?: string; again?: (rows: T) => boolean };
 
 /** What a pooler that keeps no prepared statements answers a named one: unknown here, or prepared by another client. */
 const LOST_STATEMENT = new Set(['26000', '42P05']);
@@ -89,9 +80,8 @@ class SlotQueue {
 }
 
 /**
- * The one way the service reaches its database: statements and transactions on the primary, each retried as
- * the fault table says (src/database/database-faults.ts), and the reads a replica may answer. A fault left after the
- * retries is recorded here, once, whoever asked (a request or a background job), then thrown to the caller.
+ * The one way the service reaches its database: statements and transactions on the primary, retried as
+ * database-faults.ts says, and the reads a replica may answer. A fault left after the retries is recorded here, once.
  */
 @Injectable()
 export class Database implements Transactional {
@@ -136,25 +126,20 @@ export class Database implements Transactional {
       labelNames: ['reason'],
       registers: [registry],
     });
-    if (replicas.configured) {
-      for (const target of ['primary', 'replica']) this.reads.inc({ target }, 0);
-    }
+    if (replicas.configured) for (const target of ['primary', 'replica']) this.reads.inc({ target }, 0);
   }
 
-  /** One statement on the primary. */
   query<T>(sql: string | Statement, parameters?: unknown[]): Promise<T> {
     return this.retried(() => this.send<T>(this.dataSource, sql, parameters));
   }
 
-  /** A transaction on the primary, run again whole when a fault rolled it back and the table says so. */
-  transaction<T>(work: (transaction: UnitOfWork) => Promise<T>, options?: TransactionOptions): Promise<T> {
-    const unit = (runner: QueryRunner): UnitOfWork => ({
-      query: (sql, parameters) => this.on(runner, sql, parameters),
-    });
-    return this.retried(
-      () => this.dataSource.transaction((manager) => work(unit(manager.queryRunner!))),
-      options?.answers,
-    );
+  /**
+   * A transaction on the primary, run again whole when a fault rolled it back and the table says so; the faults whose
+   * SQLSTATEs its caller `answers` itself reach it unrecorded.
+   */
+  transaction<T>(work: (transaction: UnitOfWork) => Promise<T>, answers?: readonly string[]): Promise<T> {
+    const unitOf = (runner: QueryRunner): UnitOfWork => ({ query: (sql, params) => this.on(runner, sql, params) });
+    return this.retried(() => this.dataSource.transaction((manager) => work(unitOf(manager.queryRunner!))), answers);
   }
 
   /** A read on a replica that is fresh enough, else (or when it fails, or `again` says) on the primary. */

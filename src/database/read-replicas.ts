@@ -23,9 +23,8 @@ interface Replica {
 }
 
 /**
- * The replicas named by DATABASE_REPLICA_URL and how fresh each is. Lag is measured on this process's clock:
- * the primary's WAL position is sampled each round, and a replica lags by the time since the primary first went
- * past the position the replica has replayed (no clocks compared across servers, and an idle primary lags nobody).
+ * The replicas of DATABASE_REPLICA_URL and how fresh each is: a replica lags by the time since the primary, sampled
+ * each round, first went past the position it has replayed (no clocks compared, and an idle primary lags nobody).
  */
 @Injectable()
 export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
@@ -95,10 +94,8 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
   /** A read failed on `dataSource`: no more reads there until a round reaches it again. */
   failed(dataSource: DataSource, error: unknown): void {
     const replica = this.replicas.find((candidate) => candidate.dataSource === dataSource)!;
-    if (replica.state === 'usable')
-      this.logger.warn(
-        `Replica ${replica.name} failed a read (${String(error)}); reads go to the primary until it answers again`,
-      );
+    const warning = `Replica ${replica.name} failed a read (${String(error)}); reads go to the primary until it answers again`;
+    if (replica.state === 'usable') this.logger.warn(warning);
     replica.state = 'unreachable';
   }
 
@@ -127,9 +124,8 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
         replica.connected = undefined;
         throw error;
       });
-      const [row] = await (
-        await replica.connected
-      ).query<{ recovery: boolean; replayed: string | null }[]>(
+      const connected = await replica.connected;
+      const [row] = await connected.query<{ recovery: boolean; replayed: string | null }[]>(
         "SELECT pg_is_in_recovery() AS recovery, pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0')::text AS replayed",
       );
       if (!row.recovery || row.replayed === null) {

@@ -30,9 +30,8 @@ function decoded(run: string): string | null {
 }
 
 /**
- * Replaces the literals (in the form `escape` gives them), and anything shaped like a key, a bearer credential or an
- * Authorization value; then, in a line with a `%`, a run that holds any of them once decoded (however many times it
- * was encoded: `pet%255F…` is `pet_…` twice over), the whole run, since its encoded form cannot be cut apart.
+ * Replaces the literals (as `escape` gives them) and anything shaped like a key, a bearer credential or Authorization
+ * value; then, whole, a percent-encoded run that holds any of them once decoded, however often (`pet%255F…`).
  */
 function scrubberOf(secrets: readonly string[], escape: (secret: string) => string): (text: string) => string {
   const of = (literals: string[]) => new RegExp([AUTHORIZATION_VALUE, BEARER_VALUE, KEY_SHAPED, ...literals].join('|'));

@@ -9,9 +9,8 @@ interface PageCursor {
   status?: PetStatus;
 }
 
-// Layout: version (1 byte), status filter (1), last id (8, big-endian), truncated HMAC-SHA256 of the
-// first 10 bytes (14). 24 bytes are exactly 32 base64url characters, with no padding bits that would let
-// two different strings decode to the same bytes.
+// Layout: version (1 byte), status filter (1), last id (8, big-endian), truncated HMAC-SHA256 of the first 10 bytes
+// (14). 24 bytes are exactly 32 base64url characters: no padding bits let two strings decode to the same bytes.
 const VERSION = 1;
 const PAYLOAD_BYTES = 10;
 const TAG_BYTES = 14;

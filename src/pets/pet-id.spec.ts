@@ -1,6 +1,9 @@
-import { MAX_ID, MIN_ID, parseId } from './pet-id.js';
+import { ApiError } from '../edge/errors/api-error.js';
+import { MAX_ID, MIN_ID, PetIdPipe } from './pet-id.js';
 
-describe('parseId', () => {
+const parseId = (value: unknown) => new PetIdPipe().transform(value);
+
+describe('PetIdPipe', () => {
   it('bounds ids to 1..2^53-1', () => {
     expect(MIN_ID).toBe(1);
     expect(MAX_ID).toBe(9007199254740991);
@@ -31,10 +34,10 @@ describe('parseId', () => {
     ['99999999999999999'],
     ['1'.repeat(100)],
   ])('rejects %j', (value) => {
-    expect(parseId(value)).toBeUndefined();
+    expect(() => parseId(value)).toThrow(ApiError);
   });
 
   it.each([[1], [undefined], [null], [['1']], [{}]])('rejects the non-string %j', (value) => {
-    expect(parseId(value)).toBeUndefined();
+    expect(() => parseId(value)).toThrow(ApiError);
   });
 });

@@ -7,18 +7,12 @@ export const MAX_ID = Number.MAX_SAFE_INTEGER;
 
 const DECIMAL_ID = /^[1-9][0-9]{0,15}$/;
 
-/** Parses a path or query value that must be a plain decimal id; `undefined` when it is not one. */
-export function parseId(value: unknown): number | undefined {
-  if (typeof value !== 'string' || !DECIMAL_ID.test(value)) return undefined;
-  const id = Number(value);
-  return id <= MAX_ID ? id : undefined;
-}
-
+/** A path value that must be a plain decimal id. */
 @Injectable()
 export class PetIdPipe implements PipeTransform<unknown, number> {
   transform(value: unknown): number {
-    const id = parseId(value);
-    if (id === undefined) throw validationFailed(`petId must be an integer from 1 to ${MAX_ID}.`);
+    const id = typeof value === 'string' && DECIMAL_ID.test(value) ? Number(value) : NaN;
+    if (!(id <= MAX_ID)) throw validationFailed(`petId must be an integer from 1 to ${MAX_ID}.`);
     return id;
   }
 }

@@ -1,9 +1,8 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiParam } from '@nestjs/swagger';
 import { ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import type { ApiKeyIdentity } from '../auth/api-key-identity.js';
-import { CurrentApiKey } from '../auth/current-api-key.decorator.js';
+import { type ApiKeyIdentity, CurrentApiKey } from '../auth/api-key-identity.js';
 import { Deprecated } from '../deprecation/deprecated.decorator.js';
 import { API_PREFIX, BODY_LIMIT_BYTES } from '../edge/http.constants.js';
 import * as docs from '../openapi/api-error-responses.decorator.js';
@@ -89,7 +88,6 @@ export class PetsController {
   }
 
   @Post()
-  @HttpCode(201)
   @RequiresScope('pets:write')
   @ApiOperation({
     operationId: 'createPet',

@@ -3,8 +3,11 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { IdempotencyKeyEntity } from './idempotency/idempotency-key.entity.js';
+import { IdempotencyKeysRepository } from './idempotency/idempotency-keys.repository.js';
+import { IdempotencyPurgeService } from './idempotency/idempotency-purge.service.js';
+import { IdempotencyService } from './idempotency/idempotency.service.js';
 import { PageCursorCodec } from './page-cursor.codec.js';
-import { IdempotencyModule } from './idempotency/idempotency.module.js';
 import { PetEntity } from './pet.entity.js';
 import { PetsController } from './pets.controller.js';
 import { PetsRepository } from './pets.repository.js';
@@ -21,12 +24,15 @@ function pageCursorCodec({ cursorSecret }: AppConfig): PageCursorCodec {
 }
 
 @Module({
-  imports: [TypeOrmModule.forFeature([PetEntity]), IdempotencyModule],
+  imports: [TypeOrmModule.forFeature([PetEntity, IdempotencyKeyEntity])],
   controllers: [PetsController],
   providers: [
     PetsService,
     PetsRepository,
     { provide: PageCursorCodec, inject: [APP_CONFIG], useFactory: pageCursorCodec },
+    IdempotencyKeysRepository,
+    IdempotencyService,
+    IdempotencyPurgeService,
   ],
 })
 export class PetsModule {}

@@ -34,7 +34,7 @@ class FakePetsRepository {
 /** The transaction's manager that the idempotency service hands to the work it runs. */
 const transaction = {} as Queryable;
 const idempotency = {
-  run: async (_scope: unknown, _fingerprint: string, work: (manager: Queryable) => Promise<object>) => ({
+  run: async (_scope: unknown, _body: unknown, work: (manager: Queryable) => Promise<object>) => ({
     ...(await work(transaction)),
     replayed: false,
   }),

@@ -4,7 +4,6 @@ import { ApiError } from '../edge/errors/api-error.js';
 import { ErrorCode } from '../edge/errors/error-code.js';
 import type { IdempotencyScope } from './idempotency/idempotency-keys.repository.js';
 import { IdempotencyService, IdempotentOutcome } from './idempotency/idempotency.service.js';
-import { requestFingerprint } from './idempotency/request-fingerprint.js';
 import { NewPet } from './dto/create-pet.dto.js';
 import { ListPetsQuery } from './dto/list-pets.query.js';
 import { Pet } from './dto/pet.dto.js';
@@ -39,7 +38,7 @@ export class PetsService {
   /** `create` at most once per Idempotency-Key, in the transaction that claims the key and stores the response. */
   async createIdempotently(newPet: NewPet, scope: IdempotencyScope): Promise<IdempotentOutcome<Pet>> {
     const row = this.row(newPet);
-    const outcome = await this.idempotency.run(scope, requestFingerprint(newPet), async (transaction) => ({
+    const outcome = await this.idempotency.run(scope, newPet, async (transaction) => ({
       status: 201,
       body: await this.pets.insert(row, transaction),
     }));

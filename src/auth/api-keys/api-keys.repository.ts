@@ -1,35 +1,25 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Database, type Transactional } from '../../database/database.js';
 import type { ApiKeyScope } from '../api-key-scope.js';
+import type { ApiKeyEntity } from './api-key.entity.js';
 
-/** What `list` shows: everything but the digest. */
-export interface ApiKeySummary {
-  id: string;
-  name: string;
-  prefix: string;
+/** What `list` shows: everything but the digest; `state` by the database's clock. */
+export type ApiKeySummary = Omit<ApiKeyEntity, 'digest' | 'scopes' | 'lineageId' | 'replacedById' | 'replacedBy'> & {
   scopes: ApiKeyScope[] | null;
-  createdAt: Date;
-  lastUsedAt: Date | null;
-  expiresAt: Date | null;
-  revokedAt: Date | null;
   replacedBy: string | null;
-  /** By the database's clock. */
   state: 'active' | 'in overlap' | 'expired' | 'revoked';
-}
+};
 
 /** What the key store needs of a key, revoked and expired ones included (to say why they are refused). */
 export type ApiKeyRecord = Pick<ApiKeySummary, 'id' | 'name' | 'scopes' | 'expiresAt' | 'revokedAt' | 'replacedBy'> & {
   lineage: string;
 };
 
-interface NewApiKeyRow {
-  name: string;
-  prefix: string;
-  digest: string;
+/** `expiresInMs`: from now, by the database's clock; null: never. */
+type NewApiKeyRow = Pick<ApiKeyEntity, 'name' | 'prefix' | 'digest'> & {
   scopes: readonly ApiKeyScope[] | null;
-  /** From now, by the database's clock; null: never. */
   expiresInMs: number | null;
-}
+};
 
 /** A rotation; or, when the key cannot be rotated (not active), the key as it stands and its replacement, if any. */
 export type RotationOutcome =
@@ -100,18 +90,16 @@ export class ApiKeysRepository {
     replacement: Pick<NewApiKeyRow, 'prefix' | 'digest' | 'expiresInMs'>,
   ): Promise<RotationOutcome> {
     return this.keys
-      .transaction(async (manager): Promise<RotationOutcome> => {
-        const [key]: ApiKeySummary[] = await manager.query(`SELECT ${SUMMARY} FROM api_keys WHERE id = $1 FOR UPDATE`, [
-          id,
-        ]);
+      .transaction(async (tx): Promise<RotationOutcome> => {
+        const [key]: ApiKeySummary[] = await tx.query(`SELECT ${SUMMARY} FROM api_keys WHERE id = $1 FOR UPDATE`, [id]);
         if (key.state !== 'active') {
           const [successor]: ApiKeySummary[] =
             key.replacedBy === null
               ? []
-              : await manager.query(`SELECT ${SUMMARY} FROM api_keys WHERE id = $1`, [key.replacedBy]);
+              : await tx.query(`SELECT ${SUMMARY} FROM api_keys WHERE id = $1`, [key.replacedBy]);
           return { rotated: false, key, replacement: successor ?? null };
         }
-        const [created]: ApiKeySummary[] = await manager.query(
+        const [created]: ApiKeySummary[] = await tx.query(
           `INSERT INTO api_keys (name, prefix, digest, scopes, expires_at, lineage_id)
            SELECT name, $2, $3, scopes,
                   coalesce(now() + $4::bigint * interval '1 millisecond', expires_at), ${LINEAGE}
@@ -119,7 +107,7 @@ export class ApiKeysRepository {
           [id, replacement.prefix, replacement.digest, replacement.expiresInMs],
         );
         // For UPDATE, TypeORM's PostgreSQL driver answers [rows, affected count].
-        const [old]: [ApiKeySummary[], number] = await manager.query(
+        const [old]: [ApiKeySummary[], number] = await tx.query(
           `UPDATE api_keys SET replaced_by = $2,
                   expires_at = least(expires_at, now() + $3::bigint * interval '1 millisecond')
             WHERE id = $1 AND replaced_by IS NULL RETURNING ${SUMMARY}`,
@@ -142,7 +130,6 @@ export class ApiKeysRepository {
   }
 
   async revoke(id: string): Promise<ApiKeySummary> {
-    // For UPDATE, TypeORM's PostgreSQL driver answers [rows, affected count].
     const [rows]: [ApiKeySummary[], number] = await this.keys.query(
       `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING ${SUMMARY}`,
       [id],

@@ -6,10 +6,7 @@ import { ApiKeysRepository } from './api-keys.repository.js';
 export const LAST_USED_INTERVAL_MS = 60_000;
 const FLUSH_DELAY_MS = 1_000;
 
-/**
- * `last_used_at`, off the request path, batched; a failed write never fails a request. A database fault is recorded
- * where it happened (Database); anything else is logged here, with the ids only.
- */
+/** `last_used_at`, off the request path, batched; a failed write (not a fault: Database records those) is logged. */
 @Injectable()
 export class LastUsedRecorder implements BeforeApplicationShutdown {
   private readonly logger = new Logger('ApiKeyLastUsed');

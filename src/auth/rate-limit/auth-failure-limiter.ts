@@ -24,10 +24,7 @@ export class Refusal {
 /** The per-address budget for refused credentials; a block is also remembered here, to refuse without a round trip. */
 @Injectable()
 export class AuthFailureLimiter {
-  /**
-   * Address key -> when its block ends (epoch ms), and how many of its keys were refused since: past the budget, as many
-   * again are looked up per block (docs/operating.md, "Rate limits").
-   */
+  /** Address key -> when its block ends (epoch ms), its keys refused since (docs/operating.md, "Rate limits"). */
   private readonly blocked = new LRUCache<string, { until: number; lookupsSpent: number }>({
     max: MAX_BLOCKED_ADDRESSES,
     ttl: RATE_LIMIT_WINDOW_MS,

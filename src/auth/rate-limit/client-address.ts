@@ -4,9 +4,8 @@ import ipaddr from 'ipaddr.js';
 const IPV4_MAPPED = ipaddr.IPv6.parseCIDR('::ffff:0:0/96');
 
 /**
- * What the address budget counts: an IPv4 address (mapped ones too), or an IPv6 address's /64 network. A socket's
- * dotted-quad IPv4 is its own key, unparsed; for IPv6 the mapped range is matched alone, rather than through
- * ipaddr.js's `range()`, which tries every special range in turn.
+ * What the address budget counts: an IPv4 address (mapped ones too), or an IPv6 address's /64 network. The mapped
+ * range is matched alone: ipaddr.js's `range()` tries every special range in turn.
  */
 export function clientAddressKey(ip: string): string {
   if (isIPv4(ip)) return ip;

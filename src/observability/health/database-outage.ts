@@ -5,17 +5,12 @@ export const OUT_SHARE = 0.8;
 /** Back in once under this share of its rounds over the recovery period failed: most of its requests succeed. */
 export const BACK_SHARE = 0.5;
 
-/**
- * What a round means for readiness: `ready`; `riding-out` a failed round while in (still ready, the checks
- * degraded); `out`; `recovering`: a passing round while still out.
- */
+/** `riding-out`: a failed round while in (still ready, checks degraded); `recovering`: a passing one while out. */
 type OutageState = 'ready' | 'riding-out' | 'out' | 'recovering';
 
 /**
- * Whether the database's faults take the instance out, judged by the share of readiness rounds that failed over a
- * window (docs/operating.md, "Readiness during database faults"): a database that stalls now and then, for every
- * instance alike, keeps the fleet in while most requests succeed; one that is gone, or a path broken for this
- * instance, fails nearly every round and takes it out.
+ * Whether the database's faults take the instance out, by the share of rounds that failed over a window
+ * (docs/operating.md, "Readiness during database faults"): a database that stalls now and then keeps the fleet in.
  */
 export class DatabaseOutage {
   /** READINESS_OUTAGE_GRACE_MS, and up to OUTAGE_GRACE_JITTER more, by `jitter` (0 to 1). */
@@ -57,9 +52,8 @@ export class DatabaseOutage {
   }
 
   /**
-   * Each round's answer holds until the next round: probes that stop while an instance is out do not shrink it. Time
-   * in the window before `failedUntil` counts as failed, so the passing rounds before an outage never bring back an
-   * instance that it took out (a grace shorter than the recovery window would otherwise flap).
+   * Each round's answer holds until the next. Time before `failedUntil` counts as failed: the passing rounds before an
+   * outage never bring back an instance it took out (a grace shorter than the recovery window would flap).
    */
   private failedShare(now: number, windowMs: number, failedUntil = -Infinity): number {
     if (windowMs === 0) return this.rounds[this.rounds.length - 1].failed ? 1 : 0;

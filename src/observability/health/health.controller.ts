@@ -1,4 +1,4 @@
-import { Controller, Get, Inject } from '@nestjs/common';
+import { Controller, Get, Inject, Logger } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckResult, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import type { HealthIndicatorResult } from '@nestjs/terminus';
@@ -8,8 +8,30 @@ import { APP_CONFIG } from '../../config/config.module.js';
 import { ShutdownState } from '../../edge/shutdown-state.js';
 import { OPERATIONS_ROUTES } from '../operations-routes.js';
 import { DatabaseOutage } from './database-outage.js';
-import { notReadyReason, ReadinessLog } from './readiness-log.js';
 import { ReadinessRound } from './readiness-round.js';
+
+/** Why each failing check failed, in one line (`database: timeout of 1000ms exceeded; migrations: …`); none: ''. */
+export function notReadyReason(checks: Record<string, { status: string; message?: unknown }>): string {
+  const failed = Object.entries(checks).filter(([, { status }]) => status === 'down');
+  return failed
+    .map(([check, { message }]) => `${check}: ${typeof message === 'string' && message ? message : 'down'}`)
+    .join('; ');
+}
+
+/** Logs readiness when it changes, one line each time, instead of a stack on every probe. */
+export class ReadinessLog {
+  private readonly logger = new Logger('Readiness');
+  /** Why the instance was last not ready, '' if ready; undefined before the first probe. */
+  private last: string | undefined;
+
+  record(checks: HealthIndicatorResult): void {
+    const reason = notReadyReason(checks);
+    if (reason === this.last) return;
+    if (reason === '') this.logger.log(this.last === undefined ? 'Ready' : 'Ready again');
+    else this.logger.warn(`Not ready: ${reason}`);
+    this.last = reason;
+  }
+}
 
 /** Probes for orchestrators and load balancers, outside `/v1` and the OpenAPI document. */
 @ApiExcludeController()
@@ -41,10 +63,7 @@ export class HealthController {
     return this.health.check([]);
   }
 
-  /**
-   * Not shutting down, database reachable (or `degraded`: failing rounds that have not taken the instance out;
-   * DatabaseOutage says when they do), schema current.
-   */
+  /** Not shutting down, database reachable (or `degraded`: failed rounds that did not take it out), schema current. */
   @Get(OPERATIONS_ROUTES.ready)
   @HealthCheck()
   async ready(): Promise<HealthCheckResult> {
@@ -58,8 +77,7 @@ export class HealthController {
           : checks;
     const session = this.indicators.check('shutdown');
     const shutdown = this.shutdown.isShuttingDown ? session.down('shutting down') : session.up();
-    const reason = notReadyReason({ ...shutdown, ...database });
-    this.readiness.record(reason === '', reason);
+    this.readiness.record({ ...shutdown, ...database });
     // terminus answers 503 when a check is down, which the error filter turns into the Error body.
     return this.health.check([() => shutdown, () => database]);
   }

@@ -4,14 +4,13 @@ import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 
 type Scrub = (text: string) => string;
 
-function scrubAttributes(attributes: Attributes, scrub: Scrub): Attributes {
+function scrubAttributes<A extends Attributes | undefined>(attributes: A, scrub: Scrub): A {
+  if (!attributes) return attributes;
   const scrubValue = (value: unknown) => (typeof value === 'string' ? scrub(value) : value);
+  const entries = Object.entries(attributes);
   return Object.fromEntries(
-    Object.entries(attributes).map(([key, value]) => [
-      key,
-      Array.isArray(value) ? value.map(scrubValue) : scrubValue(value),
-    ]),
-  );
+    entries.map(([key, value]) => [key, Array.isArray(value) ? value.map(scrubValue) : scrubValue(value)]),
+  ) as A;
 }
 
 /**
@@ -33,14 +32,11 @@ export class RedactingSpanExporter implements SpanExporter {
         status:
           span.status.message === undefined ? span.status : { ...span.status, message: scrub(span.status.message) },
         attributes: scrubAttributes(span.attributes, scrub),
-        links: span.links.map((link) => ({
-          ...link,
-          attributes: link.attributes && scrubAttributes(link.attributes, scrub),
-        })),
+        links: span.links.map((link) => ({ ...link, attributes: scrubAttributes(link.attributes, scrub) })),
         events: span.events.map((event) => ({
           ...event,
           name: scrub(event.name),
-          attributes: event.attributes && scrubAttributes(event.attributes, scrub),
+          attributes: scrubAttributes(event.attributes, scrub),
         })),
       }),
     );

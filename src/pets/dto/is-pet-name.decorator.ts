@@ -1,4 +1,4 @@
-import { ValidateBy, ValidationOptions } from 'class-validator';
+import { ValidateBy } from 'class-validator';
 
 export const NAME_MAX_LENGTH = 255;
 
@@ -31,15 +31,12 @@ export function isPetName(value: unknown): value is string {
   return NAME.test(value) && NAME_UNICODE_RULE.test(value);
 }
 
-export const IsPetName = (options?: ValidationOptions): PropertyDecorator =>
-  ValidateBy(
-    {
-      name: 'isPetName',
-      validator: {
-        validate: isPetName,
-        defaultMessage: () =>
-          `$property must be a string of 1 to ${NAME_MAX_LENGTH} characters, not only whitespace, without control characters`,
-      },
+export const IsPetName = (): PropertyDecorator =>
+  ValidateBy({
+    name: 'isPetName',
+    validator: {
+      validate: isPetName,
+      defaultMessage: () =>
+        `$property must be a string of 1 to ${NAME_MAX_LENGTH} characters, not only whitespace, without control characters`,
     },
-    options,
-  );
+  });

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import { hash } from 'node:crypto';
 import { databaseFault, LOCK_WAIT_TIMED_OUT } from '../../database/database-faults.js';
-import { Database, type TransactionOptions, type UnitOfWork } from '../../database/database.js';
+import { Database, type UnitOfWork } from '../../database/database.js';
 import { ApiError } from '../../edge/errors/api-error.js';
 import { ErrorCode } from '../../edge/errors/error-code.js';
 import { IdempotencyKeysRepository, IdempotencyScope, StoredResponse } from './idempotency-keys.repository.js';
@@ -8,10 +9,20 @@ import { IdempotencyKeysRepository, IdempotencyScope, StoredResponse } from './i
 /** How long a request waits for a concurrent request holding the same key; past it, 409. */
 const LOCK_WAIT_MS = 2_000;
 /** The lock wait ran out: a concurrent request still holds the key (answered 409, not 503). */
-const ANSWERED_HERE: TransactionOptions = { answers: [LOCK_WAIT_TIMED_OUT] };
+const ANSWERED_HERE = [LOCK_WAIT_TIMED_OUT];
 
 const IN_PROGRESS = 'A request with this Idempotency-Key is still in progress; retry later.';
 const keyInUse = () => new ApiError(409, ErrorCode.IdempotencyKeyInUse, IN_PROGRESS, { 'Retry-After': '1' });
+
+/** SHA-256 of the body as canonical JSON (keys sorted), so key order and spacing do not count as a change. */
+export function requestFingerprint(body: unknown): string {
+  const canonical = JSON.stringify(body, (_key, value: unknown) =>
+    value && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : value,
+  );
+  return hash('sha256', canonical, 'hex');
+}
 
 /** `replayed`: the body is the stored response of an earlier request. */
 export type IdempotentOutcome<T> = { status: number; body: T; replayed: boolean };
@@ -26,9 +37,10 @@ export class IdempotencyService {
 
   run<T>(
     scope: IdempotencyScope,
-    fingerprint: string,
+    body: unknown,
     work: (transaction: UnitOfWork) => Promise<StoredResponse & { body: T }>,
   ): Promise<IdempotentOutcome<T>> {
+    const fingerprint = requestFingerprint(body);
     // A serialization failure or deadlock rolled the whole transaction back: it is safe to run once more.
     return this.database
       .transaction(async (manager) => {

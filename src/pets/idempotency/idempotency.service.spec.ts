@@ -1,4 +1,4 @@
-import { requestFingerprint } from './request-fingerprint.js';
+import { requestFingerprint } from './idempotency.service.js';
 
 describe('requestFingerprint', () => {
   it('ignores key order, at every depth', () => {

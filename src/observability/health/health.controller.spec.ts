@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
-import { notReadyReason, ReadinessLog } from './readiness-log.js';
+import { notReadyReason, ReadinessLog } from './health.controller.js';
 
 describe('ReadinessLog', () => {
   let lines: string[];
@@ -20,12 +20,15 @@ describe('ReadinessLog', () => {
 
   it('logs one line per change of readiness, none for probes that change nothing', () => {
     const log = new ReadinessLog();
-    log.record(true);
-    log.record(true);
-    for (let probe = 0; probe < 5; probe += 1) log.record(false, 'database: timeout of 1000ms exceeded');
-    log.record(false, 'database: timeout of 1000ms exceeded; migrations: 1 pending migration(s)');
-    log.record(true);
-    log.record(true);
+    const up = { database: { status: 'up' as const } };
+    const timedOut = { database: { status: 'down' as const, message: 'timeout of 1000ms exceeded' } };
+    const pending = { migrations: { status: 'down' as const, message: '1 pending migration(s)' } };
+    log.record(up);
+    log.record(up);
+    for (let probe = 0; probe < 5; probe += 1) log.record(timedOut);
+    log.record({ ...timedOut, ...pending });
+    log.record(up);
+    log.record(up);
 
     expect(lines).toEqual([
       'log Ready',
