@@ -59,22 +59,20 @@ describe('compose/backup.sh', () => {
     }
   });
 
-  it('refuses a BACKUP_KEEP that is not a count, before anything else', () => {
-    expect(bash([SCRIPT, 'list'], { BACKUP_KEEP: '0', BACKUP_TARGET: ROOT })).toMatchObject({
+  it('refuses a BACKUP_KEEP or BACKUP_KEEP_WEEKLY that is not a count, before anything else; takes BACKUP_KEEP_WEEKLY=0', () => {
+    const list = (env: NodeJS.ProcessEnv) =>
+      bash([SCRIPT, 'list'], { BACKUP_TARGET: ROOT, BACKUP_METRICS: '', ...env });
+    expect(list({ BACKUP_KEEP: '0' })).toMatchObject({
       status: 1,
       stdout: '',
       stderr: 'Invalid BACKUP_KEEP "0": use a whole number of backups to keep, from 1 to 9999.\n',
     });
-  });
-
-  it('refuses a BACKUP_KEEP_WEEKLY that is not a count, and takes 0 (no weekly backups kept)', () => {
-    const list = (weekly: string) =>
-      bash([SCRIPT, 'list'], { BACKUP_KEEP_WEEKLY: weekly, BACKUP_TARGET: ROOT, BACKUP_METRICS: '' });
-    expect(list('-1')).toMatchObject({
+    expect(list({ BACKUP_KEEP_WEEKLY: '-1' })).toMatchObject({
       status: 1,
+      stdout: '',
       stderr: 'Invalid BACKUP_KEEP_WEEKLY "-1": use a whole number of backups to keep, from 0 to 9999.\n',
     });
-    expect(list('0')).toMatchObject({ status: 0, stdout: '' });
+    expect(list({ BACKUP_KEEP_WEEKLY: '0' })).toMatchObject({ status: 0, stdout: '' });
   });
 
   let directory = '';
@@ -82,6 +80,10 @@ describe('compose/backup.sh', () => {
     directory = mkdtempSync(join(tmpdir(), 'animal-store-backups-'));
   });
   afterEach(() => rmSync(directory, { recursive: true, force: true }));
+  const dumps = () =>
+    readdirSync(directory)
+      .filter((name) => name.endsWith('.dump'))
+      .sort();
 
   describe('retention', () => {
     it('a simulated year and a month of daily backups: 7 daily, 4 whole weeks and 12 whole months kept', () => {
@@ -156,11 +158,7 @@ describe('compose/backup.sh', () => {
         msg: expect.stringMatching(/^backups kept past retention: each holds more than twice the rows of the newest/),
         files: `${names[2]} ${names[1]}`,
       });
-      expect(
-        readdirSync(directory)
-          .filter((name) => name.endsWith('.dump'))
-          .sort(),
-      ).toEqual([names[1], names[2], names[4], names[5]]);
+      expect(dumps()).toEqual([names[1], names[2], names[4], names[5]]);
       const metric = () => readFileSync(join(directory, 'metrics/backup.prom'), 'utf8');
       expect(metric()).toContain('\nanimal_store_backup_retention_held 2\n');
       expect(health({ BACKUP_TARGET: directory, BACKUP_INTERVAL: '24h' })).toMatchObject({
@@ -174,11 +172,7 @@ describe('compose/backup.sh', () => {
       expect(accepted.stdout).toBe(
         `Accepted: ${names[5]} (1 animals, 1 API keys) is the baseline; the backups taken before now are kept or removed by BACKUP_KEEP, BACKUP_KEEP_WEEKLY and BACKUP_KEEP_MONTHLY alone. 2 backups kept.\n`,
       );
-      expect(
-        readdirSync(directory)
-          .filter((name) => name.endsWith('.dump'))
-          .sort(),
-      ).toEqual(names.slice(4));
+      expect(dumps()).toEqual(names.slice(4));
       expect(metric()).toContain('\nanimal_store_backup_retention_held 0\n');
       expect(health({ BACKUP_TARGET: directory, BACKUP_INTERVAL: '24h' })).toMatchObject({ status: 0 });
     });

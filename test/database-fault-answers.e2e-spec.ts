@@ -33,13 +33,16 @@ import {
 } from './support/test-database.js';
 import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
 
+const create = (origin: string, name: string) => request<Pet>(origin, '/v1/pets', jsonBody({ name, categoryId: 1 }));
+const read = (origin: string, path = '/v1/pets') => request<Pet[]>(origin, path, { headers: auth() });
+const readiness = async (origin: string) => (await fetch(`${origin}/health/ready`)).status;
+
 /**
  * The database's faults as they happen in production, each on a real PostgreSQL: answered 503 with Retry-After
  * and the Error body (never the database's message, never a 500), reads served where they still can be, and
  * every acknowledged create stored. The partition and the server going away are in database-faults.e2e-spec.ts.
  */
 describe('a read-only database (a demoted primary after a failover, a maintenance switch)', () => {
-  const CURSOR_SECRET = 'fault-answers-cursor-secret-0123456789';
   const METRICS_TOKEN = 'fault-answers-metrics-token-0123456789';
   let running: ProductionService;
   let sql: Client;
@@ -48,7 +51,7 @@ describe('a read-only database (a demoted primary after a failover, a maintenanc
   beforeAll(async () => {
     running = await startProductionService({
       API_KEYS: TEST_KEY,
-      CURSOR_SECRET,
+      CURSOR_SECRET: 'fault-answers-cursor-secret-0123456789',
       METRICS_TOKEN,
       RATE_LIMIT_PER_MINUTE: '0',
     });
@@ -60,7 +63,7 @@ describe('a read-only database (a demoted primary after a failover, a maintenanc
   const setReadOnly = async (on: boolean) => {
     await setDatabaseReadOnly(sql, on);
     // The pool has dropped its terminated connections once a read answers again.
-    await pollUntil(async () => (await request(service.origin, '/v1/pets', { headers: auth() })).status === 200, {
+    await pollUntil(async () => (await read(service.origin)).status === 200, {
       timeoutMs: 10_000,
       what: 'reads to be served again',
     });
@@ -69,38 +72,30 @@ describe('a read-only database (a demoted primary after a failover, a maintenanc
   const faults = () => faultCounts(service.origin, { authorization: `Bearer ${METRICS_TOKEN}` });
 
   it('answers creates 503 with Retry-After, keeps serving reads and readiness, logs one line and counts each', async () => {
-    const before = await burst(3, 3, (i) =>
-      request<Pet>(service.origin, '/v1/pets', jsonBody({ name: `ro-before-${i}`, categoryId: 1 })),
-    );
+    const before = await burst(3, 3, (i) => create(service.origin, `ro-before-${i}`));
     expect(countByStatus(before)).toEqual({ 201: 3 });
     const logLinesBefore = service.lines.length;
 
     await setReadOnly(true);
     const faultsBefore = await faults();
     const names = Array.from({ length: 30 }, (_, i) => `ro-during-${i}`);
-    const during = await burst(30, 10, (i) =>
-      request<Pet>(service.origin, '/v1/pets', jsonBody({ name: names[i], categoryId: 1 })),
-    );
+    const during = await burst(30, 10, (i) => create(service.origin, names[i]));
     during.forEach(expectUnavailable);
 
-    const list = await request<Pet[]>(service.origin, '/v1/pets?limit=100', { headers: auth() });
+    const list = await read(service.origin, '/v1/pets?limit=100');
     expect(list.status).toBe(200);
-    expect(list.body.map((pet) => pet.name)).toEqual(
-      expect.arrayContaining(['ro-before-0', 'ro-before-1', 'ro-before-2']),
-    );
-    expect((await request(service.origin, `/v1/pets/${before[0].body.id}`, { headers: auth() })).status).toBe(200);
+    expect(list.body.map((pet) => pet.name)).toEqual(expect.arrayContaining(before.map(({ body }) => body.name)));
+    expect((await read(service.origin, `/v1/pets/${before[0].body.id}`)).status).toBe(200);
     // Every replica shares a read-only database: taking them all out of the load balancer would leave no reads.
-    expect((await fetch(`${service.origin}/health/ready`)).status).toBe(200);
+    expect(await readiness(service.origin)).toBe(200);
 
     // Terminating the sessions (the failover) may fail a request or two on a connection the pool had not yet
-    // dropped (57P01, 08): those are counted and logged as what they are.
+    // dropped (57P01, 08): those are counted and logged as what they are; every class's series starts at 0.
     const counted = await faults();
-    // Every class's series exists from the start, at 0: only these may have counted.
-    expect(
-      Object.entries(counted)
-        .filter(([sqlClass, count]) => count > 0 && !['25', '57', '08'].includes(sqlClass))
-        .map(([sqlClass]) => sqlClass),
-    ).toEqual([]);
+    const expected = ['25', '57', '08'];
+    expect(Object.keys(counted).filter((sqlClass) => counted[sqlClass] > 0 && !expected.includes(sqlClass))).toEqual(
+      [],
+    );
     expect(counted['25']).toBeGreaterThan(0);
     const sum = (counts: Record<string, number>) => Object.values(counts).reduce((total, count) => total + count, 0);
     expect(sum(counted) - sum(faultsBefore)).toBe(30);
@@ -125,15 +120,13 @@ describe('a read-only database (a demoted primary after a failover, a maintenanc
         failures: 1,
       }),
     ]);
-    expect(faultLines.filter((line) => !['25', '57', '08'].includes(line.sqlClass as string))).toEqual([]);
+    expect(faultLines.filter((line) => !expected.includes(line.sqlClass as string))).toEqual([]);
     expect(faultLines.filter((line) => 'stack' in line || 'err' in line)).toEqual([]);
     const errors = service.lines.slice(logLinesBefore).filter((line) => /"level":50|"stack"/.test(line));
     expect(errors).toEqual([]);
 
     await setReadOnly(false);
-    const after = await burst(3, 3, (i) =>
-      request<Pet>(service.origin, '/v1/pets', jsonBody({ name: `ro-after-${i}`, categoryId: 1 })),
-    );
+    const after = await burst(3, 3, (i) => create(service.origin, `ro-after-${i}`));
     expect(countByStatus(after)).toEqual({ 201: 3 });
     await expectAcknowledgedStored(
       sql,
@@ -177,22 +170,19 @@ describe('a crowded database (max_connections reached by other clients)', () => 
     holders.push(holder);
     return holder;
   };
-  const release = async () => {
-    await Promise.all(holders.splice(0).map((holder) => holder.end()));
+  const release = () => Promise.all(holders.splice(0).map((holder) => holder.end()));
+  const slotsTaken = async () => {
+    const sessions = "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'";
+    return Number((await t.sql.query<{ count: string }>(sessions)).rows[0].count);
   };
-  const slotsTaken = async () =>
-    Number(
-      (
-        await t.sql.query<{ count: string }>(
-          `SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'`,
-        )
-      ).rows[0].count,
-    );
+
+  beforeEach(async () => {
+    await terminateServiceSessions(t.sql);
+    await pollUntil(() => t.app.get(Database).pool.totalCount === 0, { what: 'the pool to drop its sessions' });
+  });
 
   it('with 3 slots free and 40 requests at a time, every request waits for a pooled connection and none fails', async () => {
     // The test's own connection (t.sql) and two more: 3 of the 6 slots are another client's.
-    await terminateServiceSessions(t.sql);
-    await pollUntil(() => t.app.get(Database).pool.totalCount === 0, { what: 'the pool to drop its sessions' });
     await hold();
     await hold();
     expect(await slotsTaken()).toBe(3);
@@ -202,37 +192,33 @@ describe('a crowded database (max_connections reached by other clients)', () => 
     let mostListeners = 0;
     const sampler = setInterval(() => (mostListeners = Math.max(mostListeners, pool.listenerCount('release'))), 5);
     const names = Array.from({ length: 200 }, (_, i) => `crowd-${i}`);
-    const answers = await burst(200, 40, (i) =>
-      i % 2 === 0
-        ? request<Pet>(t.origin, '/v1/pets', jsonBody({ name: names[i], categoryId: 1 }))
-        : request<Pet>(t.origin, '/v1/pets', { headers: auth() }),
+    const answers = await burst<unknown>(200, 40, (i) =>
+      i % 2 === 0 ? create(t.origin, names[i]) : read(t.origin),
     ).finally(() => clearInterval(sampler));
     expect(countByStatus(answers)).toEqual({ 200: 100, 201: 100 });
     expect(mostListeners).toBe(1);
-    await expectAcknowledgedStored(t.sql, answers, names);
+    await expectAcknowledgedStored(t.sql, answers as ApiResponse<Pet>[], names);
     await release();
   }, 60_000);
 
   it('with no slot at all for the service, answers 503 with Retry-After within the connect timeout, stays ready, and recovers', async () => {
-    await terminateServiceSessions(t.sql);
-    await pollUntil(() => t.app.get(Database).pool.totalCount === 0, { what: 'the pool to drop its sessions' });
     while ((await hold()) !== null);
     expect(await slotsTaken()).toBe(MAX_CONNECTIONS);
 
     const started = Date.now();
     const answers = await Promise.all([
-      ...Array.from({ length: 10 }, () => request(t.origin, '/v1/pets', { headers: auth() })),
-      request(t.origin, '/v1/pets', jsonBody({ name: 'crowded-out', categoryId: 1 })),
+      ...Array.from({ length: 10 }, () => read(t.origin)),
+      create(t.origin, 'crowded-out'),
     ]);
     answers.forEach(expectUnavailable);
     expect(Date.now() - started).toBeLessThan(4_000);
     // Every replica shares a server without free slots: they stay in the load balancer, answering 503 themselves.
-    expect((await fetch(`${t.origin}/health/ready`)).status).toBe(200);
+    expect(await readiness(t.origin)).toBe(200);
 
     await release();
     const created = await pollUntil(
       async () => {
-        const response = await request<Pet>(t.origin, '/v1/pets', jsonBody({ name: 'after-crowd', categoryId: 1 }));
+        const response = await create(t.origin, 'after-crowd');
         return response.status === 201 && response;
       },
       { timeoutMs: 10_000, what: 'creates to succeed again' },
@@ -318,28 +304,23 @@ describe('a full disk (the tables on a filesystem with no space left)', () => {
   (cannotMount ? it.skip : it)(
     'answers creates 503 with Retry-After once no page has room, keeps serving reads, and writes again when space returns',
     async () => {
-      const before = await burst(3, 3, (i) =>
-        request<Pet>(t.origin, '/v1/pets', jsonBody({ name: `full-before-${i}`, categoryId: 1 })),
-      );
+      const before = await burst(3, 3, (i) => create(t.origin, `full-before-${i}`));
       expect(countByStatus(before)).toEqual({ 201: 3 });
       const free = await fill();
       const names = Array.from({ length: 400 }, (_, i) => `full-during-${i}-${'x'.repeat(60)}`);
       let during: ApiResponse<Pet>[];
       try {
-        during = await burst(400, 20, (i) =>
-          request<Pet>(t.origin, '/v1/pets', jsonBody({ name: names[i], categoryId: 1 })),
-        );
+        during = await burst(400, 20, (i) => create(t.origin, names[i]));
         // Rows still fit into the pages already there; once none has room, the table cannot grow.
         for (const answer of during) if (answer.status !== 201) expectUnavailable(answer);
         expect(countByStatus(during)[503]).toBeGreaterThan(0);
-        const list = await request<Pet[]>(t.origin, '/v1/pets?limit=100', { headers: auth() });
-        expect(list.status).toBe(200);
-        expect((await request(t.origin, `/v1/pets/${before[0].body.id}`, { headers: auth() })).status).toBe(200);
-        expect((await fetch(`${t.origin}/health/ready`)).status).toBe(200);
+        expect((await read(t.origin, '/v1/pets?limit=100')).status).toBe(200);
+        expect((await read(t.origin, `/v1/pets/${before[0].body.id}`)).status).toBe(200);
+        expect(await readiness(t.origin)).toBe(200);
       } finally {
         await free();
       }
-      const after = await request<Pet>(t.origin, '/v1/pets', jsonBody({ name: 'full-after', categoryId: 1 }));
+      const after = await create(t.origin, 'full-after');
       expect(after.status).toBe(201);
       await expectAcknowledgedStored(
         t.sql,
@@ -437,11 +418,11 @@ describe('a full local pool (every pooled connection busy)', () => {
     // The pool's only connection, held: the next request waits the connect timeout for it, in vain.
     const held = await t.app.get(Database).pool.connect();
     try {
-      expectUnavailable(await request(t.origin, '/v1/pets', { headers: auth() }));
+      expectUnavailable(await read(t.origin));
     } finally {
       held.release();
     }
     expect(await faultCounts(t.origin)).toMatchObject({ pool: 1, '08': 0 });
-    expect((await request(t.origin, '/v1/pets', { headers: auth() })).status).toBe(200);
+    expect((await read(t.origin)).status).toBe(200);
   }, 60_000);
 });

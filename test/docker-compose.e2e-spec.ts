@@ -27,7 +27,6 @@ describe('the command that starts the service', () => {
 
 interface Service {
   extends?: { file: string; service: string };
-  build?: unknown;
   image?: string;
   user?: string;
   read_only?: boolean;
@@ -165,15 +164,13 @@ describe('docker-compose.yml', () => {
         .map(([variable]) => `${name}.${variable}`),
     );
     expect(written).toEqual([]);
-    const files = [
+    for (const file of [
       'docker-compose.yml',
       'docker-compose.fleet.yml',
       'docker-compose.replica.yml',
       'compose/services.yml',
-    ];
-    const withExamples = [];
-    for (const file of files) if (/example-|change-me/.test(await read(file))) withExamples.push(file);
-    expect(withExamples).toEqual([]);
+    ])
+      expect({ file, examples: /example-|change-me/.test(await read(file)) }).toEqual({ file, examples: false });
   });
 });
 
@@ -188,17 +185,7 @@ describe('docker-compose.fleet.yml', () => {
   });
 
   it('runs the replicas behind HAProxy, which health-checks readiness and retries only safe requests', () => {
-    expect(Object.keys(fleet).sort()).toEqual([
-      'api',
-      'backup',
-      'db',
-      'grants',
-      'lb',
-      'migrate',
-      'redis',
-      'roles',
-      'secrets',
-    ]);
+    expect(Object.keys(fleet).sort()).toEqual([...Object.keys(single), 'lb', 'redis'].sort());
     const { api, lb } = fleet;
     // The same database, secrets, image and backups as docker-compose.yml: every replica reads the same generated secrets.
     const unwired = (service: Service) => ({ ...service, networks: undefined, depends_on: undefined });
@@ -240,7 +227,7 @@ describe('docker-compose.replica.yml, on top of the fleet', () => {
     withReplica = await services('docker-compose.fleet.yml', 'docker-compose.replica.yml');
   });
 
-  it('adds a streaming replica that the api instances read from, and nothing to the fleet without it', () => {
+  it('adds a streaming replica that the api instances read from, and nothing to the fleet without it; only the replica and the roles steps mount its password', () => {
     expect(Object.keys(withReplica).sort()).toEqual([...Object.keys(fleet), 'postgres-replica'].sort());
     const { api, db, 'postgres-replica': replica } = withReplica;
     expect(fleet.api.environment).not.toHaveProperty('DATABASE_REPLICA_HOST');
@@ -252,9 +239,8 @@ describe('docker-compose.replica.yml, on top of the fleet', () => {
     // The same server and client authentication as the primary it copies.
     expect(replica).toMatchObject({ image: db.image, command: db.command, networks: db.networks });
     expect(replica.depends_on).toEqual({ roles: { condition: 'service_completed_successfully' } });
-  });
 
-  it('mounts the replication password in the replica and the roles steps only', () => {
+    // The replication password, in the replica and the roles steps only.
     const added: Record<string, string[]> = {
       secrets: ['replication-secrets'],
       roles: ['replication-secrets'],
@@ -265,9 +251,8 @@ describe('docker-compose.replica.yml, on top of the fleet', () => {
         name === 'postgres-replica' ? ['replication-secrets'] : [...secretVolumes(fleet[name]), ...(added[name] ?? [])];
       expect({ name, volumes: secretVolumes(service) }).toEqual({ name, volumes: expected });
     }
-    const { roles, 'postgres-replica': replica } = withReplica;
     expect(replica.volumes).toContain('replication-secrets:/run/animal-store:ro');
-    expect(roles.environment?.REPLICATION_PASSWORD_FILE).toMatch(/^\/run\/animal-store-replication\//);
+    expect(withReplica.roles.environment?.REPLICATION_PASSWORD_FILE).toMatch(/^\/run\/animal-store-replication\//);
   });
 });
 
@@ -277,30 +262,24 @@ describe('Dockerfile', () => {
     dockerfile = await read('Dockerfile');
   });
 
-  it('builds with dev dependencies and runs with production ones only, on Node 24 (LTS) slim by default', () => {
+  it('builds with dev dependencies and runs with production ones only, on Node 24 (LTS) slim by default, trusting a CA bundle for npm only when given one (an optional build secret)', () => {
     expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24-slim$/m);
     const stages = dockerfile.match(/^FROM .+$/gm) ?? [];
     expect(stages.length).toBeGreaterThanOrEqual(2);
     for (const stage of stages) expect(stage).toMatch(/^FROM (\$\{NODE_IMAGE\}|dependencies)( |$)/);
     expect(dockerfile).toMatch(/npm ci --omit=dev/);
     expect(dockerfile).toMatch(/^RUN npm run build\b/m);
-  });
-
-  it('trusts a CA bundle for npm only when given one, as an optional build secret', () => {
     const installs = dockerfile.match(/^RUN [^\n]*(\\\n[^\n]*)*npm ci\b.*$/gm) ?? [];
     expect(installs).toHaveLength(2);
     for (const install of installs) expect(install).toContain('--mount=type=secret,id=npm-ca,required=false');
   });
 
-  it('runs node dist/src/main.js in production as a non-root user, with a readiness health check', () => {
+  it('runs node dist/src/main.js in production as a non-root user, with a readiness health check, and keeps local state and secrets out of the build context', async () => {
     const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
     expect(runtime).toMatch(/^ENV NODE_ENV=production/m);
     expect(runtime).toMatch(/^USER node$/m);
     expect(JSON.parse(/^CMD (.+)$/m.exec(runtime)?.[1] ?? 'null')).toEqual(START_PROD);
     expect(runtime).toMatch(/^HEALTHCHECK [\s\S]*\/health\/ready/m);
-  });
-
-  it('keeps local state and secrets out of the build context', async () => {
     const ignored = (await read('.dockerignore')).split('\n');
     for (const entry of ['.env', '.data', 'node_modules', 'dist', '.git']) expect(ignored).toContain(entry);
   });

@@ -1,18 +1,23 @@
 import { expect } from '@jest/globals';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { MIGRATIONS } from '../migrations/index.js';
+import type { Pet } from '../src/pets/dto/pet.dto.js';
 import { ensureBuilt, ROOT, run } from './support/built-service.js';
 import { freePort } from './support/database-server.js';
 import { pollUntil } from './support/poll.js';
 import { DEVELOPMENT_ENTRY, startService } from './support/service-process.js';
+import { jsonBody, request } from './support/test-app.js';
 
 /**
- * The service on its embedded PostgreSQL (no DATABASE_URL), as `npm start` runs it (dev/start.ts), dying in the ways a process
- * dies: killed outright (SIGKILL: the OOM killer, a crash in native code), or seeing its end coming (an uncaught
- * exception). And two services pointed at one DATA_DIR.
+ * The service on its embedded PostgreSQL (no DATABASE_URL), as `npm start` runs it (dev/start.ts), dying in the ways a
+ * process dies: killed outright (SIGKILL: the OOM killer, a crash in native code), or seeing its end coming (an
+ * uncaught exception); two services pointed at one DATA_DIR; the commands in a second shell beside it.
  */
 const KEY = 'recovery-key-0123456789abcdef';
 const auth = { authorization: `Bearer ${KEY}` };
@@ -58,14 +63,10 @@ function isRunning(pid: number): boolean {
   return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
 }
 
-async function createPet(origin: string, name: string): Promise<number> {
-  const response = await fetch(`${origin}/v1/pets`, {
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify({ name, categoryId: 1 }),
-  });
+async function createPet(origin: string, name: string, key = KEY): Promise<number> {
+  const response = await request<Pet>(origin, '/v1/pets', jsonBody({ name, categoryId: 1 }, key));
   expect(response.status).toBe(201);
-  return ((await response.json()) as { id: number }).id;
+  return response.body.id;
 }
 
 /** `npm start` and the commands' npm scripts (dist/dev/), on the embedded PostgreSQL. */
@@ -95,14 +96,12 @@ describe('the embedded PostgreSQL when its service dies', () => {
         `Stopping the PostgreSQL (process ${orphan}) left running by process ${first.pid}, which no longer exists`,
       );
       expect(isRunning(orphan)).toBe(false);
-      const names = await Promise.all(
-        ids.map(async (id) => {
-          const response = await fetch(`${second.origin}/v1/pets/${id}`, { headers: auth });
-          expect(response.status).toBe(200);
-          return ((await response.json()) as { name: string }).name;
-        }),
-      );
-      expect(names).toEqual(['Rex', 'Tom', 'Kiki']);
+      const read = await Promise.all(ids.map((id) => request<Pet>(second.origin, `/v1/pets/${id}`, { headers: auth })));
+      expect(read.map(({ status, body }) => [status, body.name])).toEqual([
+        [200, 'Rex'],
+        [200, 'Tom'],
+        [200, 'Kiki'],
+      ]);
     } finally {
       second.kill('SIGTERM');
       await second.exited;
@@ -155,6 +154,60 @@ describe('two services on one DATA_DIR', () => {
     } finally {
       first.kill('SIGTERM');
       await first.exited;
+    }
+  }, 180_000);
+});
+
+describe('`npm start`, and the commands in a second shell beside it', () => {
+  it('the commands find its database from DATA_DIR alone; on SIGTERM it stops the cluster and exits 0; then the commands say in one line what they tried', async () => {
+    const { API_KEYS, ...keyless } = env;
+    const service = await start(keyless);
+    try {
+      // Without API_KEYS the development wrapper gave the service a key of its own, kept in DATA_DIR.
+      const key = (await readFile(join(env.DATA_DIR, 'dev-api-key'), 'utf8')).trim();
+      expect(key).not.toBe(API_KEYS);
+      expect(service.stderr).toContain(
+        `Development API key (API_KEYS is unset): send Authorization: Bearer $(cat ${relative(ROOT, join(env.DATA_DIR, 'dev-api-key'))})`,
+      );
+      await createPet(service.origin, 'Embedded', key);
+      expect((await request(service.origin, '/v1/pets', { headers: { authorization: `Bearer ${key}` } })).status).toBe(
+        200,
+      );
+      // The second shell sets DATA_DIR only: EMBEDDED_POSTGRES_PORT is its default, 5433, not the service's.
+      expect(await development('apikey.js', ['list'], { DATA_DIR: env.DATA_DIR })).toMatchObject({
+        code: 0,
+        stderr: 'No API keys yet: create one with `npm run apikey -- create <name>`.\n',
+      });
+      expect(await development('migrations.js', ['run'], { DATA_DIR: env.DATA_DIR })).toMatchObject({
+        code: 0,
+        stdout: `No pending migrations on 127.0.0.1:${env.EMBEDDED_POSTGRES_PORT}/animal_store: all ${MIGRATIONS.length} of this build are applied.\n`,
+      });
+    } finally {
+      service.kill('SIGTERM');
+    }
+    expect(await service.exited).toEqual({ code: 0, signal: null });
+    // The cluster went down with the service: its port no longer accepts connections.
+    const probe = await new Promise<string>((resolve) => {
+      const socket = connect(Number(env.EMBEDDED_POSTGRES_PORT), '127.0.0.1');
+      socket.once('connect', () => (socket.destroy(), resolve('connected')));
+      socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+    });
+    expect(probe).toBe('ECONNREFUSED');
+
+    // A command would start the cluster again, on a port something else holds: one line, no stack.
+    const blockedPort = await freePort();
+    const blocker = createServer().listen(blockedPort, '127.0.0.1');
+    await once(blocker, 'listening');
+    try {
+      const failed = await development('apikey.js', ['list'], { ...env, EMBEDDED_POSTGRES_PORT: String(blockedPort) });
+      const [message, ...more] = failed.stderr.split('\n').filter(Boolean);
+      expect({ code: failed.code, more }).toEqual({ code: 1, more: [] });
+      expect(message).toMatch(/^The embedded PostgreSQL in /);
+      expect(message).toContain(`did not start on port ${blockedPort}`);
+      expect(message).toContain('EMBEDDED_POSTGRES_PORT');
+      expect(failed.stderr).not.toMatch(/undefined|\n\s+at /);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
     }
   }, 180_000);
 });

@@ -7,13 +7,14 @@ import { Client } from 'pg';
 import { MIGRATIONS } from '../migrations/index.js';
 import { freePort } from './support/database-server.js';
 import { ensureBuilt, Finished, ROOT, run } from './support/built-service.js';
+import { applied } from './support/database-migrations.js';
 import { startService } from './support/service-process.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
 
 /**
  * The ways of running the service and its commands a newcomer meets: what `nest start` compiles, `.env`, production
  * mode and `migration:revert`, each running the built code as a process. The commands beside `npm start` (dev/, on
- * the embedded PostgreSQL): test/production-service.e2e-spec.ts.
+ * the embedded PostgreSQL): test/embedded-postgres-recovery.e2e-spec.ts.
  */
 const MIGRATION_COUNT = MIGRATIONS.length;
 /** The newest migration and the one before it, whichever they are: adding a migration changes no test. */
@@ -39,6 +40,12 @@ const refusedService = (env: Record<string, string>) =>
     15_000,
   );
 const lines = (text: string) => text.split('\n').filter((line) => line !== '');
+/** The service and the commands, each with arguments that reach the database. */
+const COMMANDS = [
+  ['main.js', []],
+  ['cli/apikey.js', ['list']],
+  ['cli/migrations.js', ['run']],
+] as const;
 
 /** A command that failed in exactly one line on stderr, never `undefined`, never a stack. */
 function expectOneLineFailure(finished: Finished, start: string): string {
@@ -48,27 +55,21 @@ function expectOneLineFailure(finished: Finished, start: string): string {
   return finished.stderr.trim();
 }
 
-/** The name of the last migration applied to commandsDatabase. */
-async function lastApplied(): Promise<string> {
-  const sql = new Client({ connectionString: commandsDatabase.url });
-  await sql.connect();
-  try {
-    return (await sql.query<{ name: string }>('SELECT name FROM migrations ORDER BY id DESC LIMIT 1')).rows[0].name;
-  } finally {
-    await sql.end();
-  }
-}
-
 let scratch: string;
 /** Migrated by the production commands, then reverted by migration:revert. */
 let commandsDatabase: TestDatabase;
+let commandsSql: Client;
+const lastApplied = async () => (await applied(commandsSql)).at(-1);
 beforeAll(async () => {
   await ensureBuilt();
   scratch = await mkdtemp(join(tmpdir(), 'animal-store-entry-'));
   commandsDatabase = await createTestDatabase();
+  commandsSql = new Client({ connectionString: commandsDatabase.url });
+  await commandsSql.connect();
 }, 300_000);
 afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
+  await commandsSql.end();
   await commandsDatabase.drop();
 });
 
@@ -99,14 +100,6 @@ describe('what `nest start` compiles (src/ and migrations/, as start:dev and the
     await rm(out, { recursive: true, force: true });
   });
 
-  it('refuses a bad value in .env, in one line naming the variable', async () => {
-    await writeFile(join(directory, '.env'), 'PORT=99999\n');
-    const finished = await node('main.js', [], {}, { cwd: directory });
-    expect(expectOneLineFailure(finished, 'Invalid configuration')).toBe(
-      'Invalid configuration: PORT must be an integer from 0 to 65535, got "99999"',
-    );
-  });
-
   it('reads .env (the real environment winning), applies every migration to a fresh database, is ready, and serves animals', async () => {
     await writeFile(
       join(directory, '.env'),
@@ -131,15 +124,15 @@ describe('what `nest start` compiles (src/ and migrations/, as start:dev and the
     }
   }, 120_000);
 
-  it('.env is read by the apikey and migration commands, which refuse a bad value the same way', async () => {
+  it('.env is read by the apikey and migration commands; they and the service refuse a bad value in it in one line', async () => {
     await writeFile(join(directory, '.env'), `DATABASE_URL=${database.url}\n`);
     expect(await node('cli/migrations.js', ['run'], {}, { cwd: directory })).toMatchObject({ code: 0 });
     const created = await node('cli/apikey.js', ['create', 'from .env'], {}, { cwd: directory });
     expect(created).toMatchObject({ code: 0, stdout: expect.stringMatching(/^pet_\w{32}\n$/) });
 
     await writeFile(join(directory, '.env'), 'DATABASE_URL=mysql://u:hunter2@h/db\n');
-    for (const script of ['cli/apikey.js', 'cli/migrations.js']) {
-      const refused = await node(script, [script.endsWith('apikey.js') ? 'list' : 'run'], {}, { cwd: directory });
+    for (const [script, args] of COMMANDS) {
+      const refused = await node(script, [...args], {}, { cwd: directory });
       expect(expectOneLineFailure(refused, 'Invalid configuration')).toBe(
         'Invalid configuration: DATABASE_URL must start with postgres:// or postgresql://',
       );
@@ -151,11 +144,7 @@ describe('what `nest start` compiles (src/ and migrations/, as start:dev and the
     expect(compiled.filter((name) => name.startsWith('dev/'))).toEqual([]);
     expect(existsSync(join(out, 'dev'))).toBe(false);
     const env = withPath({ HOST: '127.0.0.1', PORT: '0', API_KEYS: KEY, DATA_DIR: join(scratch, 'without-dev') });
-    for (const [script, args] of [
-      ['main.js', []],
-      ['cli/apikey.js', ['list']],
-      ['cli/migrations.js', ['run']],
-    ] as const) {
+    for (const [script, args] of COMMANDS) {
       const refused = await run(process.execPath, [join(out, 'src', script), ...args], env, 60_000);
       expect(expectOneLineFailure(refused, 'Invalid configuration')).toBe(
         'Invalid configuration: DATABASE_URL is not set: set it to your PostgreSQL, or run `npm start` (or `npm run apikey`, `npm run migration:*`), which starts an embedded one for development',
@@ -180,14 +169,10 @@ describe('production mode (NODE_ENV=production, as in the image)', () => {
     expect(created).toMatchObject({ code: 0, stdout: expect.stringMatching(/^pet_\w{32}\n$/) });
   }, 60_000);
 
-  it('refuses to start the service without CURSOR_SECRET, in one line saying what to set', async () => {
-    const refused = expectOneLineFailure(await refusedService(production()), 'Invalid configuration');
-    expect(refused).toBe(
+  it('refuses to start the service without CURSOR_SECRET, or with an example secret this repository publishes (the commands too), naming the variable', async () => {
+    expect(expectOneLineFailure(await refusedService(production()), 'Invalid configuration')).toBe(
       'Invalid configuration: CURSOR_SECRET is required when NODE_ENV=production (the same value on every instance)',
     );
-  });
-
-  it('refuses an example secret this repository publishes, in the service and the commands, naming the variable', async () => {
     const service = await refusedService(
       production({
         API_KEYS: 'replace-with-a-long-random-key',
@@ -274,9 +259,6 @@ describe('npm run migration:revert', () => {
     const lines = MIGRATIONS.map((migration) => new migration().name).map(
       (name) => `${pending.includes(name) ? '[ ]' : '[X]'} ${name}\n`,
     );
-    expect(await node('cli/migrations.js', ['show'], env())).toMatchObject({
-      code: 0,
-      stdout: lines.join(''),
-    });
+    expect(await node('cli/migrations.js', ['show'], env())).toMatchObject({ code: 0, stdout: lines.join('') });
   }, 60_000);
 });

@@ -1,9 +1,9 @@
 import { Client } from 'pg';
 import { startTcpProxy } from '../dev/tcp-proxy.js';
 import { Database } from '../src/database/database.js';
-import { startEmbeddedServer } from './support/database-server.js';
+import { EmbeddedServer, startEmbeddedServer } from './support/database-server.js';
 import { pollUntil } from './support/poll.js';
-import { auth, request, startTestApp, TestApp } from './support/test-app.js';
+import { ApiResponse, auth, request, startTestApp, TestApp } from './support/test-app.js';
 import { ShutdownState } from '../src/edge/shutdown-state.js';
 import { MIGRATIONS } from '../migrations/index.js';
 
@@ -21,59 +21,61 @@ const serviceUnavailable = {
 
 describe('health probes', () => {
   // A server of its own, which this file stops and starts again.
-  let server: Awaited<ReturnType<typeof startEmbeddedServer>>;
+  let server: EmbeddedServer;
   let t: TestApp;
-  const sharedAdminUrl = process.env.TEST_DATABASE_ADMIN_URL;
-  const onOwnServer = async <T>(work: () => Promise<T>): Promise<T> => {
-    process.env.TEST_DATABASE_ADMIN_URL = server.adminUrl;
-    try {
-      return await work();
-    } finally {
-      process.env.TEST_DATABASE_ADMIN_URL = sharedAdminUrl;
-    }
-  };
+  const bounds = { readinessOutageGraceMs: GRACE_MS, readinessRecoveryMs: RECOVERY_MS };
 
   beforeAll(async () => {
     server = await startEmbeddedServer();
-    t = await onOwnServer(() => startTestApp({ readinessOutageGraceMs: GRACE_MS, readinessRecoveryMs: RECOVERY_MS }));
-    // The test's own connection dies with the server; only the service's pool is under test here.
-    t.sql.on('error', () => undefined);
+    t = await startTestApp(bounds, { adminUrl: server.adminUrl });
   }, 60_000);
 
   afterAll(async () => {
-    await onOwnServer(() => t.close());
+    await t.close();
     await server.stop();
   }, 30_000);
 
-  it('answers live and ready without an API key, outside /v1', async () => {
-    const live = await request(t.origin, '/health/live');
-    expect(live.status).toBe(200);
-    expect(live.body).toMatchObject({ status: 'ok' });
+  type Ready = ApiResponse<{
+    details: Record<string, { status?: string; crowded?: boolean; cachedResponse?: boolean }>;
+  }>;
+  const ready = (origin = t.origin): Promise<Ready> => request(origin, '/health/ready');
+  /** Polls readiness until an answer satisfies `until`; that answer. */
+  const readyWhen = (until: (answer: Ready) => boolean, options: Parameters<typeof pollUntil>[1]) =>
+    pollUntil(async () => {
+      const answer = await ready();
+      return until(answer) && answer;
+    }, options);
+  const readyWith = (check: string, status: string) => (answer: Ready) =>
+    answer.status === 200 && answer.body.details?.[check]?.status === status;
+  /** `work`, while another session holds `table` in ACCESS EXCLUSIVE mode. */
+  const whileLocked = async <T>(table: string, work: () => Promise<T>): Promise<T> => {
+    const locker = new Client({ connectionString: t.database.url });
+    await locker.connect();
+    try {
+      await locker.query(`BEGIN; LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+      return await work();
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+  };
 
-    const ready = await request(t.origin, '/health/ready');
-    expect(ready.status).toBe(200);
-    expect(ready.body).toMatchObject({
-      status: 'ok',
-      details: {
-        shutdown: { status: 'up' },
-        database: { status: 'up' },
-        migrations: { status: 'up', applied: MIGRATIONS.length },
+  it('answers live and ready without an API key, outside /v1, a flood of probes from one round of checks', async () => {
+    expect(await request(t.origin, '/health/live')).toMatchObject({ status: 200, body: { status: 'ok' } });
+    for (const path of ['/v1/health/live', '/v1/health/ready'])
+      expect((await request(t.origin, path)).status).toBe(404);
+    expect(await ready()).toMatchObject({
+      status: 200,
+      body: {
+        status: 'ok',
+        details: {
+          shutdown: { status: 'up' },
+          database: { status: 'up' },
+          migrations: { status: 'up', applied: MIGRATIONS.length },
+        },
       },
     });
-
-    for (const path of ['/v1/health/live', '/v1/health/ready']) {
-      expect((await request(t.origin, path)).status).toBe(404);
-    }
-  });
-
-  it('answers probes within a second from one round of checks, so a flood of them costs no queries', async () => {
-    const before = await request<{ details: Record<string, Record<string, unknown>> }>(t.origin, '/health/ready');
-    const probes = await Promise.all(
-      Array.from({ length: 20 }, () =>
-        request<{ details: Record<string, Record<string, unknown>> }>(t.origin, '/health/ready'),
-      ),
-    );
-    expect(before.status).toBe(200);
+    const probes = await Promise.all(Array.from({ length: 20 }, () => ready()));
     expect(probes.map((probe) => probe.status)).toEqual(Array(20).fill(200));
     // terminus marks a result computed before this probe came (concurrent probes share one round, unmarked);
     // the shutdown check runs on every probe.
@@ -87,10 +89,6 @@ describe('health probes', () => {
   it(
     'stays ready while the database is stopped for less than READINESS_OUTAGE_GRACE_MS (a failover), then turns 503 (Error body), also in an outage beginning more than the grace after the last one ended; once back, stays 503 until it has answered for READINESS_RECOVERY_MS; animal_store_database_reachable follows each round',
     async () => {
-      const readyWith = (database: string) => async () => {
-        const answer = await request<{ details?: { database?: { status?: string } } }>(t.origin, '/health/ready');
-        return answer.status === 200 && answer.body.details?.database?.status === database;
-      };
       const reachable = async () => {
         const exposition = await (await fetch(`${t.origin}/metrics`)).text();
         return /^animal_store_database_reachable (\d)$/m.exec(exposition)?.[1];
@@ -98,13 +96,13 @@ describe('health probes', () => {
       // A first outage, long enough for a round to see it, then the database answers for longer than the grace.
       await server.pause();
       try {
-        await pollUntil(readyWith('degraded'), { timeoutMs: 5_000, what: 'ready to see the first outage' });
+        await readyWhen(readyWith('database', 'degraded'), { timeoutMs: 5_000, what: 'ready to see the first outage' });
       } finally {
         await server.start();
       }
-      await pollUntil(readyWith('up'), { what: 'ready to see the database back' });
+      await readyWhen(readyWith('database', 'up'), { what: 'ready to see the database back' });
       const since = Date.now();
-      await pollUntil(async () => Date.now() - since > GRACE_MS && readyWith('up')(), {
+      await readyWhen((answer) => Date.now() - since > GRACE_MS && readyWith('database', 'up')(answer), {
         timeoutMs: GRACE_MS + 10_000,
         intervalMs: 500,
         what: 'the database to answer for longer than the grace',
@@ -121,18 +119,19 @@ describe('health probes', () => {
         expect(pets.headers.get('retry-after')).toBe('5');
         // Past the cached answer (READINESS_CACHE_MS), the checks fail, and the instance still answers ready: they
         // show as degraded.
-        await pollUntil(readyWith('degraded'), { timeoutMs: 5_000, what: 'ready to answer 200, database degraded' });
-        const ready = await pollUntil(
-          async () => {
-            const answer = await request(t.origin, '/health/ready');
-            return answer.status !== 200 && answer;
-          },
-          { timeoutMs: LATEST_UNREADY_MS, intervalMs: 250, what: 'ready to turn 503' },
-        );
+        await readyWhen(readyWith('database', 'degraded'), {
+          timeoutMs: 5_000,
+          what: 'ready to answer 200, database degraded',
+        });
+        const unready = await readyWhen((answer) => answer.status !== 200, {
+          timeoutMs: LATEST_UNREADY_MS,
+          intervalMs: 250,
+          what: 'ready to turn 503',
+        });
         expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(GRACE_MS);
-        expect(ready.status).toBe(503);
-        expect(ready.headers.get('content-type')).toMatch(/^application\/json/);
-        expect(ready.body).toEqual(serviceUnavailable);
+        expect(unready.status).toBe(503);
+        expect(unready.headers.get('content-type')).toMatch(/^application\/json/);
+        expect(unready.body).toEqual(serviceUnavailable);
         // With no probe and no request, a scrape alone reads a round.
         expect(await reachable()).toBe('0');
         // The process itself is fine: an orchestrator must not restart it for a database outage.
@@ -143,10 +142,10 @@ describe('health probes', () => {
       }
       await pollUntil(async () => (await reachable()) === '1', { what: 'the gauge to see the database back' });
       // The database answers, and the instance stays out: a path that fails again within the period keeps it out.
-      const recovering = await request(t.origin, '/health/ready');
+      const recovering = await ready();
       expect(recovering.status).toBe(503);
       expect(recovering.body).toEqual(serviceUnavailable);
-      await pollUntil(async () => (await request(t.origin, '/health/ready')).status === 200, {
+      await readyWhen((answer) => answer.status === 200, {
         timeoutMs: RECOVERY_MS + 10_000,
         what: 'ready to return to 200 after the recovery period',
       });
@@ -157,72 +156,41 @@ describe('health probes', () => {
   );
 
   it('stays ready when the migrations check is the first to lose the database (its table locked past the check timeout)', async () => {
-    type Ready = { details?: Record<string, { status?: string }> };
-    const locker = new Client({ connectionString: t.database.url });
-    await locker.connect();
-    try {
-      await locker.query('BEGIN');
-      await locker.query('LOCK TABLE migrations IN ACCESS EXCLUSIVE MODE');
-      // The database check still answers; only the migrations check waits, past its timeout.
-      const answer = await pollUntil(
-        async () => {
-          const ready = await request<Ready>(t.origin, '/health/ready');
-          return (ready.status !== 200 || ready.body.details?.migrations?.status === 'degraded') && ready;
-        },
-        { timeoutMs: 5_000, intervalMs: 100, what: 'the migrations check to time out' },
-      );
-      expect(answer.status).toBe(200);
-      expect(answer.body.details?.database?.status).toBe('up');
-    } finally {
-      await locker.query('ROLLBACK');
-      await locker.end();
-    }
-    await pollUntil(
-      async () => {
-        const ready = await request<Ready>(t.origin, '/health/ready');
-        return ready.status === 200 && ready.body.details?.migrations?.status === 'up';
-      },
-      { what: 'the migrations check to pass again' },
+    // The database check still answers; only the migrations check waits, past its timeout.
+    const answer = await whileLocked('migrations', () =>
+      readyWhen((ready) => ready.status !== 200 || ready.body.details.migrations?.status === 'degraded', {
+        timeoutMs: 5_000,
+        what: 'the migrations check to time out',
+      }),
     );
+    expect(answer.status).toBe(200);
+    expect(answer.body.details.database?.status).toBe('up');
+    await readyWhen(readyWith('migrations', 'up'), { what: 'the migrations check to pass again' });
   }, 30_000);
 
   it('reports a request pool full of waiting requests as crowded, still ready: its checks have a connection of their own', async () => {
-    type Ready = { details?: { database?: { status?: string; crowded?: boolean } } };
-    const locker = new Client({ connectionString: t.database.url });
-    await locker.connect();
     const max = t.app.get(Database).pool.options.max;
     let requests: Promise<unknown>[] = [];
-    try {
-      await locker.query('BEGIN');
-      await locker.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+    const answer = await whileLocked('pets', () => {
       // Every pooled connection waits on the lock, and more requests wait for a connection.
       requests = Array.from({ length: 2 * max }, () => request(t.origin, '/v1/pets', { headers: auth() }));
-      const answer = await pollUntil(
-        async () => {
-          const ready = await request<Ready>(t.origin, '/health/ready');
-          return (ready.status !== 200 || ready.body.details?.database?.crowded === true) && ready;
-        },
-        { timeoutMs: 1_900, intervalMs: 100, what: 'ready to report the pool crowded' },
-      );
-      expect(answer.status).toBe(200);
-      expect(answer.body.details?.database?.status).toBe('up');
-    } finally {
-      await locker.query('ROLLBACK');
-      await locker.end();
-      await Promise.all(requests);
-    }
+      return readyWhen((ready) => ready.status !== 200 || ready.body.details.database?.crowded === true, {
+        timeoutMs: 1_900,
+        what: 'ready to report the pool crowded',
+      });
+    }).finally(() => Promise.all(requests));
+    expect(answer.status).toBe(200);
+    expect(answer.body.details.database?.status).toBe('up');
   }, 30_000);
 
   it(
     'stays ready while a path to the database fails a minority of rounds, and turns 503 when it fails nearly all',
     async () => {
       const proxy = await startTcpProxy(server.port);
-      const proxied = await onOwnServer(() =>
-        startTestApp(
-          { readinessOutageGraceMs: GRACE_MS, readinessRecoveryMs: RECOVERY_MS },
-          { appUrl: (url) => Object.assign(new URL(url), { port: String(proxy.port) }).toString() },
-        ),
-      );
+      const proxied = await startTestApp(bounds, {
+        adminUrl: server.adminUrl,
+        appUrl: (url) => Object.assign(new URL(url), { port: String(proxy.port) }).toString(),
+      });
       /** Cuts the path for `cutMs` in every `periodMs` for `forMs`, sampling readiness every 250 ms meanwhile. */
       const flap = async (cutMs: number, periodMs: number, forMs: number, until?: (status: number) => boolean) => {
         const statuses: number[] = [];
@@ -231,7 +199,7 @@ describe('health probes', () => {
           const inPeriod = (Date.now() - start) % periodMs;
           if (inPeriod < cutMs) proxy.blackHole();
           else proxy.forward();
-          statuses.push((await request(proxied.origin, '/health/ready')).status);
+          statuses.push((await ready(proxied.origin)).status);
           await new Promise((resolve) => setTimeout(resolve, 250));
         }
         proxy.forward();
@@ -244,12 +212,12 @@ describe('health probes', () => {
         // Four seconds in four and a half: this instance's path is broken, and it goes out.
         const broken = await flap(4_000, 4_500, LATEST_UNREADY_MS + 10_000, (status) => status === 503);
         expect(broken.at(-1)).toBe(503);
-        await pollUntil(async () => (await request(proxied.origin, '/health/ready')).status === 200, {
+        await pollUntil(async () => (await ready(proxied.origin)).status === 200, {
           timeoutMs: 3 * RECOVERY_MS + 10_000,
           what: 'ready to return to 200 once the path holds',
         });
       } finally {
-        await onOwnServer(() => proxied.close());
+        await proxied.close();
         await proxy.close();
       }
     },
@@ -257,22 +225,22 @@ describe('health probes', () => {
   );
 
   it('is not ready while migrations are pending', async () => {
-    const unmigrated = await onOwnServer(() => startTestApp({ migrationsRun: false }));
+    const unmigrated = await startTestApp({ migrationsRun: false }, { adminUrl: server.adminUrl });
     try {
-      const ready = await request(unmigrated.origin, '/health/ready');
-      expect(ready.status).toBe(503);
-      expect(ready.body).toEqual(serviceUnavailable);
+      const answer = await ready(unmigrated.origin);
+      expect(answer.status).toBe(503);
+      expect(answer.body).toEqual(serviceUnavailable);
       expect((await request(unmigrated.origin, '/health/live')).status).toBe(200);
     } finally {
-      await onOwnServer(() => unmigrated.close());
+      await unmigrated.close();
     }
   }, 30_000);
 
   it('turns ready to 503 as soon as shutdown begins', async () => {
     t.app.get(ShutdownState).begin();
-    const ready = await request(t.origin, '/health/ready');
-    expect(ready.status).toBe(503);
-    expect(ready.body).toEqual(serviceUnavailable);
-    expect(ready.headers.get('connection')).toBe('close');
+    const answer = await ready();
+    expect(answer.status).toBe(503);
+    expect(answer.body).toEqual(serviceUnavailable);
+    expect(answer.headers.get('connection')).toBe('close');
   });
 });

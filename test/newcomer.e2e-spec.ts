@@ -57,17 +57,13 @@ describe('README: the pagination loop', () => {
 });
 
 describe('README: next to the two commands', () => {
-  const nearTheCommands = () => readme.slice(0, readme.indexOf('## Try it'));
-
-  it('says how to reset local data', () => {
-    expect(nearTheCommands()).toMatch(/delete `DATA_DIR`/);
-    expect(nearTheCommands()).toContain('rm -rf .data');
-  });
-
-  it('says which variables move the two ports the service takes', () => {
-    expect(nearTheCommands()).toMatch(/`PORT`[^\n]*3000|3000[^\n]*`PORT`/);
-    expect(nearTheCommands()).toContain('`EMBEDDED_POSTGRES_PORT`');
-    expect(nearTheCommands()).toMatch(/3000 or 5433 taken/);
+  it('says how to reset local data, and which variables move the two ports the service takes', () => {
+    const nearTheCommands = readme.slice(0, readme.indexOf('## Try it'));
+    expect(nearTheCommands).toMatch(/delete `DATA_DIR`/);
+    expect(nearTheCommands).toContain('rm -rf .data');
+    expect(nearTheCommands).toMatch(/`PORT`[^\n]*3000|3000[^\n]*`PORT`/);
+    expect(nearTheCommands).toContain('`EMBEDDED_POSTGRES_PORT`');
+    expect(nearTheCommands).toMatch(/3000 or 5433 taken/);
   });
 });
 

@@ -70,9 +70,8 @@ export function run(
 }
 
 /**
- * `npm run build` once for all test files that need dist/ (the CLI, the
- * service as a process), skipped when dist/ is newer than every source. A
- * directory lock keeps parallel Jest workers from building over each other.
+ * `npm run build` once for all test files that need dist/, skipped when dist/ is newer than every source. A directory
+ * lock keeps parallel Jest workers from building over each other.
  */
 export async function ensureBuilt(): Promise<void> {
   const deadline = Date.now() + BUILD_TIMEOUT_MS;
@@ -128,10 +127,7 @@ export const KEY_LIST_COLUMNS = [
   'REPLACED BY',
 ];
 
-/**
- * A migration of a copy of the build: its name (`SlowBackfill`, `AddPetNote`), the SQL its up() runs, and
- * `transaction: false` for one that runs outside a transaction (`CREATE INDEX CONCURRENTLY`).
- */
+/** A migration of a copy of the build: its name, the SQL its up() runs, `transaction: false` to run outside one. */
 export interface ExtraMigration {
   name: string;
   sql: string;

@@ -13,9 +13,8 @@ export interface ProductionService {
 }
 
 /**
- * The built service in production mode (its log is what an operator reads) on a fresh test database, with the
- * migrations applied at start, and a client on that database. `env` holds the settings production requires and any
- * others.
+ * The built service in production mode on a fresh test database, migrated at start, and a client on that database.
+ * `env` holds the settings production requires and any others.
  */
 export async function startProductionService(
   env: { API_KEYS: string; CURSOR_SECRET: string } & Record<string, string>,

@@ -25,10 +25,7 @@ export interface TestAppDatabase {
   appUrl?: (databaseUrl: string) => string;
 }
 
-/**
- * The real application (createApp, the same modules, globals and hooks as
- * production) on a real port, against a fresh database with the migrations applied.
- */
+/** The real application (createApp: production's modules, globals and hooks) on a real port, on a fresh database. */
 export async function startTestApp(overrides: Partial<AppConfig> = {}, where: TestAppDatabase = {}): Promise<TestApp> {
   const database = await createTestDatabase(where.adminUrl);
   const databaseUrl = where.appUrl?.(database.url) ?? database.url;
@@ -74,10 +71,8 @@ export interface ApiResponse<T = unknown> {
 }
 
 /**
- * A real HTTP request; the body is parsed when the response says it is JSON.
- * Every response is checked against the OpenAPI document the service serves:
- * one the document does not describe fails the test, and so does a refusal of
- * a request the document accepts, for a reason it does not state.
+ * A real HTTP request; the body is parsed when the response says it is JSON. Every response is checked against the
+ * served OpenAPI document: one it does not describe fails the test, and so does a refusal it does not state.
  */
 export async function request<T = unknown>(
   origin: string,

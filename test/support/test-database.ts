@@ -25,7 +25,6 @@ async function withAdmin<T>(adminUrl: string | undefined, work: (client: Client)
  */
 export async function createTestDatabase(adminUrl = process.env.TEST_DATABASE_ADMIN_URL): Promise<TestDatabase> {
   const name = `test_${randomBytes(6).toString('hex')}`;
-  // Its role serves and migrates: it gets the requests' bounds, as the development database's does.
   await withAdmin(adminUrl, async (client) => {
     await client.query(`CREATE DATABASE ${name}`);
     await client.query(roleSessionTimeoutsSql(name));

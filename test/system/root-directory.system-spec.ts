@@ -64,15 +64,8 @@ describe('a clone in a directory only its owner can enter', () => {
   }, 90_000);
 
   it(`npm test ${root ? 'stops with one line naming the cause and the fix' : 'runs'}`, async () => {
-    const finished = await run(
-      'npm',
-      ['test', '--', 'src/config/app-config.spec.ts'],
-      { ...process.env, CI: 'true' },
-      180_000,
-      {
-        cwd: clone,
-      },
-    );
+    const args = ['test', '--', 'src/config/app-config.spec.ts'];
+    const finished = await run('npm', args, { ...process.env, CI: 'true' }, 180_000, { cwd: clone });
     const output = `${finished.stdout}\n${finished.stderr}`;
     if (root) {
       expect(finished.code).toBe(1);
