@@ -104,7 +104,7 @@ export function apikey(databaseUrl: string, ...args: string[]): Promise<Finished
 
 /**
  * What `npm run apikey` runs (`node dist/dev/apikey.js <args>`), without npm's own start-up: for specs that run the
- * command dozens of times. api-keys.e2e-spec.ts runs it through npm.
+ * command dozens of times. test/key-lifecycle.e2e-spec.ts runs it through npm once.
  */
 export function apikeyScript(databaseUrl: string, ...args: string[]): Promise<Finished> {
   return run(process.execPath, [join(ROOT, 'dist', 'dev', 'apikey.js'), ...args], {
