@@ -92,6 +92,8 @@ describe('alert rules (k8s/alerts/animal-store.rules.yaml)', () => {
 
   it('use only metrics that a running instance serves on /metrics, with the route labels they select', async () => {
     expect((await fetch(`${service.origin}/health/ready`)).status).toBe(200);
+    // Production serves it as development does once METRICS_TOKEN is set, to that token only.
+    expect((await fetch(`${service.origin}/metrics`)).status).toBe(401);
     const response = await fetch(`${service.origin}/metrics`, {
       headers: { authorization: `Bearer ${METRICS_TOKEN}` },
     });

@@ -215,7 +215,6 @@ describe('traces', () => {
 
     // The bytes as they reached the collector.
     const exported = Buffer.concat(receiver.bodies).toString('utf8');
-    expect(exported.match(new RegExp(`.{0,60}(?:${issued}|${KEY})`, 'g'))).toBeNull();
     const leaks = [issued, issued.slice(4), KEY, everyCharacter(KEY).slice(3), everyCharacter(issued).slice(12)];
     expect(leaks.filter((leak) => exported.toLowerCase().includes(leak.toLowerCase()))).toEqual([]);
     expect(servers.map((span) => [span.attributes['url.path'], span.attributes['url.query']])).toEqual(
@@ -243,12 +242,8 @@ describe('traces', () => {
       receiver.spans.filter((span) => probes.some((path) => String(span.attributes['url.path']).startsWith(path))),
     ).toEqual([]);
 
-    const everything = JSON.stringify(receiver.spans);
-    for (const secret of [KEY, METRICS_TOKEN, CURSOR_SECRET, 'Bearer', 'authorization']) {
-      expect({ secret, found: everything.toLowerCase().includes(secret.toLowerCase()) }).toEqual({
-        secret,
-        found: false,
-      });
-    }
+    const everything = JSON.stringify(receiver.spans).toLowerCase();
+    const secrets = [KEY, METRICS_TOKEN, CURSOR_SECRET, 'Bearer', 'authorization'];
+    expect(secrets.filter((secret) => everything.includes(secret.toLowerCase()))).toEqual([]);
   });
 });

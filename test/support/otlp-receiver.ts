@@ -68,14 +68,22 @@ const plain = (value: JsonValue | undefined): unknown => {
 const attributes = (list: { key: string; value: JsonValue }[] = []) =>
   Object.fromEntries(list.map(({ key, value }) => [key, plain(value)]));
 
-/** OTLP/JSON (ids already hex) or the protobuf request turned into the same JSON shape (ids as hex). */
-function spansOf(request: JsonRequest): ReceivedSpan[] {
+/** The spans of an export request in OTLP/JSON, or in protobuf turned into the same shape. */
+function spansOf(contentType: string, body: Buffer): ReceivedSpan[] {
+  const json = contentType.startsWith('application/json');
+  const request = (
+    json
+      ? JSON.parse(body.toString('utf8'))
+      : ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(body), { longs: String, bytes: String })
+  ) as JsonRequest;
+  // OTLP/JSON gives ids in hex; protobuf as bytes (base64 here).
+  const id = (value = '') => (json ? value : Buffer.from(value, 'base64').toString('hex'));
   return (request.resourceSpans ?? []).flatMap((resourceSpans) =>
     (resourceSpans.scopeSpans ?? []).flatMap((scopeSpans) =>
       (scopeSpans.spans ?? []).map((span) => ({
-        traceId: span.traceId,
-        spanId: span.spanId,
-        parentSpanId: span.parentSpanId ?? '',
+        traceId: id(span.traceId),
+        spanId: id(span.spanId),
+        parentSpanId: id(span.parentSpanId),
         name: span.name,
         kind: span.kind ?? 0,
         status: { code: span.status?.code ?? 0, message: span.status?.message ?? '' },
@@ -87,20 +95,6 @@ function spansOf(request: JsonRequest): ReceivedSpan[] {
   );
 }
 
-function decode(contentType: string, body: Buffer): JsonRequest {
-  if (contentType.startsWith('application/json')) return JSON.parse(body.toString('utf8')) as JsonRequest;
-  const request = ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(body), {
-    longs: String,
-    bytes: String,
-  }) as JsonRequest;
-  // Ids arrive as bytes (base64 here); OTLP/JSON gives them in hex.
-  const hex = (base64: string | undefined) => Buffer.from(base64 ?? '', 'base64').toString('hex');
-  for (const span of (request.resourceSpans ?? []).flatMap((r) => (r.scopeSpans ?? []).flatMap((s) => s.spans ?? []))) {
-    Object.assign(span, { traceId: hex(span.traceId), spanId: hex(span.spanId), parentSpanId: hex(span.parentSpanId) });
-  }
-  return request;
-}
-
 export interface OtlpReceiver {
   /** The base URL, for OTEL_EXPORTER_OTLP_ENDPOINT (the exporter posts to /v1/traces). */
   endpoint: string;
@@ -109,36 +103,37 @@ export interface OtlpReceiver {
   contentTypes: string[];
   /** The body of every export request, as it arrived: what the collector would store. */
   bodies: Buffer[];
+  /** While false, export requests are read and kept but never answered: a collector hung or overloaded. */
+  answering: boolean;
   close(): Promise<void>;
 }
 
 /** An OTLP/HTTP trace receiver on 127.0.0.1 that keeps what it is sent, in either protocol. */
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
-  const spans: ReceivedSpan[] = [];
-  const contentTypes: string[] = [];
-  const bodies: Buffer[] = [];
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const contentType = request.headers['content-type'] ?? '';
       const body = Buffer.concat(chunks);
-      contentTypes.push(contentType);
-      bodies.push(body);
-      spans.push(...spansOf(decode(contentType, body)));
-      response.writeHead(200, { 'content-type': contentType }).end(contentType.includes('json') ? '{}' : '');
+      receiver.contentTypes.push(contentType);
+      receiver.bodies.push(body);
+      receiver.spans.push(...spansOf(contentType, body));
+      if (receiver.answering)
+        response.writeHead(200, { 'content-type': contentType }).end(contentType.includes('json') ? '{}' : '');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    spans,
-    contentTypes,
-    bodies,
+  const receiver: OtlpReceiver = {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    spans: [],
+    contentTypes: [],
+    bodies: [],
+    answering: true,
     close: () => {
       server.closeAllConnections();
       return new Promise((resolve) => server.close(() => resolve()));
     },
   };
+  return receiver;
 }

@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { ensureBuilt } from '../support/built-service.js';
-import { startOtlpReceiver } from '../support/otlp-receiver.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.js';
 import { pollUntil } from '../support/poll.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { ServiceProcess, startService } from '../support/service-process.js';
@@ -10,24 +8,6 @@ import { createTestDatabase, TestDatabase } from '../support/test-database.js';
 
 const KEY = 'tracing-system-key-0123456789abcdef';
 const SERVER_KIND = 2;
-
-/** An OTLP/HTTP endpoint that reads each export request and never answers it: a collector hung or overloaded. */
-async function silentCollector(): Promise<{ endpoint: string; exports: () => number; close: () => Promise<void> }> {
-  let exports = 0;
-  const server: Server = createServer((request) => {
-    request.resume();
-    request.on('end', () => (exports += 1));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    exports: () => exports,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 const traced = (origin: string, path = '/v1/pets') => {
   const traceId = randomBytes(16).toString('hex');
@@ -42,6 +22,7 @@ describe('tracing to an OTLP/HTTP collector', () => {
   let database: TestDatabase;
   let redis: RedisServer;
   let service: ServiceProcess | undefined;
+  let receiver: OtlpReceiver;
 
   beforeAll(async () => {
     await ensureBuilt();
@@ -49,10 +30,15 @@ describe('tracing to an OTLP/HTTP collector', () => {
     redis = await startRedisServer();
   }, 300_000);
 
+  beforeEach(async () => {
+    receiver = await startOtlpReceiver();
+  });
+
   afterEach(async () => {
     service?.kill('SIGTERM');
     await service?.exited;
     service = undefined;
+    await receiver.close();
   }, 60_000);
 
   afterAll(async () => {
@@ -68,6 +54,7 @@ describe('tracing to an OTLP/HTTP collector', () => {
       CURSOR_SECRET: 'tracing-system-cursor-secret-0123456789',
       MIGRATIONS_RUN: 'true',
       OTEL_BSP_SCHEDULE_DELAY: '20',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
       ...env,
     });
 
@@ -77,102 +64,81 @@ describe('tracing to an OTLP/HTTP collector', () => {
   ])(
     'exports in %s, with a span per Redis command when the rate limits live in Redis',
     async (protocol, type) => {
-      const receiver = await startOtlpReceiver();
-      try {
-        service = await start({
-          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-          OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
-          REDIS_URL: redis.url,
-          RATE_LIMIT_PER_MINUTE: '1000',
-          OTEL_SERVICE_NAME: 'animal-store-system-test',
-        });
-        const { traceId, response } = traced(service.origin);
-        expect((await response).status).toBe(200);
-        const spans = await pollUntil(() => {
-          const trace = receiver.spans.filter((span) => span.traceId === traceId);
-          return trace.some((span) => span.name === 'GET /v1/pets') && trace;
-        });
-        expect(new Set(receiver.contentTypes)).toEqual(new Set([type]));
-        expect(spans[0].resource['service.name']).toBe('animal-store-system-test');
-        const scopes = new Set(spans.map((span) => span.scope));
-        expect(scopes).toEqual(
-          new Set([
-            '@opentelemetry/instrumentation-http',
-            '@fastify/otel',
-            '@opentelemetry/instrumentation-pg',
-            '@opentelemetry/instrumentation-ioredis',
-          ]),
-        );
-        const redisSpans = spans.filter((span) => span.scope === '@opentelemetry/instrumentation-ioredis');
-        // The command only: the counters' keys are derived from callers' keys and addresses.
-        expect(redisSpans.map((span) => span.attributes['db.query.text'] ?? span.attributes['db.statement'])).toEqual(
-          redisSpans.map((span) => span.name),
-        );
-      } finally {
-        await receiver.close();
-      }
+      service = await start({
+        OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+        REDIS_URL: redis.url,
+        RATE_LIMIT_PER_MINUTE: '1000',
+        OTEL_SERVICE_NAME: 'animal-store-system-test',
+      });
+      const { traceId, response } = traced(service.origin);
+      expect((await response).status).toBe(200);
+      const spans = await pollUntil(() => {
+        const trace = receiver.spans.filter((span) => span.traceId === traceId);
+        return trace.some((span) => span.name === 'GET /v1/pets') && trace;
+      });
+      expect(new Set(receiver.contentTypes)).toEqual(new Set([type]));
+      expect(spans[0].resource['service.name']).toBe('animal-store-system-test');
+      expect(new Set(spans.map((span) => span.scope))).toEqual(
+        new Set([
+          '@opentelemetry/instrumentation-http',
+          '@fastify/otel',
+          '@opentelemetry/instrumentation-pg',
+          '@opentelemetry/instrumentation-ioredis',
+        ]),
+      );
+      const redisSpans = spans.filter((span) => span.scope === '@opentelemetry/instrumentation-ioredis');
+      // The command only: the counters' keys are derived from callers' keys and addresses.
+      expect(redisSpans.map((span) => span.attributes['db.query.text'] ?? span.attributes['db.statement'])).toEqual(
+        redisSpans.map((span) => span.name),
+      );
     },
     120_000,
   );
 
   it('with OTEL_PROPAGATORS=none, starts its own trace whatever traceparent the caller sends', async () => {
-    const receiver = await startOtlpReceiver();
-    try {
-      service = await start({
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-        OTEL_PROPAGATORS: 'none',
-      });
-      const { traceId, response } = traced(service.origin);
-      expect((await response).status).toBe(200);
-      const server = await pollUntil(
-        () => receiver.spans.find((span) => span.name === 'GET /v1/pets' && span.kind === SERVER_KIND),
-        { what: 'the SERVER span' },
-      );
-      expect({ traceId: server.traceId === traceId, parentSpanId: server.parentSpanId }).toEqual({
-        traceId: false,
-        parentSpanId: '',
-      });
-      expect(receiver.spans.filter((span) => span.traceId === traceId)).toEqual([]);
-    } finally {
-      await receiver.close();
-    }
+    service = await start({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_PROPAGATORS: 'none' });
+    const { traceId, response } = traced(service.origin);
+    expect((await response).status).toBe(200);
+    const server = await pollUntil(
+      () => receiver.spans.find((span) => span.name === 'GET /v1/pets' && span.kind === SERVER_KIND),
+      { what: 'the SERVER span' },
+    );
+    expect({ traceId: server.traceId === traceId, parentSpanId: server.parentSpanId }).toEqual({
+      traceId: false,
+      parentSpanId: '',
+    });
+    expect(receiver.spans.filter((span) => span.traceId === traceId)).toEqual([]);
   }, 120_000);
 
   it('serves as usual while the collector hangs: spans are dropped, and the log says so once', async () => {
-    const collector = await silentCollector();
-    try {
-      service = await start({
-        OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
-        OTEL_EXPORTER_OTLP_TIMEOUT: '100',
-        OTEL_BSP_EXPORT_TIMEOUT: '100',
-        OTEL_BSP_MAX_QUEUE_SIZE: '16',
-        OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '8',
-      });
-      const { origin } = service;
-      const statuses: number[] = [];
-      // Requests keep coming while export after export times out.
-      await pollUntil(
-        async () => {
-          const answers = await Promise.all(Array.from({ length: 10 }, () => traced(origin).response));
-          statuses.push(...answers.map((answer) => answer.status));
-          return collector.exports() >= 5;
-        },
-        { timeoutMs: 30_000, what: 'five exports to time out' },
-      );
-      expect(new Set(statuses)).toEqual(new Set([200]));
-      const tracingLines = () =>
-        service!.lines
-          .map((line) => JSON.parse(line) as { context?: string; msg: string })
-          .filter((line) => line.context === 'Tracing');
-      await pollUntil(() => tracingLines().length > 0, { what: 'the tracing warning' });
-      expect(tracingLines()).toEqual([
-        expect.objectContaining({
-          msg: expect.stringMatching(/; requests are served as usual, their spans are dropped$/) as unknown,
-        }),
-      ]);
-    } finally {
-      await collector.close();
-    }
+    receiver.answering = false;
+    service = await start({
+      OTEL_EXPORTER_OTLP_TIMEOUT: '100',
+      OTEL_BSP_EXPORT_TIMEOUT: '100',
+      OTEL_BSP_MAX_QUEUE_SIZE: '16',
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '8',
+    });
+    const { origin } = service;
+    const statuses: number[] = [];
+    // Requests keep coming while export after export times out.
+    await pollUntil(
+      async () => {
+        const answers = await Promise.all(Array.from({ length: 10 }, () => traced(origin).response));
+        statuses.push(...answers.map((answer) => answer.status));
+        return receiver.bodies.length >= 5;
+      },
+      { timeoutMs: 30_000, what: 'five exports to time out' },
+    );
+    expect(new Set(statuses)).toEqual(new Set([200]));
+    const tracingLines = () =>
+      service!.lines
+        .map((line) => JSON.parse(line) as { context?: string; msg: string })
+        .filter((line) => line.context === 'Tracing');
+    await pollUntil(() => tracingLines().length > 0, { what: 'the tracing warning' });
+    expect(tracingLines()).toEqual([
+      expect.objectContaining({
+        msg: expect.stringMatching(/; requests are served as usual, their spans are dropped$/) as unknown,
+      }),
+    ]);
   }, 120_000);
 });
