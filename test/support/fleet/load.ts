@@ -1,17 +1,18 @@
-/** A bounded client for the fleet test: a fixed rate for a fixed count, each request's outcome recorded. */
+import { expect } from '@jest/globals';
+import { pollUntil } from '../poll.js';
+import { ServiceProcess } from '../service-process.js';
+import { queryOnce } from './debian-services.js';
 
-/** `read-back`: a GET of an animal by id sent at once after its create was answered 201 (`readBack`). */
-export type Operation = 'list' | 'create' | 'get' | 'read-back';
+/** Bounded clients for the fleet tests, each request's outcome recorded, and what the tests read from them. */
 
 export interface Outcome {
-  operation: Operation;
+  /** `read-back`: a GET of an animal by id sent at once after its create was answered 201 (`readBack`). */
+  operation: 'list' | 'create' | 'get' | 'read-back';
   /** The HTTP status, or undefined when the request failed at the connection level. */
   status?: number;
   /** The connection-level failure (ECONNRESET, UND_ERR_SOCKET, ...), if any. */
   error?: string;
-  /** A non-2xx answer's body, cut short: who answered (the service's Error JSON, or the balancer's page). */
-  body?: string;
-  /** A non-2xx answer's whole body and its `Retry-After`, to check the Error shape. */
+  /** A non-2xx answer's body (who answered: the service's Error JSON, or the balancer's page) and `Retry-After`. */
   failure?: { body: string; retryAfter: string | null };
   /** Creates: the animal's name, also its Idempotency-Key. */
   name?: string;
@@ -28,23 +29,19 @@ export interface LoadOptions {
   /** At least this many requests are sent; more while the run is not `finish`ed, up to `maxCount`. */
   count: number;
   maxCount?: number;
-  /** Per request. */
-  timeoutMs?: number;
-  /** The operations sent in turn (default: list, create, get: a third creates). */
-  mix?: readonly Operation[];
+  /** The operations sent in turn (default: list, create, get: a third creates); a get before any id is a list. */
+  mix?: readonly ('list' | 'create' | 'get')[];
   /** Animals `get` reads besides those this run creates. */
   ids?: readonly number[];
   /** Each create answered 201 is read back by id at once, by the same client. */
   readBack?: boolean;
 }
 
-export interface Load {
-  done: Promise<Outcome[]>;
-  /** Sends no more requests once `count` are sent (at once if they already are). */
-  finish(): void;
-  /** Outcomes so far. */
-  outcomes: Outcome[];
-}
+export const isFailure = (o: Outcome) => o.status === undefined || o.status < 200 || o.status > 299;
+
+/** The names of the creates answered 201. */
+export const acknowledged = (outcomes: Outcome[]) =>
+  outcomes.filter((o) => o.operation === 'create' && o.status === 201).map((o) => o.name!);
 
 function failureCode(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
@@ -52,8 +49,8 @@ function failureCode(error: unknown): string {
 }
 
 /** Lists, creates carrying an Idempotency-Key and gets of created animals, in turn (`mix`), at a fixed rate. */
-export function startLoad(options: LoadOptions): Load {
-  const { origin, key, prefix, ratePerSecond, count, maxCount = count, timeoutMs = 15_000 } = options;
+export function startLoad(options: LoadOptions) {
+  const { origin, key, prefix, ratePerSecond, count, maxCount = count } = options;
   const mix = options.mix ?? (['list', 'create', 'get'] as const);
   let finished = false;
   const authorization = `Bearer ${key}`;
@@ -63,45 +60,32 @@ export function startLoad(options: LoadOptions): Load {
   const started = Date.now();
 
   const one = async (i: number): Promise<void> => {
-    const kind: Operation = mix[i % mix.length];
-    const operation: Operation = kind === 'get' && createdIds.length === 0 ? 'list' : kind;
-    const name = operation === 'create' ? `${prefix}-${i}` : undefined;
-    const url =
-      operation === 'list'
-        ? `${origin}/v1/pets?limit=5`
-        : operation === 'get'
-          ? `${origin}/v1/pets/${createdIds[i % createdIds.length]}`
-          : `${origin}/v1/pets`;
-    const init: RequestInit =
-      operation === 'create'
-        ? {
-            method: 'POST',
-            headers: { authorization, 'content-type': 'application/json', 'idempotency-key': name! },
-            body: JSON.stringify({ name, categoryId: 1 }),
-          }
-        : read;
-    const id = await send(operation, url, init, name);
-    if (id !== undefined && options.readBack) await send('read-back', `${origin}/v1/pets/${id}`, read, name);
+    const kind = mix[i % mix.length];
+    if (kind === 'create') {
+      const name = `${prefix}-${i}`;
+      const headers = { authorization, 'content-type': 'application/json', 'idempotency-key': name };
+      const body = JSON.stringify({ name, categoryId: 1 });
+      const id = await send('create', `${origin}/v1/pets`, { method: 'POST', headers, body }, name);
+      if (id !== undefined && options.readBack) await send('read-back', `${origin}/v1/pets/${id}`, read, name);
+    } else if (kind === 'get' && createdIds.length > 0) {
+      await send('get', `${origin}/v1/pets/${createdIds[i % createdIds.length]}`, read);
+    } else {
+      await send('list', `${origin}/v1/pets?limit=5`, read);
+    }
   };
 
   /** Sends one request and records its outcome; a create answered 201: the new animal's id. */
-  const send = async (operation: Operation, url: string, init: RequestInit, name?: string) => {
+  const send = async (operation: Outcome['operation'], url: string, init: RequestInit, name?: string) => {
     const sentAt = Date.now();
     try {
-      const response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+      const response = await fetch(url, { ...init, signal: AbortSignal.timeout(15_000) });
       const body = await response.text();
       const id =
         operation === 'create' && response.status === 201 ? (JSON.parse(body) as { id: number }).id : undefined;
       if (id !== undefined) createdIds.push(id);
-      const failed = response.status < 200 || response.status > 299;
-      outcomes.push({
-        operation,
-        status: response.status,
-        name,
-        sentAt,
-        answeredAt: Date.now(),
-        ...(failed && { body: body.slice(0, 80), failure: { body, retryAfter: response.headers.get('retry-after') } }),
-      });
+      const outcome: Outcome = { operation, status: response.status, name, sentAt, answeredAt: Date.now() };
+      if (isFailure(outcome)) outcome.failure = { body, retryAfter: response.headers.get('retry-after') };
+      outcomes.push(outcome);
       return id;
     } catch (error) {
       outcomes.push({ operation, error: failureCode(error), name, sentAt, answeredAt: Date.now() });
@@ -111,41 +95,73 @@ export function startLoad(options: LoadOptions): Load {
   const done = (async () => {
     const pending: Promise<void>[] = [];
     for (let i = 0; i < maxCount && (i < count || !finished); i += 1) {
-      const due = started + (i * 1000) / ratePerSecond;
-      const wait = due - Date.now();
+      const wait = started + (i * 1000) / ratePerSecond - Date.now();
       if (wait > 0) await new Promise((wake) => setTimeout(wake, wait));
       pending.push(one(i));
     }
     await Promise.all(pending);
     return outcomes;
   })();
-  return { done, outcomes, finish: () => (finished = true) };
+  /** `finish()`: no more requests once `count` are sent (at once if they already are). */
+  return { done, outcomes, finish: () => void (finished = true) };
+}
+export type Load = ReturnType<typeof startLoad>;
+
+/** Resolves once `count` more requests of `load` were answered. */
+export const answeredMore = (
+  load: Load,
+  count: number,
+  { timeoutMs = 30_000, what = `${count} more answers` } = {},
+) => {
+  const target = load.outcomes.length + count;
+  return pollUntil(() => load.outcomes.length >= target, { timeoutMs, intervalMs: 50, what });
+};
+
+export function countBy(values: string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const value of values) counts[value] = (counts[value] ?? 0) + 1;
+  return counts;
 }
 
-export interface LoadFigures {
-  requests: number;
-  byStatus: Record<string, number>;
-  connectionFailures: Record<string, number>;
-  non2xx: number;
-  non2xxBodies: string[];
-  creates: number;
-  created201: number;
-}
-
-export function summarise(outcomes: Outcome[]): LoadFigures {
-  const byStatus: Record<string, number> = {};
-  const connectionFailures: Record<string, number> = {};
-  for (const outcome of outcomes) {
-    if (outcome.status !== undefined) byStatus[outcome.status] = (byStatus[outcome.status] ?? 0) + 1;
-    else connectionFailures[outcome.error!] = (connectionFailures[outcome.error!] ?? 0) + 1;
-  }
+export function summarise(outcomes: Outcome[]) {
   return {
     requests: outcomes.length,
-    byStatus,
-    connectionFailures,
-    non2xx: outcomes.filter((o) => o.status === undefined || o.status < 200 || o.status > 299).length,
-    non2xxBodies: [...new Set(outcomes.filter((o) => o.body !== undefined).map((o) => o.body!))],
+    byStatus: countBy(outcomes.flatMap((o) => (o.status === undefined ? [] : [String(o.status)]))),
+    connectionFailures: countBy(outcomes.flatMap((o) => (o.error === undefined ? [] : [o.error]))),
+    non2xx: outcomes.filter(isFailure).length,
+    non2xxBodies: [...new Set(outcomes.flatMap((o) => (o.failure ? [o.failure.body.slice(0, 80)] : [])))],
     creates: outcomes.filter((o) => o.operation === 'create').length,
-    created201: outcomes.filter((o) => o.operation === 'create' && o.status === 201).length,
+    created201: acknowledged(outcomes).length,
   };
+}
+
+/** The animals stored under `prefix`, read at `url`: name -> how many rows. */
+export async function storedByName(url: string, prefix: string): Promise<Map<string, number>> {
+  const rows = await queryOnce<{ name: string; count: string }>(
+    url,
+    'SELECT name, count(*) FROM pets WHERE starts_with(name, $1) GROUP BY name',
+    [`${prefix}-`],
+  );
+  return new Map(rows.map((row) => [row.name, Number(row.count)]));
+}
+
+/** Every create answered 201 is stored exactly once, and no animal twice. */
+export function expectAcknowledgedStoredOnce(outcomes: Outcome[], stored: Map<string, number>) {
+  const names = acknowledged(outcomes);
+  expect(names.length).toBeGreaterThan(0);
+  expect(names.filter((name) => stored.get(name) !== 1)).toEqual([]);
+  expect([...stored].filter(([, rows]) => rows > 1)).toEqual([]);
+}
+
+/** What the service wrote at error level (or matching `also`), and anything not JSON, on stdout or stderr. */
+export function loggedErrors(service: ServiceProcess, also?: RegExp): string[] {
+  const bad = (line: string) => {
+    try {
+      const entry = JSON.parse(line) as { level?: number; msg?: string };
+      return (entry.level ?? 0) >= 50 || also?.test(entry.msg ?? '') === true;
+    } catch {
+      return true;
+    }
+  };
+  return [...service.stderr, ...service.lines.filter(bad)];
 }

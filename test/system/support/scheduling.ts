@@ -5,13 +5,10 @@ import { ROOT } from '../../support/built-service.js';
 import { pollUntil } from '../../support/poll.js';
 
 /**
- * `npm run test:system` runs on two workers (the order and the roles are jest.system.config.js's `systemSpecs`). The
- * exclusive specs run one at a time, under one lock. The measured ones (the fleet, the failover and the replicas put a
- * service under steady load and measure its answers) run at the machine's normal priority; every other spec runs at a
- * low CPU priority (nice 10, inherited by every process it starts), so that it takes only the CPU a measured spec leaves
- * idle. The promtool checks hold the lock (their unit tests are CPU-bound within their time limit) but run at that low
- * priority too: at normal priority, their work on both cores left a service started beside them too little CPU to get
- * ready. CI's checks beside the suite run lower still (.ci/run; docs/testing.md, "The system suite").
+ * The system suite's two workers (jest.system.config.js's `systemSpecs`; docs/testing.md, "The system suite"): the
+ * exclusive specs run one at a time, under one lock. The measured ones run at normal priority; every other spec runs
+ * at a low CPU priority, inherited by every process it starts, so that it takes only the CPU a measured spec leaves
+ * idle. So do the promtool checks, exclusive as CPU-bound: at normal priority they starved a service started beside them.
  */
 const { exclusive, measured } = (globalThis as unknown as { systemSpecs: Record<'exclusive' | 'measured', string[]> })
   .systemSpecs;
@@ -32,9 +29,8 @@ const running = (pid: number) => {
 };
 
 /**
- * The lock is held by the worker running a spec, which writes its pid and its Jest run's (its parent's) into it, and
- * given up when that worker ends (one worker per file: jest.system.config.js), often by a signal: a lock whose worker is
- * gone, or whose run has ended, is free.
+ * The lock holds the pid of the worker running a spec and of its Jest run. A worker ends after its one spec
+ * (jest.system.config.js), often by a signal: a lock whose worker is gone, or whose run has ended, is free.
  */
 function stale(): boolean {
   let holder: string;
