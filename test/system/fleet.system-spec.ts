@@ -44,6 +44,8 @@ const APP_ROLE = 'animal_store_api';
 const OWNER_ROLE = 'animal_store_owner';
 const DATABASE = 'animal_store';
 const KEY = 'fleet-test-key-0123456789abcdef';
+/** A key of its own for the shared-budget case, whose budget no other case spends. */
+const BUDGET_KEY = 'fleet-budget-key-0123456789abcdef';
 const CURSOR_SECRET = randomBytes(32).toString('base64url');
 const BALANCER: BalancerSettings = { interMs: 500, fall: 2, rise: 2 };
 // At least the balancer's interval x fall, doubled for a loaded machine: it must see the 503 before the listener closes.
@@ -77,23 +79,26 @@ const instances = {} as Record<Name, ServiceProcess>;
 /** Every process the test started, restarts included: their logs are checked at the end. */
 const everyProcess: ServiceProcess[] = [];
 
+/** What each instance runs with: production, sharing the database (through PgBouncer), Redis and CURSOR_SECRET. */
+const instanceEnv = (extra: Record<string, string> = {}): Record<string, string> => ({
+  NODE_ENV: 'production',
+  DATABASE_URL: bouncer.url(DATABASE, APP_ROLE),
+  REDIS_URL: redis.url,
+  CURSOR_SECRET,
+  API_KEYS: `${KEY},${BUDGET_KEY}`,
+  MIGRATIONS_RUN: 'false',
+  LOG_LEVEL: 'info',
+  RATE_LIMIT_PER_MINUTE: '0',
+  SHUTDOWN_DRAIN_DELAY_MS: String(DRAIN_DELAY_MS),
+  SHUTDOWN_GRACE_MS: '10000',
+  TRUST_PROXY: '127.0.0.1',
+  // PgBouncer 1.18 (Debian 12's) in transaction pooling carries no prepared statement across server connections.
+  DATABASE_PREPARED_STATEMENTS: 'false',
+  ...extra,
+});
+
 async function startInstance(name: Name): Promise<ServiceProcess> {
-  const env = {
-    NODE_ENV: 'production',
-    DATABASE_URL: bouncer.url(DATABASE, APP_ROLE),
-    REDIS_URL: redis.url,
-    CURSOR_SECRET,
-    API_KEYS: KEY,
-    MIGRATIONS_RUN: 'false',
-    LOG_LEVEL: 'info',
-    RATE_LIMIT_PER_MINUTE: '0',
-    SHUTDOWN_DRAIN_DELAY_MS: String(DRAIN_DELAY_MS),
-    SHUTDOWN_GRACE_MS: '10000',
-    TRUST_PROXY: '127.0.0.1',
-    // PgBouncer 1.18 (Debian 12's) in transaction pooling carries no prepared statement across server connections.
-    DATABASE_PREPARED_STATEMENTS: 'false',
-  };
-  const service = await startService(env, { port: ports[name] });
+  const service = await startService(instanceEnv(), { port: ports[name] });
   everyProcess.push(service);
   instances[name] = service;
   return service;
@@ -199,6 +204,44 @@ describe('a fleet through PgBouncer in transaction mode', () => {
 });
 
 describe('guarantees across instances', () => {
+  it('a cursor issued by one instance works on another', async () => {
+    for (const name of ['cursor-1', 'cursor-2']) {
+      const created = await fetch(`${instances.a.origin}/v1/pets`, {
+        method: 'POST',
+        headers: { ...bearer(), 'content-type': 'application/json' },
+        body: JSON.stringify({ name, categoryId: 1 }),
+      });
+      expect(created.status).toBe(201);
+    }
+    const first = await fetch(`${instances.a.origin}/v1/pets?limit=1`, { headers: bearer() });
+    const next = /<([^>]+)>/.exec(first.headers.get('link') ?? '')?.[1];
+    expect(next).toMatch(/cursor=/);
+    const second = await fetch(new URL(next!, `${instances.b.origin}/v1/pets`), { headers: bearer() });
+    const [firstPet] = (await first.json()) as { id: number }[];
+    const secondPage = (await second.json()) as { id: number }[];
+    expect(second.status).toBe(200);
+    expect(secondPage[0].id).toBeGreaterThan(firstPet.id);
+  });
+
+  it('the per-key budget is shared: 12 + 12 requests over two instances with a budget of 20 give exactly 4 refusals', async () => {
+    const limited = instanceEnv({ RATE_LIMIT_PER_MINUTE: '20' });
+    const pair = [await startService(limited), await startService(limited)];
+    everyProcess.push(...pair);
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 24; i += 1) {
+        const response = await fetch(`${pair[i % 2].origin}/v1/pets?limit=1`, { headers: bearer(BUDGET_KEY) });
+        await response.arrayBuffer();
+        statuses.push(response.status);
+      }
+      report('shared budget of 20, 12 + 12 requests', statuses);
+      expect(statuses).toEqual([...Array<number>(20).fill(200), ...Array<number>(4).fill(429)]);
+    } finally {
+      for (const service of pair) service.kill('SIGTERM');
+      await Promise.all(pair.map((service) => service.exited));
+    }
+  }, 120_000);
+
   it('a key revoked with the CLI is refused by every instance within the documented time', async () => {
     const created = await cli('apikey', ['create', 'fleet-revocation'], bouncer.url(DATABASE, APP_ROLE));
     expect(created.code).toBe(0);
