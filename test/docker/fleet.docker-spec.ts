@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ComposeProject, docker, DOCKER, IMAGE, inspect, run, waitForHealth } from './support/docker.js';
+import { ComposeProject, containerLogs, docker, IMAGE, inspect, waitForHealth } from './support/docker.js';
 import { pollUntil } from '../support/poll.js';
 
 /**
@@ -14,15 +14,10 @@ beforeAll(async () => {
   project = await ComposeProject.create('fleet', ['docker-compose.fleet.yml', 'docker-compose.replica.yml']);
   await project.composeOk(['up', '-d', '--scale', `api=${REPLICAS}`], 300_000);
   await project.waitForHealth('api', 'healthy', 90_000);
-  key = (await project.oneShot('migrate', ['npm', 'run', '-s', 'apikey', '--', 'create', 'fleet']))
-    .trim()
-    .split('\n')
-    .at(-1)!;
+  key = await project.createKey('fleet');
   expect(key).toMatch(/^pet_[0-9A-Za-z]{32}$/);
-  await pollUntil(
-    async () => (await fetch(`${project.origin}/v1/pets?limit=1`, { headers: { Authorization: `Bearer ${key}` } })).ok,
-    { timeoutMs: 30_000, what: 'the balancer to serve' },
-  );
+  const serving = async () => (await project.status(key)) === 200;
+  await pollUntil(serving, { timeoutMs: 30_000, what: 'the balancer to serve' });
 }, 420_000);
 
 afterAll(async () => {
@@ -48,13 +43,9 @@ describe('docker-compose.fleet.yml', () => {
         const petName = `roll-${run}-${name}-${index}`;
         requests += 1;
         try {
-          const response = await fetch(`${project.origin}/v1/pets${create ? '' : '?limit=5'}`, {
-            method: create ? 'POST' : 'GET',
-            headers: {
-              Authorization: `Bearer ${key}`,
-              ...(create ? { 'Content-Type': 'application/json', 'Idempotency-Key': petName } : {}),
-            },
-            body: create ? JSON.stringify({ name: petName, categoryId: 1 }) : undefined,
+          const response = await project.request(key, create ? '/v1/pets' : '/v1/pets?limit=5', {
+            body: create ? { name: petName, categoryId: 1 } : undefined,
+            headers: create ? { 'Idempotency-Key': petName } : {},
             signal: AbortSignal.timeout(10_000),
           });
           const body = await response.text();
@@ -112,10 +103,9 @@ describe('docker-compose.fleet.yml', () => {
     // This client (the host) spends its budget of failures.
     let refusedAt = 0;
     for (let attempt = 1; attempt <= 100 && !refusedAt; attempt += 1) {
-      const response = await fetch(`${project.origin}/v1/pets`, { headers: { Authorization: `Bearer ${wrongKey()}` } });
-      await response.arrayBuffer();
-      if (response.status === 429) refusedAt = attempt;
-      else expect(response.status).toBe(401);
+      const status = await project.status(wrongKey(), '/v1/pets');
+      if (status === 429) refusedAt = attempt;
+      else expect(status).toBe(401);
     }
     expect(refusedAt).toBeGreaterThan(1);
 
@@ -123,20 +113,8 @@ describe('docker-compose.fleet.yml', () => {
     const probe = `
       const get = (key) => fetch('http://lb/v1/pets?limit=1', { headers: { Authorization: 'Bearer ' + key } }).then((r) => r.status);
       Promise.all([get(process.argv[1]), get(process.argv[2])]).then((statuses) => console.log(statuses.join(' ')));`;
-    const network = `${project.name}_fleet`;
-    const statuses = await docker([
-      'run',
-      '--rm',
-      '--network',
-      network,
-      '--entrypoint',
-      'node',
-      IMAGE,
-      '-e',
-      probe,
-      wrongKey(),
-      key,
-    ]);
+    const node = ['run', '--rm', '--network', `${project.name}_fleet`, '--entrypoint', 'node', IMAGE];
+    const statuses = await docker([...node, '-e', probe, wrongKey(), key]);
     expect(statuses.trim()).toBe('401 200');
   });
 });
@@ -156,69 +134,42 @@ describe('docker-compose.replica.yml', () => {
       ),
     ).toBe('t|t|f|f|f|f|0');
     // With its own password, a session in a database is refused: it streams the WAL and nothing else.
-    const session = await project.exec('postgres-replica', [
-      'psql',
-      'host=db dbname=animal_store user=animal_store_replication passfile=/var/run/postgresql/replication.pgpass',
-      '-c',
-      'SELECT 1',
-    ]);
+    const conninfo =
+      'host=db dbname=animal_store user=animal_store_replication passfile=/var/run/postgresql/replication.pgpass';
+    const session = await project.exec('postgres-replica', ['psql', conninfo, '-c', 'SELECT 1']);
     expect(session.stderr).toContain('pg_hba.conf rejects connection');
 
     const password = (
       await project.execOk('postgres-replica', ['cat', '/run/animal-store/replication-password'])
     ).trim();
     expect(password.length).toBeGreaterThanOrEqual(32);
-    const found = await project.exec('api', [
-      'sh',
-      '-c',
-      'grep -rlsF -e "$0" / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev; ' +
-        'cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n" | grep -cF -e "$0"',
-      password,
-    ]);
-    expect(found.stdout.trim()).toBe('0');
+    expect(await project.whereFound('api', [password])).toBe('0');
     // What the instance reads from instead: the replica, as the service's own role.
-    const environment = await project.execOk('api', ['sh', '-c', 'tr "\\0" "\\n" < /proc/1/environ']);
-    const replicaUrl = new URL(/^DATABASE_REPLICA_URL=(.+)$/m.exec(environment)![1]);
+    const replicaUrl = new URL(/^DATABASE_REPLICA_URL=(.+)$/m.exec(await project.environment('api'))![1]);
     expect([replicaUrl.username, replicaUrl.host]).toEqual(['animal_store_api', 'postgres-replica:5432']);
   });
 
   it('serves the lists from the replica, and a create to its writer at once', async () => {
-    const headers = { Authorization: `Bearer ${key}` };
-    const scans = async () =>
-      Number(
-        await onReplica("SELECT seq_scan + coalesce(idx_scan, 0) FROM pg_stat_user_tables WHERE relname = 'pets'"),
-      );
-    const before = await scans();
+    const scans = "SELECT seq_scan + coalesce(idx_scan, 0) FROM pg_stat_user_tables WHERE relname = 'pets'";
+    const before = Number(await onReplica(scans));
     // Once an instance has measured the replica's lag twice (about a second apart), its lists go there.
-    await pollUntil(
-      async () => {
-        expect((await fetch(`${project.origin}/v1/pets?limit=5`, { headers })).status).toBe(200);
-        return (await scans()) > before;
-      },
-      { timeoutMs: 30_000, intervalMs: 500, what: 'a list read on postgres-replica' },
-    );
+    const listed = async () => {
+      expect(await project.status(key, '/v1/pets?limit=5')).toBe(200);
+      return Number(await onReplica(scans)) > before;
+    };
+    await pollUntil(listed, { timeoutMs: 30_000, intervalMs: 500, what: 'a list read on postgres-replica' });
 
     for (let index = 0; index < 5; index += 1) {
-      const created = await fetch(`${project.origin}/v1/pets`, {
-        method: 'POST',
-        headers: { ...headers, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ name: `replica-${index}`, categoryId: 1 }),
-      });
-      expect(created.status).toBe(201);
-      const pet = (await created.json()) as { id: number };
+      const pet = await project.createPet(key, `replica-${index}`);
       // Through the balancer, often on another instance, whose replica may not have replayed it yet.
-      const read = await fetch(`${project.origin}/v1/pets/${pet.id}`, { headers });
+      const read = await project.request(key, `/v1/pets/${pet.id}`);
       expect({ status: read.status, body: await read.json() }).toEqual({ status: 200, body: pet });
     }
   });
 
   it('comes back on its kept volume after a recreate and `up`, streaming on without a new copy', async () => {
     const replica = await project.container('postgres-replica');
-    const logs = async (id: string) => {
-      const { stdout, stderr } = await run(DOCKER, ['logs', id]);
-      return stdout + stderr;
-    };
-    expect(await logs(replica)).toContain('postgres-replica: cloned db');
+    expect(await containerLogs(replica)).toContain('postgres-replica: cloned db');
     await project.composeOk(['rm', '--stop', '--force', 'postgres-replica']);
     // `up` again: `secrets` and `roles` find their secrets and role made, and the replica its volume.
     await project.composeOk(['up', '-d', 'postgres-replica'], 180_000);
@@ -226,7 +177,7 @@ describe('docker-compose.replica.yml', () => {
     expect(recreated).not.toBe(replica);
     await project.waitForHealth('postgres-replica', 'healthy', 60_000);
     expect(await project.sql(streaming)).toBe('animal_store_replication|postgres-replica|streaming');
-    expect(await logs(recreated)).not.toContain('postgres-replica: cloned db');
+    expect(await containerLogs(recreated)).not.toContain('postgres-replica: cloned db');
     expect(await onReplica("SELECT count(*) > 0 FROM pets WHERE name = 'replica-4'")).toBe('t');
   });
 });

@@ -31,21 +31,13 @@ export default async function globalSetup(): Promise<void> {
   }
   // Behind a TLS-intercepting proxy, the CA bundle Node trusts here is the build's optional secret.
   const ca = process.env.NODE_EXTRA_CA_CERTS;
-  await exec(
-    DOCKER,
-    [
-      'build',
-      '--quiet',
-      ...(ca && existsSync(ca) ? ['--secret', `id=npm-ca,src=${ca}`] : []),
-      '--build-arg',
-      `NODE_IMAGE=${process.env.NODE_IMAGE}`,
-      '-t',
-      'animal-store:local',
-      '.',
-    ],
-    { cwd: ROOT, env, maxBuffer: 1 << 24, timeout: 900_000 },
-  ).catch((error: Error & { stderr?: string }) => {
-    throw new Error(`docker build failed:\n${error.stderr ?? error.message}`);
-  });
+  const secret = ca && existsSync(ca) ? ['--secret', `id=npm-ca,src=${ca}`] : [];
+  const image = ['--build-arg', `NODE_IMAGE=${process.env.NODE_IMAGE}`, '-t', 'animal-store:local'];
+  const build = ['build', '--quiet', ...secret, ...image, '.'];
+  await exec(DOCKER, build, { cwd: ROOT, env, maxBuffer: 1 << 24, timeout: 900_000 }).catch(
+    (error: Error & { stderr?: string }) => {
+      throw new Error(`docker build failed:\n${error.stderr ?? error.message}`);
+    },
+  );
   process.stdout.write(`\ntest:docker: stand-ins and animal-store:local built in ${Date.now() - started} ms\n`);
 }

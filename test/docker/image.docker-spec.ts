@@ -43,17 +43,4 @@ describe('the service image', () => {
     expect(ls.code).toBe(0);
     expect(ls.stdout + ls.stderr).not.toMatch(/extraneous|missing|invalid|ERR!/i);
   });
-
-  it('without DATABASE_URL, the service and the commands say in one line to set it (no embedded PostgreSQL inside)', async () => {
-    const cursorSecret = ['-e', `CURSOR_SECRET=${'c'.repeat(40)}`];
-    for (const command of [[], ['npm', 'run', '-s', 'migration:run'], ['npm', 'run', '-s', 'apikey', '--', 'list']]) {
-      const result = await run(DOCKER, ['run', '--rm', ...cursorSecret, IMAGE, ...command]);
-      const output = (result.stdout + result.stderr).trim();
-      expect({ command, code: result.code }).toEqual({ command, code: 1 });
-      expect(output).toMatch(
-        /^Invalid configuration: DATABASE_URL is not set: set it to your PostgreSQL, or run `npm start`/,
-      );
-      expect(output).not.toMatch(/\n\s+at /);
-    }
-  });
 });

@@ -1,8 +1,6 @@
 #!/usr/bin/env bash
-# The service's memory inside its container under `npm run bench`-like load: docker-compose.yml (with the rate limit
-# out of the way) on the engine, autocannon at 50 connections from the host on each route in turn, `docker stats`
-# sampled every second. Prints the API container's memory at idle, the peak per route, and after the load.
-# Run after `npm run test:docker` (which builds animal-store:local and the stand-ins), with the same DOCKER_HOST:
+# The API container's memory (`docker stats` every second) at idle, at its peak under autocannon at 50 connections on
+# each route in turn, and after. After `npm run test:docker` (which builds the images), with the same DOCKER_HOST:
 #   POSTGRES_IMAGE=animal-store-stand-in/postgres:15 test/docker/measure-memory.sh [seconds per route, default 30]
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -34,20 +34,15 @@ describe('docker-compose.yml, upgraded to a build with a migration longer than a
   }, 150_000);
 
   it(`the migrate service applies a ${SLOW_SECONDS} s migration after the api has run; the api comes back healthy`, async () => {
-    await project.composeOk(['up', '-d'], 300_000);
-    await project.waitForHealth('api', 'healthy', 90_000);
+    await project.up({}, 90_000);
     // The roles service made the requests' bound a default of the api's role: every new session of it starts with it.
     expect(await project.sql('SHOW statement_timeout', 'animal_store_api')).toBe(REQUEST_BOUND);
     expect(await project.sql('SELECT name FROM migrations')).not.toContain(upgrade.migrations[0]);
     const before = await project.container('migrate');
 
     const started = Date.now();
-    const up = await upgraded.compose(['up', '-d'], 300_000);
+    await upgraded.composeOk(['up', '-d'], 300_000);
     const upMs = Date.now() - started;
-    expect({ code: up.code, output: up.code === 0 ? '' : `${up.stdout}\n${up.stderr}` }).toEqual({
-      code: 0,
-      output: '',
-    });
     const migrate = await upgraded.container('migrate');
     expect(migrate).not.toBe(before);
     const state = await inspect(migrate);

@@ -1,11 +1,7 @@
 #!/usr/bin/env bash
-# Builds the test-only stand-ins for the images the Dockerfile and the compose files name (node:24-slim,
-# postgres:18, haproxy:2.6, redis:7) from Debian's packages, for engines that cannot pull images. They are never
-# shipped: `npm run test:docker` points the build and compose at them through NODE_IMAGE, POSTGRES_IMAGE,
-# HAPROXY_IMAGE and REDIS_IMAGE. Everything is cached: the Debian root file system under $CACHE, the images in the
-# engine (BuildKit's cache), so a second run takes seconds.
-#
-# Prints the variables to export, one `NAME=image` a line. Needs root (debootstrap), /usr/bin/docker, npm.
+# Test-only stand-ins, from Debian's packages, for the images the Dockerfile and compose files name, for engines that
+# cannot pull images (docs/testing.md, "The Docker suite"); cached, so a second run takes seconds. Prints the variables
+# to export, one `NAME=image` a line. Needs root (debootstrap), /usr/bin/docker, npm.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -22,10 +18,7 @@ log() { echo "stand-ins: $*" >&2; }
 
 # The Debian mirror apt is configured with (deb822 or one-line sources), unless DEBIAN_MIRROR says otherwise.
 mirror() {
-  if [ -n "${DEBIAN_MIRROR:-}" ]; then
-    echo "$DEBIAN_MIRROR"
-    return
-  fi
+  [ -z "${DEBIAN_MIRROR:-}" ] || { echo "$DEBIAN_MIRROR" && return; }
   local found
   found=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | sed -n 's|^URIs:[[:space:]]*\([^[:space:]]*/debian\)/\?$|\1|p' | head -n 1)
   [ -n "$found" ] ||
@@ -48,7 +41,6 @@ if ! have_image "$base"; then
       rm -rf "$rootfs"
       exit 1
     }
-    # What an image needs no copy of.
     chroot "$rootfs" apt-get clean
     rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/log/*.log "$rootfs"/tmp/*
     tar -C "$rootfs" --numeric-owner -cf "$rootfs_tar.partial" .
