@@ -13,7 +13,7 @@ const NODE_DEPENDENT = {
     'src/auth/api-key-store.spec.ts',
     'src/auth/api-keys/api-key-format.spec.ts',
     'src/pets/page-cursor.codec.spec.ts',
-    'src/pets/idempotency/request-fingerprint.spec.ts',
+    'src/pets/idempotency/idempotency.service.spec.ts',
   ],
   // ...`.env` through node:util parseEnv and process.loadEnvFile, files read through node:fs, and node:module's
   // createRequire, which finds the log's transport...
@@ -38,7 +38,7 @@ const NODE_DEPENDENT = {
   http: ['test/edge-hardening.e2e-spec.ts'],
   // perf_hooks' event-loop utilization and delay, which load shedding reads.
   eventLoop: ['test/load-shedding.e2e-spec.ts'],
-  // child_process, signals and process.on('exit') around the embedded PostgreSQL.
+  // child_process, signals and process.on('exit') around the embedded PostgreSQL, and `npm start` on it.
   processes: ['test/embedded-postgres-recovery.e2e-spec.ts'],
 };
 
