@@ -65,9 +65,10 @@ const DOCS_RESPONSE_HEADERS = headersSetBy(DOCS_OPTIONS);
 export function securityHeadersFor(corsOrigins: readonly string[]) {
   const crossOriginApi = corsOrigins.length > 0;
   const apiHeaders = crossOriginApi ? CROSS_ORIGIN_API_RESPONSE_HEADERS : API_RESPONSE_HEADERS;
+  const docsPrefix = `/${DOCS_PATH}`;
   return (request: FastifyRequest, reply: FastifyReply) => {
     const url = request.url;
-    const headers = url.startsWith(`/${DOCS_PATH}`)
+    const headers = url.startsWith(docsPrefix)
       ? DOCS_RESPONSE_HEADERS
       : url.startsWith(API_PATH)
         ? apiHeaders
