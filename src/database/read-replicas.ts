@@ -94,8 +94,10 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
   /** A read failed on `dataSource`: no more reads there until a round reaches it again. */
   failed(dataSource: DataSource, error: unknown): void {
     const replica = this.replicas.find((candidate) => candidate.dataSource === dataSource)!;
-    const warning = `Replica ${replica.name} failed a read (${String(error)}); reads go to the primary until it answers again`;
-    if (replica.state === 'usable') this.logger.warn(warning);
+    if (replica.state === 'usable')
+      this.logger.warn(
+        `Replica ${replica.name} failed a read (${String(error)}); reads go to the primary until it answers again`,
+      );
     replica.state = 'unreachable';
   }
 
