@@ -8,7 +8,7 @@ import { createOpenApiDocument } from '../src/openapi/openapi-document.js';
 import { PACKAGE_ROOT } from '../src/config/package-root.js';
 
 /** A DATABASE_URL for a configuration nothing connects with. */
-export const UNUSED_DATABASE_URL = 'postgres://unused@127.0.0.1/unused';
+const UNUSED_DATABASE_URL = 'postgres://unused@127.0.0.1/unused';
 
 /** `openapi.json` at the repository root. */
 export const OPENAPI_FILE = join(PACKAGE_ROOT, 'openapi.json');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseEnv } from 'node:util';
-import { UNUSED_DATABASE_URL } from '../../dev/build-openapi-document.js';
+import { UNUSED_DATABASE_URL } from '../../test/support/config.js';
 import { commaList, loadConfig as loadConfigOf, loadDatabaseConfig, readConfig, VARIABLES } from './app-config.js';
 import { ConfigError } from './problem.js';
 

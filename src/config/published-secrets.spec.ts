@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { UNUSED_DATABASE_URL } from '../../dev/build-openapi-document.js';
+import { UNUSED_DATABASE_URL } from '../../test/support/config.js';
 import { commaList, loadConfig, loadDatabaseConfig } from './app-config.js';
 import { ConfigError } from './problem.js';
 import { PUBLISHED_EXAMPLE_SECRETS, SECRET_VARIABLES } from './published-secrets.js';
