@@ -4,18 +4,15 @@ import { Reflector } from '@nestjs/core';
 import { ApiExtension, ApiOperation } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Counter, Registry } from 'prom-client';
-import { Observable } from 'rxjs';
 import type { AuthenticatedRequest } from '../auth/api-key-identity.js';
 import { IntervalThrottle } from '../common/interval-throttle.js';
 
+/** `operationId` as the OpenAPI document, logs and metrics name it; `advice`, what to call instead, for the document. */
 export interface DeprecationPolicy {
-  /** The operation's id in the OpenAPI document, as logs and metrics name it. */
   operationId: string;
   since: Date;
   sunset: Date;
-  /** The URL clients should move to. */
   successor: string;
-  /** What to call instead, as the OpenAPI document tells clients. */
   advice: string;
 }
 
@@ -58,7 +55,7 @@ export class DeprecationInterceptor implements NestInterceptor {
     });
   }
 
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+  intercept(context: ExecutionContext, next: CallHandler) {
     const handler = context.getHandler();
     let operation = this.operations.get(handler);
     if (!operation) {
@@ -73,7 +70,6 @@ export class DeprecationInterceptor implements NestInterceptor {
       };
       this.operations.set(handler, operation);
     }
-
     const http = context.switchToHttp();
     http.getResponse<FastifyReply>().headers(operation.headers);
     const request = http.getRequest<AuthenticatedRequest>();

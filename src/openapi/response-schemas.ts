@@ -4,16 +4,13 @@ import fp from 'fastify-plugin';
 
 type Schema = Record<string, unknown>;
 
-function inlineRefs(schema: unknown, document: OpenAPIObject): unknown {
-  if (Array.isArray(schema)) return schema.map((item) => inlineRefs(item, document));
-  if (schema === null || typeof schema !== 'object') return schema;
-  const { $ref } = schema as { $ref?: string };
-  if (typeof $ref === 'string') {
-    const name = $ref.replace('#/components/schemas/', '');
-    return inlineRefs(document.components?.schemas?.[name], document);
-  }
-  return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, inlineRefs(value, document)]));
-}
+/** A copy with each `$ref` replaced by its component, whose own `$ref`s the replacer then meets too. */
+const inlineRefs = (schema: unknown, { components }: OpenAPIObject): Schema =>
+  JSON.parse(
+    JSON.stringify(schema, (_key, value: { $ref?: unknown } | null) =>
+      typeof value?.$ref === 'string' ? components?.schemas?.[value.$ref.replace('#/components/schemas/', '')] : value,
+    ),
+  ) as Schema;
 
 /** `/pets/{petId}` under the `/v1` server as Fastify writes it: `/v1/pets/:petId`. */
 const fastifyUrl = (prefix: string, path: string) => `/${prefix}${path.replace(/\{([^}]+)\}/g, ':$1')}`;
@@ -26,7 +23,7 @@ export function successResponseSchemas(document: OpenAPIObject, prefix: string):
       const byStatus: Record<string, Schema> = {};
       for (const [status, response] of Object.entries(responses)) {
         const schema = response.content?.['application/json']?.schema;
-        if (/^2\d\d$/.test(status) && schema) byStatus[status] = inlineRefs(schema, document) as Schema;
+        if (/^2\d\d$/.test(status) && schema) byStatus[status] = inlineRefs(schema, document);
       }
       if (Object.keys(byStatus).length > 0)
         schemas.set(`${method.toUpperCase()} ${fastifyUrl(prefix, path)}`, byStatus);

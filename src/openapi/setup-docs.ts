@@ -71,21 +71,17 @@ export function setupDocs(app: NestFastifyApplication, document: OpenAPIObject):
   SwaggerModule.setup(DOCS_PATH, app, document, { useGlobalPrefix: false, ui: false });
   // The UI's copy lists this instance first, which Swagger UI selects: Try it out reaches the one whose docs are open.
   const servers = document.servers?.toSorted((a, b) => Number(b.url === API_PREFIX) - Number(a.url === API_PREFIX));
-  SwaggerModule.setup(
-    DOCS_PATH,
-    app,
-    { ...document, servers },
-    {
-      useGlobalPrefix: false,
-      raw: false,
-      customSiteTitle: 'Animal store API',
-      swaggerOptions: {
-        // No validator badge: it would send the document to validator.swagger.io.
-        validatorUrl: null,
-        displayOperationId: true,
-        // The key stays in the browser's local storage for this origin, across reloads, until Logout.
-        persistAuthorization: true,
-      },
+  const uiDocument = { ...document, servers };
+  SwaggerModule.setup(DOCS_PATH, app, uiDocument, {
+    useGlobalPrefix: false,
+    raw: false,
+    customSiteTitle: 'Animal store API',
+    swaggerOptions: {
+      // No validator badge: it would send the document to validator.swagger.io.
+      validatorUrl: null,
+      displayOperationId: true,
+      // The key stays in the browser's local storage for this origin, across reloads, until Logout.
+      persistAuthorization: true,
     },
-  );
+  });
 }

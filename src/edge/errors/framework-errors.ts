@@ -13,10 +13,8 @@ import { toApiError } from './to-api-error.js';
 /** Fastify's `frameworkErrors`: malformed URLs and over-long parameters, which its default answer echoes. */
 export function frameworkErrorHandler(corsOrigins: readonly string[]) {
   const setSecurityHeaders = securityHeadersFor(corsOrigins);
-  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    setSecurityHeaders(request, reply);
-    sendApiError(reply, toApiError(error));
-  };
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
+    setSecurityHeaders(request, reply, () => sendApiError(reply, toApiError(error)));
 }
 
 export function sendApiError(reply: FastifyReply, apiError: ApiError): void {
@@ -33,19 +31,18 @@ const timedOutSockets = new WeakSet<object>();
 
 export const timedOut = (socket: object | null | undefined): boolean => !!socket && timedOutSockets.has(socket);
 
-const HEADER_LINES = API_RESPONSE_HEADERS.map(([name, value]) => `${name}: ${value}\r\n`).join('');
+const headerLines = (headers: readonly (readonly [string, string])[]) =>
+  headers.map(([name, value]) => `${name}: ${value}\r\n`).join('');
+const HEADER_LINES = headerLines(API_RESPONSE_HEADERS);
 
 /** A whole answer written on the socket, for requests refused before any request object exists. */
 export function rawErrorResponse(error: ApiError): string {
   const body = JSON.stringify(error.toBody());
   const status = error.getStatus();
-  const extra = Object.entries(error.headers)
-    .map(([name, value]) => `${name}: ${value}\r\n`)
-    .join('');
   return (
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n` +
     `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-    `${REQUEST_ID_HEADER}: ${randomUUID()}\r\n${HEADER_LINES}${extra}\r\n${body}`
+    `${REQUEST_ID_HEADER}: ${randomUUID()}\r\n${HEADER_LINES}${headerLines(Object.entries(error.headers))}\r\n${body}`
   );
 }
 
