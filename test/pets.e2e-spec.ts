@@ -19,7 +19,6 @@ function expectError(response: ApiResponse | undefined, status: number, code: st
   expect(response?.status).toBe(status);
   expect(response!.headers.get('content-type')).toBe('application/json; charset=utf-8');
   expect(response!.body).toEqual({ code, message, status });
-  expect(Object.keys(response!.body as object).sort()).toEqual(['code', 'message', 'status']);
   expect(response!.text).not.toMatch(/stack|\bat .*\.(js|ts):\d+|FST_ERR|SELECT|node_modules/);
 }
 const expectValidationError = (response: ApiResponse, message: string) =>
@@ -188,39 +187,29 @@ describe('pets (e2e)', () => {
       expectDeprecationHeaders(response);
     });
 
-    it.each([['8'], ['9007199254740991']])(
-      'answers the unknown id %s with 404 and the deprecation headers',
-      async (id) => {
-        await seed([{ id: 7 }]);
+    it.each(['8', '9007199254740991'])('answers the unknown id %s with 404 and the deprecation headers', async (id) => {
+      await seed([{ id: 7 }]);
 
-        const response = await get(`/v1/pets/${id}`);
-
-        expect(response.status).toBe(404);
-        expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
-        expect(response.body).toEqual({ code: 'not_found', message: `No animal has id ${id}.`, status: 404 });
-        expectDeprecationHeaders(response);
-      },
-    );
-
-    it.each([
-      ['a word', 'abc'],
-      ['a leading plus', '%2B7'],
-      ['a leading space', '%207'],
-      ['a 100-character id', '1'.repeat(100)],
-    ])('answers petId as %s with 400', async (_case, id) => {
       const response = await get(`/v1/pets/${id}`);
 
-      expectValidationError(response, 'petId must be an integer from 1 to 9007199254740991.');
-      expect(response.headers.get('deprecation')).toBe(DEPRECATION_HEADERS.deprecation);
+      expectError(response, 404, 'not_found', `No animal has id ${id}.`);
+      expectDeprecationHeaders(response);
     });
 
-    it('answers an id longer than the router allows with 400, without echoing it', async () => {
-      const id = '1'.repeat(101);
-
+    const PET_ID_RULE = 'petId must be an integer from 1 to 9007199254740991.';
+    it.each([
+      ['a word', 'abc', PET_ID_RULE],
+      ['a leading plus', '%2B7', PET_ID_RULE],
+      ['a leading space', '%207', PET_ID_RULE],
+      ['a 100-character id', '1'.repeat(100), PET_ID_RULE],
+      ['an id longer than the router allows', '1'.repeat(101), 'A path parameter is longer than allowed.'],
+    ])('answers petId as %s with 400, without echoing it', async (_case, id, message) => {
       const response = await get(`/v1/pets/${id}`);
 
-      expectValidationError(response, 'A path parameter is longer than allowed.');
+      expectValidationError(response, message);
       expect(response.text).not.toContain(id);
+      // The router refuses an over-long id before the route is chosen, so before its headers are set.
+      if (message === PET_ID_RULE) expect(response.headers.get('deprecation')).toBe(DEPRECATION_HEADERS.deprecation);
     });
   });
 
@@ -229,30 +218,30 @@ describe('pets (e2e)', () => {
       expect(await storedRows()).toEqual([]);
     });
 
-    it.each([
-      ['truncated JSON', '{"name":'],
-      ['single quotes', "{'name':'Rex','categoryId':1}"],
-      ['__proto__ (prototype poisoning)', '{"name":"Rex","categoryId":1,"__proto__":{"status":"sold"}}'],
+    const NOT_JSON = 'The request body is not valid JSON.';
+    const NOT_UTF8 = 'The request body is not valid UTF-8.';
+    const withBytes = (bytes: number[]) =>
+      Buffer.concat([Buffer.from('{"name":"Re'), Buffer.from(bytes), Buffer.from('x","categoryId":1}')]);
+    it.each<[string, string | Buffer, string]>([
+      ['truncated JSON', '{"name":', NOT_JSON],
+      ['single quotes', "{'name':'Rex','categoryId':1}", NOT_JSON],
+      ['__proto__ (prototype poisoning)', '{"name":"Rex","categoryId":1,"__proto__":{"status":"sold"}}', NOT_JSON],
       [
         'constructor.prototype (prototype poisoning)',
         '{"name":"Rex","categoryId":1,"constructor":{"prototype":{"status":"sold"}}}',
+        NOT_JSON,
       ],
-    ])('answers %s with 400 invalid_json', async (_case, body) => {
-      expectError(await postJson(body), 400, 'invalid_json', 'The request body is not valid JSON.');
-    });
-
-    it('answers an empty JSON body with 400 invalid_json', async () => {
-      expectError(await postJson(''), 400, 'invalid_json', 'The request body is empty.');
+      ['an empty body', '', 'The request body is empty.'],
+      ['an invalid byte (not UTF-8)', withBytes([0xff]), NOT_UTF8],
+      ['a truncated sequence (not UTF-8)', withBytes([0xc3]), NOT_UTF8],
+      ['an encoded lone surrogate (not UTF-8)', withBytes([0xed, 0xa0, 0xbd]), NOT_UTF8],
+      ['an overlong encoding (not UTF-8)', withBytes([0xc0, 0xaf]), NOT_UTF8],
+    ])('answers %s with 400 invalid_json', async (_case, body, message) => {
+      expectError(await postJson(body), 400, 'invalid_json', message);
     });
 
     it('answers a missing body with 400 naming the required fields', async () => {
-      expectError(
-        await post(undefined),
-        400,
-        'validation_failed',
-        'name must be a string of 1 to 255 characters, not only whitespace, without control characters; ' +
-          'categoryId must be an integer from 1 to 9007199254740991.',
-      );
+      expectValidationError(await post(undefined), `${NAME_RULE.slice(0, -1)}; ${CATEGORY_RULE}`);
     });
 
     // The charsets were found by contract fuzzing: such bodies were read as UTF-8, the name stored with U+FFFD.
@@ -278,17 +267,6 @@ describe('pets (e2e)', () => {
       );
     });
 
-    it.each([
-      ['an invalid byte', [0xff]],
-      ['a truncated sequence', [0xc3]],
-      ['an encoded lone surrogate', [0xed, 0xa0, 0xbd]],
-      ['an overlong encoding', [0xc0, 0xaf]],
-    ])('answers a body with %s (not UTF-8) with 400 invalid_json', async (_case, bytes) => {
-      const body = Buffer.concat([Buffer.from('{"name":"Re'), Buffer.from(bytes), Buffer.from('x","categoryId":1}')]);
-
-      expectError(await postJson(body), 400, 'invalid_json', 'The request body is not valid UTF-8.');
-    });
-
     it('answers a body over 16 KiB with 413', async () => {
       const body = JSON.stringify({ name: 'x'.repeat(16 * 1024), categoryId: 1 });
 
@@ -300,24 +278,18 @@ describe('pets (e2e)', () => {
       const body = JSON.stringify({ name: 'x'.repeat(16 * 1024 - envelope.length), categoryId: 1 });
       expect(Buffer.byteLength(body)).toBe(16 * 1024);
 
-      const response = await postJson(body);
-
-      expect(response.status).toBe(400);
-      expect((response.body as { code: string }).code).toBe('validation_failed');
+      expectValidationError(await postJson(body), NAME_RULE);
     });
   });
 
-  it.each([['utf-8'], ['UTF-8'], ['"utf-8"'], ['utf8']])(
-    'accepts application/json with charset=%s',
-    async (charset) => {
-      const response = await post(JSON.stringify({ name: 'Bébé 🐶', categoryId: 1 }), {
-        'content-type': `application/json; charset=${charset}`,
-      });
+  it.each(['utf-8', 'UTF-8', '"utf-8"', 'utf8'])('accepts application/json with charset=%s', async (charset) => {
+    const name = 'Bébé 🐶';
+    const response = await post(JSON.stringify({ name, categoryId: 1 }), {
+      'content-type': `application/json; charset=${charset}`,
+    });
 
-      expect(response.status).toBe(201);
-      expect((response.body as { name: string }).name).toBe('Bébé 🐶');
-    },
-  );
+    expect({ status: response.status, name: (response.body as Pet).name }).toEqual({ status: 201, name });
+  });
 
   describe('routing', () => {
     // QUERY as fetch sends it, without a Content-Type.
