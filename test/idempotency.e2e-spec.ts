@@ -1,6 +1,5 @@
 import { expect } from '@jest/globals';
 import { parseApiKeys } from '../src/config/app-config.js';
-import type { ErrorBody } from '../src/edge/errors/api-error.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
 import { exchange, rawRequest } from './support/raw-http.js';
 import { jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
@@ -52,7 +51,7 @@ describe('Idempotency-Key on POST /v1/pets', () => {
     // A request that waited too long for the first one's transaction may get 409 instead.
     for (const response of responses.filter((r) => r.status !== 201)) {
       expect(response.status).toBe(409);
-      expect((response.body as ErrorBody).code).toBe('idempotency_key_in_use');
+      expect(response.body).toMatchObject({ code: 'idempotency_key_in_use' });
     }
     expect(created.length).toBeGreaterThan(0);
     expect(new Set(created.map((response) => response.body.id)).size).toBe(1);
@@ -97,11 +96,5 @@ describe('Idempotency-Key on POST /v1/pets', () => {
     await post(jsonBody(body));
     expect(await countByName('Unkeyed')).toBe(2);
     expect(await keys()).toBe(keysBefore);
-  });
-
-  it('answers 401 before looking at the key', async () => {
-    const anonymous = keyed('x', { name: 'Anon', categoryId: 1 });
-    delete (anonymous.headers as Record<string, string>).authorization;
-    expect((await post(anonymous)).status).toBe(401);
   });
 });
