@@ -36,6 +36,10 @@ import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp, TEST_KEY }
 const create = (origin: string, name: string) => request<Pet>(origin, '/v1/pets', jsonBody({ name, categoryId: 1 }));
 const read = (origin: string, path = '/v1/pets') => request<Pet[]>(origin, path, { headers: auth() });
 const readiness = async (origin: string) => (await fetch(`${origin}/health/ready`)).status;
+const named = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
+/** Creates an animal of each name, `concurrency` at a time; the answers in order. */
+const createAll = (origin: string, names: string[], concurrency: number) =>
+  burst(names.length, concurrency, (i) => create(origin, names[i]));
 
 /**
  * The database's faults as they happen in production, each on a real PostgreSQL: answered 503 with Retry-After
@@ -72,14 +76,14 @@ describe('a read-only database (a demoted primary after a failover, a maintenanc
   const faults = () => faultCounts(service.origin, { authorization: `Bearer ${METRICS_TOKEN}` });
 
   it('answers creates 503 with Retry-After, keeps serving reads and readiness, logs one line and counts each', async () => {
-    const before = await burst(3, 3, (i) => create(service.origin, `ro-before-${i}`));
+    const names = [named('ro-before', 3), named('ro-during', 30), named('ro-after', 3)];
+    const before = await createAll(service.origin, names[0], 3);
     expect(countByStatus(before)).toEqual({ 201: 3 });
     const logLinesBefore = service.lines.length;
 
     await setReadOnly(true);
     const faultsBefore = await faults();
-    const names = Array.from({ length: 30 }, (_, i) => `ro-during-${i}`);
-    const during = await burst(30, 10, (i) => create(service.origin, names[i]));
+    const during = await createAll(service.origin, names[1], 10);
     during.forEach(expectUnavailable);
 
     const list = await read(service.origin, '/v1/pets?limit=100');
@@ -93,9 +97,8 @@ describe('a read-only database (a demoted primary after a failover, a maintenanc
     // dropped (57P01, 08): those are counted and logged as what they are; every class's series starts at 0.
     const counted = await faults();
     const expected = ['25', '57', '08'];
-    expect(Object.keys(counted).filter((sqlClass) => counted[sqlClass] > 0 && !expected.includes(sqlClass))).toEqual(
-      [],
-    );
+    const unexpected = Object.keys(counted).filter((sqlClass) => counted[sqlClass] > 0 && !expected.includes(sqlClass));
+    expect(unexpected).toEqual([]);
     expect(counted['25']).toBeGreaterThan(0);
     const sum = (counts: Record<string, number>) => Object.values(counts).reduce((total, count) => total + count, 0);
     expect(sum(counted) - sum(faultsBefore)).toBe(30);
@@ -126,13 +129,9 @@ describe('a read-only database (a demoted primary after a failover, a maintenanc
     expect(errors).toEqual([]);
 
     await setReadOnly(false);
-    const after = await burst(3, 3, (i) => create(service.origin, `ro-after-${i}`));
+    const after = await createAll(service.origin, names[2], 3);
     expect(countByStatus(after)).toEqual({ 201: 3 });
-    await expectAcknowledgedStored(
-      sql,
-      [...before, ...during, ...after],
-      [...before.map((_, i) => `ro-before-${i}`), ...names, ...after.map((_, i) => `ro-after-${i}`)],
-    );
+    await expectAcknowledgedStored(sql, [...before, ...during, ...after], names.flat());
     const { rows } = await sql.query<{ count: string }>(`SELECT count(*) FROM pets WHERE name LIKE 'ro-during-%'`);
     expect(Number(rows[0].count)).toBe(0);
   }, 60_000);
@@ -191,7 +190,7 @@ describe('a crowded database (max_connections reached by other clients)', () => 
     const pool = t.app.get(Database).pool;
     let mostListeners = 0;
     const sampler = setInterval(() => (mostListeners = Math.max(mostListeners, pool.listenerCount('release'))), 5);
-    const names = Array.from({ length: 200 }, (_, i) => `crowd-${i}`);
+    const names = named('crowd', 200);
     const answers = await burst<unknown>(200, 40, (i) =>
       i % 2 === 0 ? create(t.origin, names[i]) : read(t.origin),
     ).finally(() => clearInterval(sampler));
@@ -304,13 +303,13 @@ describe('a full disk (the tables on a filesystem with no space left)', () => {
   (cannotMount ? it.skip : it)(
     'answers creates 503 with Retry-After once no page has room, keeps serving reads, and writes again when space returns',
     async () => {
-      const before = await burst(3, 3, (i) => create(t.origin, `full-before-${i}`));
+      const names = [named('full-before', 3), named(`full-during-${'x'.repeat(60)}`, 400), ['full-after']];
+      const before = await createAll(t.origin, names[0], 3);
       expect(countByStatus(before)).toEqual({ 201: 3 });
       const free = await fill();
-      const names = Array.from({ length: 400 }, (_, i) => `full-during-${i}-${'x'.repeat(60)}`);
       let during: ApiResponse<Pet>[];
       try {
-        during = await burst(400, 20, (i) => create(t.origin, names[i]));
+        during = await createAll(t.origin, names[1], 20);
         // Rows still fit into the pages already there; once none has room, the table cannot grow.
         for (const answer of during) if (answer.status !== 201) expectUnavailable(answer);
         expect(countByStatus(during)[503]).toBeGreaterThan(0);
@@ -322,11 +321,7 @@ describe('a full disk (the tables on a filesystem with no space left)', () => {
       }
       const after = await create(t.origin, 'full-after');
       expect(after.status).toBe(201);
-      await expectAcknowledgedStored(
-        t.sql,
-        [...before, ...during, after],
-        [...before.map((_, i) => `full-before-${i}`), ...names, 'full-after'],
-      );
+      await expectAcknowledgedStored(t.sql, [...before, ...during, after], names.flat());
     },
     120_000,
   );
@@ -342,14 +337,8 @@ describe('serialization failures and deadlocks', () => {
     dataSource = await new DataSource(dataSourceOptions(database.url)).initialize();
     const registry = new Registry();
     const noReplicas = { replicas: { urls: [], maxLagMs: 0 }, databasePool: DATABASE_POOL_DEFAULTS };
-    const replicas = new ReadReplicas(noReplicas, dataSource, registry);
-    retrying = new Database(
-      { preparedStatements: true },
-      dataSource,
-      replicas,
-      new DatabaseFaultLog(registry),
-      registry,
-    );
+    const [replicas, faults] = [new ReadReplicas(noReplicas, dataSource, registry), new DatabaseFaultLog(registry)];
+    retrying = new Database({ preparedStatements: true }, dataSource, replicas, faults, registry);
     // A sequence counts attempts outside any transaction, so a rolled-back attempt is still counted.
     await dataSource.query(`
       CREATE SEQUENCE attempts;
@@ -385,14 +374,16 @@ describe('serialization failures and deadlocks', () => {
   });
 
   it('answers 503 when the second run fails too, and retries nothing else', async () => {
-    const twice: unknown = await retrying.query(conflict(2, '40P01')).catch((error: unknown) => error);
+    const twice = toApiError(await retrying.query(conflict(2, '40P01')).catch((error: unknown) => error));
     expect(await attempts()).toBe(2);
-    expect(toApiError(twice).getStatus()).toBe(503);
-    expect(toApiError(twice).headers).toEqual({ 'Retry-After': '5' });
+    expect({ status: twice.getStatus(), headers: twice.headers }).toEqual({
+      status: 503,
+      headers: { 'Retry-After': '5' },
+    });
 
-    const other: unknown = await retrying.query(conflict(1, '23505')).catch((error: unknown) => error);
+    const other = toApiError(await retrying.query(conflict(1, '23505')).catch((error: unknown) => error));
     expect(await attempts()).toBe(1);
-    expect(toApiError(other).getStatus()).toBe(500);
+    expect(other.getStatus()).toBe(500);
   });
 
   it('does not repeat a statement inside a transaction, but runs the whole transaction once more', async () => {

@@ -1,6 +1,5 @@
 import { expect } from '@jest/globals';
 import { parseApiKeys } from '../src/config/app-config.js';
-import type { ErrorBody } from '../src/edge/errors/api-error.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
 import { exchange, rawRequest } from './support/raw-http.js';
 import { jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
@@ -19,16 +18,17 @@ describe('Idempotency-Key on POST /v1/pets', () => {
   });
   afterAll(() => t.close());
 
+  const post = (init: RequestInit) => request<Pet>(t.origin, '/v1/pets', init);
   const countByName = async (name: string) =>
     Number((await t.sql.query<{ count: string }>('SELECT count(*) FROM pets WHERE name = $1', [name])).rows[0].count);
 
   it('replays the first 201 and its body for the same key and body, creating nothing', async () => {
-    const first = await request(t.origin, '/v1/pets', keyed('replay-1', { name: 'Replay', categoryId: 4 }));
+    const first = await post(keyed('replay-1', { name: 'Replay', categoryId: 4 }));
     expect(first.status).toBe(201);
     expect(first.headers.get('idempotent-replayed')).toBeNull();
 
     // Same body with its keys in another order is the same request.
-    const again = await request(t.origin, '/v1/pets', keyed('replay-1', { categoryId: 4, name: 'Replay' }));
+    const again = await post(keyed('replay-1', { categoryId: 4, name: 'Replay' }));
     expect(again.status).toBe(201);
     expect(again.body).toEqual(first.body);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
@@ -36,10 +36,8 @@ describe('Idempotency-Key on POST /v1/pets', () => {
   });
 
   it('answers 422 idempotency_key_reused for the same key with a different body', async () => {
-    expect((await request(t.origin, '/v1/pets', keyed('mismatch-1', { name: 'First', categoryId: 1 }))).status).toBe(
-      201,
-    );
-    const reused = await request(t.origin, '/v1/pets', keyed('mismatch-1', { name: 'Second', categoryId: 1 }));
+    expect((await post(keyed('mismatch-1', { name: 'First', categoryId: 1 }))).status).toBe(201);
+    const reused = await post(keyed('mismatch-1', { name: 'Second', categoryId: 1 }));
     expect(reused.status).toBe(422);
     expect(reused.body).toEqual({ code: 'idempotency_key_reused', message: expect.any(String), status: 422 });
     expect(await countByName('Second')).toBe(0);
@@ -47,28 +45,22 @@ describe('Idempotency-Key on POST /v1/pets', () => {
 
   it('creates exactly one animal for 50 concurrent identical requests with one key', async () => {
     const responses = await Promise.all(
-      Array.from({ length: 50 }, () =>
-        request(t.origin, '/v1/pets', keyed('burst-1', { name: 'Burst', categoryId: 9 })),
-      ),
+      Array.from({ length: 50 }, () => post(keyed('burst-1', { name: 'Burst', categoryId: 9 }))),
     );
     const created = responses.filter((response) => response.status === 201);
     // A request that waited too long for the first one's transaction may get 409 instead.
     for (const response of responses.filter((r) => r.status !== 201)) {
       expect(response.status).toBe(409);
-      expect((response.body as ErrorBody).code).toBe('idempotency_key_in_use');
+      expect(response.body).toMatchObject({ code: 'idempotency_key_in_use' });
     }
     expect(created.length).toBeGreaterThan(0);
-    expect(new Set(created.map((response) => (response.body as Pet).id)).size).toBe(1);
+    expect(new Set(created.map((response) => response.body.id)).size).toBe(1);
     expect(await countByName('Burst')).toBe(1);
   });
 
   it('keeps the keys of different API keys apart', async () => {
-    const mine = await request<Pet>(t.origin, '/v1/pets', keyed('shared-1', { name: 'Mine', categoryId: 2 }));
-    const theirs = await request<Pet>(
-      t.origin,
-      '/v1/pets',
-      keyed('shared-1', { name: 'Theirs', categoryId: 2 }, OTHER_KEY),
-    );
+    const mine = await post(keyed('shared-1', { name: 'Mine', categoryId: 2 }));
+    const theirs = await post(keyed('shared-1', { name: 'Theirs', categoryId: 2 }, OTHER_KEY));
     expect(mine.status).toBe(201);
     expect(theirs.status).toBe(201);
     expect(theirs.body.id).not.toBe(mine.body.id);
@@ -88,11 +80,9 @@ describe('Idempotency-Key on POST /v1/pets', () => {
       t.origin,
       rawRequest('POST', '/v1/pets', headers, '{"name":"Invalid","categoryId":1}'),
     );
-    expect(response?.status).toBe(400);
-    expect(response!.body).toEqual({
-      code: 'validation_failed',
-      message: expect.stringMatching(/Idempotency-Key/),
+    expect({ status: response?.status, body: response?.body }).toEqual({
       status: 400,
+      body: { code: 'validation_failed', message: expect.stringMatching(/Idempotency-Key/), status: 400 },
     });
     expect(await countByName('Invalid')).toBe(before);
   });
@@ -102,18 +92,9 @@ describe('Idempotency-Key on POST /v1/pets', () => {
       Number((await t.sql.query<{ count: string }>('SELECT count(*) FROM idempotency_keys')).rows[0].count);
     const keysBefore = await keys();
     const body = { name: 'Unkeyed', categoryId: 5 };
-    await request(t.origin, '/v1/pets', jsonBody(body));
-    await request(t.origin, '/v1/pets', jsonBody(body));
+    await post(jsonBody(body));
+    await post(jsonBody(body));
     expect(await countByName('Unkeyed')).toBe(2);
     expect(await keys()).toBe(keysBefore);
-  });
-
-  it('answers 401 before looking at the key', async () => {
-    const response = await request(t.origin, '/v1/pets', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'idempotency-key': 'x' },
-      body: JSON.stringify({ name: 'Anon', categoryId: 1 }),
-    });
-    expect(response.status).toBe(401);
   });
 });

@@ -19,7 +19,6 @@ function expectError(response: ApiResponse | undefined, status: number, code: st
   expect(response?.status).toBe(status);
   expect(response!.headers.get('content-type')).toBe('application/json; charset=utf-8');
   expect(response!.body).toEqual({ code, message, status });
-  expect(Object.keys(response!.body as object).sort()).toEqual(['code', 'message', 'status']);
   expect(response!.text).not.toMatch(/stack|\bat .*\.(js|ts):\d+|FST_ERR|SELECT|node_modules/);
 }
 const expectValidationError = (response: ApiResponse, message: string) =>
@@ -38,20 +37,12 @@ describe('pets (e2e)', () => {
   const create = (body: unknown) => request<Pet>(t.origin, '/v1/pets', jsonBody(body));
 
   const storedRows = async () =>
-    (
-      await t.sql.query<{ id: string; name: string; category_id: string; status: string }>(
-        'SELECT id::text, name, category_id::text, status FROM pets ORDER BY id',
-      )
-    ).rows;
+    (await t.sql.query<Record<string, string>>('SELECT id::text, name, category_id::text, status FROM pets')).rows;
 
   /** Rows inserted straight into the table with the ids given, in the order given. */
   async function seed(pets: { id: number; name?: string; status?: string }[]) {
-    for (const pet of pets) {
-      await t.sql.query(
-        'INSERT INTO pets (id, name, category_id, status) OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3, $4)',
-        [pet.id, pet.name ?? `pet-${pet.id}`, 1, pet.status ?? 'available'],
-      );
-    }
+    const insert = 'INSERT INTO pets (id, name, category_id, status) OVERRIDING SYSTEM VALUE VALUES ($1, $2, 1, $3)';
+    for (const { id, name = `pet-${id}`, status = 'available' } of pets) await t.sql.query(insert, [id, name, status]);
   }
 
   const post = (body: string | Uint8Array | undefined, headers: Record<string, string> = {}) =>
@@ -105,26 +96,21 @@ describe('pets (e2e)', () => {
   });
 
   describe('POST /v1/pets', () => {
-    it('answers 201 with the stored animal, its id assigned and status defaulting to available', async () => {
-      const response = await create({ name: 'Rex', categoryId: 3 });
+    it.each([
+      ['a plain name', 'Rex', ''],
+      ['right-to-left script and CJK', 'قطة ねこ 猫', ''],
+      ['combining marks, not normalised', 'Cafe\u0301', ''],
+      ['surrounding and inner spaces', '  Rex   the  dog  ', ''],
+      ['255 astral characters', '🐶'.repeat(255), ''],
+      ...['utf-8', 'UTF-8', '"utf-8"', 'utf8'].map((charset) => [`charset=${charset}`, 'Bébé 🐶', charset]),
+    ])('answers 201 with the stored animal (new id, status available) and %s as sent', async (_case, name, charset) => {
+      const contentType = charset ? `application/json; charset=${charset}` : 'application/json';
+      const response = await post(JSON.stringify({ name, categoryId: 3 }), { 'content-type': contentType });
 
       expect(response.status).toBe(201);
       expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
-      expect(response.body).toEqual({ id: 1, name: 'Rex', categoryId: 3, status: 'available' });
-      expect(await storedRows()).toEqual([{ id: '1', name: 'Rex', category_id: '3', status: 'available' }]);
-    });
-
-    it.each([
-      ['right-to-left script and CJK', 'قطة ねこ 猫'],
-      ['combining marks, not normalised', 'Cafe\u0301'],
-      ['surrounding and inner spaces', '  Rex   the  dog  '],
-      ['255 astral characters', '🐶'.repeat(255)],
-    ])('stores a name with %s exactly as sent', async (_case, name) => {
-      const response = await create({ name, categoryId: 1 });
-
-      expect(response.status).toBe(201);
-      expect(response.body.name).toBe(name);
-      expect((await storedRows())[0].name).toBe(name);
+      expect(response.body).toEqual({ id: 1, name, categoryId: 3, status: 'available' });
+      expect(await storedRows()).toEqual([{ id: '1', name, category_id: '3', status: 'available' }]);
     });
 
     // Responses are serialised from route schemas taken from the OpenAPI document (src/openapi/response-schemas.ts).
@@ -188,39 +174,29 @@ describe('pets (e2e)', () => {
       expectDeprecationHeaders(response);
     });
 
-    it.each([['8'], ['9007199254740991']])(
-      'answers the unknown id %s with 404 and the deprecation headers',
-      async (id) => {
-        await seed([{ id: 7 }]);
+    it.each(['8', '9007199254740991'])('answers the unknown id %s with 404 and the deprecation headers', async (id) => {
+      await seed([{ id: 7 }]);
 
-        const response = await get(`/v1/pets/${id}`);
-
-        expect(response.status).toBe(404);
-        expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
-        expect(response.body).toEqual({ code: 'not_found', message: `No animal has id ${id}.`, status: 404 });
-        expectDeprecationHeaders(response);
-      },
-    );
-
-    it.each([
-      ['a word', 'abc'],
-      ['a leading plus', '%2B7'],
-      ['a leading space', '%207'],
-      ['a 100-character id', '1'.repeat(100)],
-    ])('answers petId as %s with 400', async (_case, id) => {
       const response = await get(`/v1/pets/${id}`);
 
-      expectValidationError(response, 'petId must be an integer from 1 to 9007199254740991.');
-      expect(response.headers.get('deprecation')).toBe(DEPRECATION_HEADERS.deprecation);
+      expectError(response, 404, 'not_found', `No animal has id ${id}.`);
+      expectDeprecationHeaders(response);
     });
 
-    it('answers an id longer than the router allows with 400, without echoing it', async () => {
-      const id = '1'.repeat(101);
-
+    const PET_ID_RULE = 'petId must be an integer from 1 to 9007199254740991.';
+    it.each([
+      ['a word', 'abc', PET_ID_RULE],
+      ['a leading plus', '%2B7', PET_ID_RULE],
+      ['a leading space', '%207', PET_ID_RULE],
+      ['a 100-character id', '1'.repeat(100), PET_ID_RULE],
+      ['an id longer than the router allows', '1'.repeat(101), 'A path parameter is longer than allowed.'],
+    ])('answers petId as %s with 400, without echoing it', async (_case, id, message) => {
       const response = await get(`/v1/pets/${id}`);
 
-      expectValidationError(response, 'A path parameter is longer than allowed.');
+      expectValidationError(response, message);
       expect(response.text).not.toContain(id);
+      // The router refuses an over-long id before the route is chosen, so before its headers are set.
+      if (message === PET_ID_RULE) expect(response.headers.get('deprecation')).toBe(DEPRECATION_HEADERS.deprecation);
     });
   });
 
@@ -229,30 +205,30 @@ describe('pets (e2e)', () => {
       expect(await storedRows()).toEqual([]);
     });
 
-    it.each([
-      ['truncated JSON', '{"name":'],
-      ['single quotes', "{'name':'Rex','categoryId':1}"],
-      ['__proto__ (prototype poisoning)', '{"name":"Rex","categoryId":1,"__proto__":{"status":"sold"}}'],
+    const NOT_JSON = 'The request body is not valid JSON.';
+    const NOT_UTF8 = 'The request body is not valid UTF-8.';
+    const withBytes = (bytes: number[]) =>
+      Buffer.concat([Buffer.from('{"name":"Re'), Buffer.from(bytes), Buffer.from('x","categoryId":1}')]);
+    it.each<[string, string | Buffer, string]>([
+      ['truncated JSON', '{"name":', NOT_JSON],
+      ['single quotes', "{'name':'Rex','categoryId':1}", NOT_JSON],
+      ['__proto__ (prototype poisoning)', '{"name":"Rex","categoryId":1,"__proto__":{"status":"sold"}}', NOT_JSON],
       [
         'constructor.prototype (prototype poisoning)',
         '{"name":"Rex","categoryId":1,"constructor":{"prototype":{"status":"sold"}}}',
+        NOT_JSON,
       ],
-    ])('answers %s with 400 invalid_json', async (_case, body) => {
-      expectError(await postJson(body), 400, 'invalid_json', 'The request body is not valid JSON.');
-    });
-
-    it('answers an empty JSON body with 400 invalid_json', async () => {
-      expectError(await postJson(''), 400, 'invalid_json', 'The request body is empty.');
+      ['an empty body', '', 'The request body is empty.'],
+      ['an invalid byte (not UTF-8)', withBytes([0xff]), NOT_UTF8],
+      ['a truncated sequence (not UTF-8)', withBytes([0xc3]), NOT_UTF8],
+      ['an encoded lone surrogate (not UTF-8)', withBytes([0xed, 0xa0, 0xbd]), NOT_UTF8],
+      ['an overlong encoding (not UTF-8)', withBytes([0xc0, 0xaf]), NOT_UTF8],
+    ])('answers %s with 400 invalid_json', async (_case, body, message) => {
+      expectError(await postJson(body), 400, 'invalid_json', message);
     });
 
     it('answers a missing body with 400 naming the required fields', async () => {
-      expectError(
-        await post(undefined),
-        400,
-        'validation_failed',
-        'name must be a string of 1 to 255 characters, not only whitespace, without control characters; ' +
-          'categoryId must be an integer from 1 to 9007199254740991.',
-      );
+      expectValidationError(await post(undefined), `${NAME_RULE.slice(0, -1)}; ${CATEGORY_RULE}`);
     });
 
     // The charsets were found by contract fuzzing: such bodies were read as UTF-8, the name stored with U+FFFD.
@@ -278,46 +254,18 @@ describe('pets (e2e)', () => {
       );
     });
 
+    // A body of exactly 16 KiB is read, then its over-long name rejected.
     it.each([
-      ['an invalid byte', [0xff]],
-      ['a truncated sequence', [0xc3]],
-      ['an encoded lone surrogate', [0xed, 0xa0, 0xbd]],
-      ['an overlong encoding', [0xc0, 0xaf]],
-    ])('answers a body with %s (not UTF-8) with 400 invalid_json', async (_case, bytes) => {
-      const body = Buffer.concat([Buffer.from('{"name":"Re'), Buffer.from(bytes), Buffer.from('x","categoryId":1}')]);
-
-      expectError(await postJson(body), 400, 'invalid_json', 'The request body is not valid UTF-8.');
-    });
-
-    it('answers a body over 16 KiB with 413', async () => {
-      const body = JSON.stringify({ name: 'x'.repeat(16 * 1024), categoryId: 1 });
-
-      expectError(await postJson(body), 413, 'payload_too_large', 'The request body is larger than 16 KiB.');
-    });
-
-    it('reads a body of exactly 16 KiB (then rejects the over-long name with 400)', async () => {
+      [16 * 1024 + 1, 413, 'payload_too_large', 'The request body is larger than 16 KiB.'],
+      [16 * 1024, 400, 'validation_failed', NAME_RULE],
+    ])('answers a body of %d bytes with %d', async (bytes, status, code, message) => {
       const envelope = JSON.stringify({ name: '', categoryId: 1 });
-      const body = JSON.stringify({ name: 'x'.repeat(16 * 1024 - envelope.length), categoryId: 1 });
-      expect(Buffer.byteLength(body)).toBe(16 * 1024);
+      const body = JSON.stringify({ name: 'x'.repeat(bytes - envelope.length), categoryId: 1 });
+      expect(Buffer.byteLength(body)).toBe(bytes);
 
-      const response = await postJson(body);
-
-      expect(response.status).toBe(400);
-      expect((response.body as { code: string }).code).toBe('validation_failed');
+      expectError(await postJson(body), status, code, message);
     });
   });
-
-  it.each([['utf-8'], ['UTF-8'], ['"utf-8"'], ['utf8']])(
-    'accepts application/json with charset=%s',
-    async (charset) => {
-      const response = await post(JSON.stringify({ name: 'Bébé 🐶', categoryId: 1 }), {
-        'content-type': `application/json; charset=${charset}`,
-      });
-
-      expect(response.status).toBe(201);
-      expect((response.body as { name: string }).name).toBe('Bébé 🐶');
-    },
-  );
 
   describe('routing', () => {
     // QUERY as fetch sends it, without a Content-Type.

@@ -13,18 +13,11 @@ export function expectUnavailable(response: ApiResponse): void {
 }
 
 /** Sends `total` requests made by `make(i)`, `concurrency` at a time; the answers in order. */
-export async function burst<T>(
-  total: number,
-  concurrency: number,
-  make: (index: number) => Promise<ApiResponse<T>>,
-): Promise<ApiResponse<T>[]> {
+export async function burst<T>(total: number, concurrency: number, make: (index: number) => Promise<ApiResponse<T>>) {
   const answers: ApiResponse<T>[] = new Array<ApiResponse<T>>(total);
   let next = 0;
   const worker = async () => {
-    while (next < total) {
-      const index = next++;
-      answers[index] = await make(index);
-    }
+    for (let index = next++; index < total; index = next++) answers[index] = await make(index);
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   return answers;
@@ -37,11 +30,7 @@ export const countByStatus = (answers: ApiResponse[]) =>
   );
 
 /** Every create answered 201 is in the database, with the id it was answered with. */
-export async function expectAcknowledgedStored(
-  sql: Client,
-  answers: ApiResponse<Pet>[],
-  names: string[],
-): Promise<void> {
+export async function expectAcknowledgedStored(sql: Client, answers: ApiResponse<Pet>[], names: string[]) {
   const { rows } = await sql.query<{ id: string; name: string }>('SELECT id, name FROM pets WHERE name = ANY($1)', [
     names,
   ]);
@@ -52,14 +41,8 @@ export async function expectAcknowledgedStored(
 }
 
 /** animal_store_database_faults_total by SQLSTATE class (or `pool`), from `origin`'s /metrics. */
-export async function faultCounts(
-  origin: string,
-  headers: Record<string, string> = {},
-): Promise<Record<string, number>> {
+export async function faultCounts(origin: string, headers: Record<string, string> = {}) {
   const text = await (await fetch(`${origin}/metrics`, { headers })).text();
-  return Object.fromEntries(
-    [...text.matchAll(/^animal_store_database_faults_total\{sqlstate_class="(\w+)"\} (\d+)$/gm)].map(
-      ([, sqlClass, count]) => [sqlClass, Number(count)],
-    ),
-  );
+  const series = text.matchAll(/^animal_store_database_faults_total\{sqlstate_class="(\w+)"\} (\d+)$/gm);
+  return Object.fromEntries([...series].map(([, sqlClass, count]) => [sqlClass, Number(count)]));
 }

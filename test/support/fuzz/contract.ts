@@ -20,10 +20,7 @@ export interface Schema {
 }
 
 /** One constraint of a schema broken, and which. */
-export interface Break {
-  constraint: string;
-  value: unknown;
-}
+type Break = { constraint: string; value: unknown };
 
 export interface DocumentedOperation {
   method: string;
@@ -144,9 +141,8 @@ export class Contract {
     const schema = this.resolve(input);
     const breaks: Break[] = [{ constraint: 'type (null)', value: null }];
     if (schema.enum) breaks.push({ constraint: 'enum', value: `${String(schema.enum[0])}x` });
-    if (schema.enum && typeof schema.enum[0] === 'string') {
+    if (typeof schema.enum?.[0] === 'string')
       breaks.push({ constraint: 'enum (case)', value: schema.enum[0].toUpperCase() });
-    }
     if (schema.type === 'integer') {
       breaks.push({ constraint: 'type (string)', value: String(schema.minimum ?? 1) });
       breaks.push({ constraint: 'type (fraction)', value: (schema.minimum ?? 0) + 0.5 });
