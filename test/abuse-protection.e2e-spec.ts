@@ -3,15 +3,12 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { KEY_CACHE_TTL_MS } from '../src/auth/api-key-store.js';
 import { expectRateLimited } from './support/expect-rate-limited.js';
 import { auth, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
+import { testAppPerBlock } from './support/test-app-per-block.js';
 
 const randomIssuedKey = () => `pet_${randomBytes(24).toString('base64url').replace(/[-_]/g, 'x').slice(0, 32)}`;
 
 describe('per-key rate limit', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ rateLimitPerMinute: 5 });
-  });
-  afterAll(() => t.close());
+  const t = testAppPerBlock({ rateLimitPerMinute: 5 });
 
   it('counts down in X-RateLimit-* headers, then answers 429 with Retry-After', async () => {
     for (let remaining = 4; remaining >= 0; remaining -= 1) {
@@ -29,11 +26,7 @@ describe('per-key rate limit', () => {
 
 describe('per-address budget for failed authentication', () => {
   const METRICS_TOKEN = 'metrics-token-for-the-budget-0123456789';
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ authFailureLimitPerMinute: 3, metricsToken: METRICS_TOKEN });
-  });
-  afterAll(() => t.close());
+  const t = testAppPerBlock({ authFailureLimitPerMinute: 3, metricsToken: METRICS_TOKEN });
   const list = (key?: string) => request(t.origin, '/v1/pets', { headers: key === undefined ? {} : auth(key) });
   const scrape = (token: string) => request(t.origin, '/metrics', { headers: auth(token) });
 
@@ -57,17 +50,15 @@ describe('per-address budget for failed authentication', () => {
 // An expired key keeps its 401 past the budget: test/at-scale.e2e-spec.ts; counted as expired: key-lifecycle.e2e-spec.ts.
 describe('revoked keys and the failed-authentication budget', () => {
   const BUDGET = 3;
-  let t: TestApp;
+  const t = testAppPerBlock({ authFailureLimitPerMinute: BUDGET });
   const revokedKeys = Array.from({ length: BUDGET }, randomIssuedKey);
   beforeAll(async () => {
-    t = await startTestApp({ authFailureLimitPerMinute: BUDGET });
     await t.sql.query(
       `INSERT INTO api_keys (name, prefix, digest, revoked_at)
        SELECT 'revoked', left(key, 12), encode(sha256(convert_to(key, 'UTF8')), 'hex'), now() FROM unnest($1::text[]) key`,
       [revokedKeys],
     );
   });
-  afterAll(() => t.close());
   const list = (key: string) => request(t.origin, '/v1/pets', { headers: auth(key) });
   const refusals = async () => {
     const text = (await request(t.origin, '/metrics')).text;
@@ -144,11 +135,7 @@ describe('the failed-authentication budget behind a proxy (TRUST_PROXY)', () => 
 });
 
 describe('security headers and RATE_LIMIT_PER_MINUTE=0', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ rateLimitPerMinute: 0 });
-  });
-  afterAll(() => t.close());
+  const t = testAppPerBlock({ rateLimitPerMinute: 0 });
 
   it.each([
     ['a success', '/v1/pets', true],

@@ -21,11 +21,7 @@ const rules = (parse(readFileSync(RULES, 'utf8')) as { groups: { rules: Rule[] }
   (group) => group.rules,
 );
 const alerts = rules.filter((rule) => rule.alert !== undefined);
-/**
- * Series from elsewhere than the service's /metrics: Prometheus' own `up`, the backups' metrics (the backup service's
- * textfile, and node_exporter's time of that file), kube-state-metrics' Job and CronJob series, and what the rules
- * record themselves.
- */
+/** Series from elsewhere: Prometheus, the backups' textfile, node_exporter, kube-state-metrics, the recording rules. */
 const EXTERNAL = [
   'up',
   'animal_store_backup_last_success_timestamp_seconds',

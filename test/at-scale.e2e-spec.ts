@@ -5,7 +5,8 @@ import { LAST_USED_INTERVAL_MS } from '../src/auth/api-keys/last-used-recorder.j
 import { Database } from '../src/database/database.js';
 import { EmbeddedServer, startEmbeddedServer } from './support/database-server.js';
 import { expectRateLimited } from './support/expect-rate-limited.js';
-import { auth, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
+import { auth, request, TEST_KEY, TestApp } from './support/test-app.js';
+import { testAppPerBlock } from './support/test-app-per-block.js';
 import { pollUntil } from './support/poll.js';
 import { terminateServiceSessions } from './support/test-database.js';
 
@@ -33,9 +34,8 @@ describe('an address past its failed-authentication budget, with many issued key
   const BUDGET = 3;
   const SEEDED_KEYS = 1_000;
   const expiredKey = randomIssuedKey();
-  let t: TestApp;
+  const t = testAppPerBlock({ authFailureLimitPerMinute: BUDGET }, () => ({ adminUrl: server.adminUrl }));
   beforeAll(async () => {
-    t = await startTestApp({ authFailureLimitPerMinute: BUDGET }, { adminUrl: server.adminUrl });
     await t.sql.query('CREATE EXTENSION pg_stat_statements');
     await t.sql.query(
       `INSERT INTO api_keys (name, prefix, digest)
@@ -47,7 +47,6 @@ describe('an address past its failed-authentication budget, with many issued key
       [expiredKey.slice(0, 12), digestOf(expiredKey)],
     );
   }, 60_000);
-  afterAll(() => t.close());
 
   it('answers from lookups by digest, never a read of the whole keys table; an expired key keeps its 401', async () => {
     const expired = {
@@ -80,9 +79,8 @@ describe('an address past its failed-authentication budget, with many issued key
 });
 
 describe('the expiring-keys gauge and last-used writes, with many issued keys', () => {
-  let t: TestApp;
+  const t = testAppPerBlock(undefined, () => ({ adminUrl: server.adminUrl }));
   beforeAll(async () => {
-    t = await startTestApp({}, { adminUrl: server.adminUrl });
     await t.sql.query(
       // Issued 30 days ago: lineages short-lived on purpose are not counted, and these are not.
       `INSERT INTO api_keys (name, prefix, digest, created_at, expires_at)
@@ -92,7 +90,6 @@ describe('the expiring-keys gauge and last-used writes, with many issued keys', 
     );
     await t.sql.query('ANALYZE api_keys');
   }, 60_000);
-  afterAll(() => t.close());
 
   it('counts the keys expiring soon from an index, never by reading every key', async () => {
     const gauge = /^animal_store_api_keys_expiring_soon 168$/m;
@@ -128,9 +125,8 @@ describe('the expiring-keys gauge and last-used writes, with many issued keys', 
 
 describe('the idempotency purge, with a backlog of several batches', () => {
   const EXPIRED_ROWS = Math.round(3.5 * PURGE_BATCH_ROWS);
-  let t: TestApp;
+  const t = testAppPerBlock(undefined, () => ({ adminUrl: server.adminUrl }));
   beforeAll(async () => {
-    t = await startTestApp({}, { adminUrl: server.adminUrl });
     await t.sql.query('CREATE EXTENSION pg_stat_statements');
     await t.sql.query(
       `INSERT INTO idempotency_keys (api_key_id, idempotency_key, request_fingerprint, created_at)
@@ -150,7 +146,6 @@ describe('the idempotency purge, with a backlog of several batches', () => {
     await pollUntil(() => t.app.get(Database).pool.totalCount === 0, { what: 'the pool to drop its sessions' });
     await t.sql.query('SELECT pg_stat_statements_reset()');
   }, 60_000);
-  afterAll(() => t.close());
 
   it('deletes every expired key in batches, each under a 1 s statement timeout, and keeps the young one', async () => {
     await t.app.get(IdempotencyPurgeService).purge();

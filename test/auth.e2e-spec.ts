@@ -1,4 +1,5 @@
-import { request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
+import { request, TEST_KEY } from './support/test-app.js';
+import { testAppPerBlock } from './support/test-app-per-block.js';
 
 const CHALLENGE = 'Bearer realm="animal-store"';
 const error = (message: string) => ({ code: 'unauthorized', message, status: 401 });
@@ -43,13 +44,11 @@ const REFUSED: { what: string; route: keyof typeof ROUTES; sent: Sent; tokenErro
 ];
 
 describe('auth (e2e)', () => {
-  let t: TestApp;
+  const t = testAppPerBlock();
 
   beforeAll(async () => {
-    t = await startTestApp();
     await t.sql.query(`INSERT INTO pets (name, category_id) VALUES ('Seed', 1)`);
   });
-  afterAll(() => t.close());
 
   const countPets = async () =>
     Number((await t.sql.query<{ count: string }>('SELECT count(*) FROM pets')).rows[0].count);

@@ -14,16 +14,16 @@ import { ROOT } from './support/built-service.js';
  */
 const SCRIPT = join(ROOT, 'compose/backup.sh');
 
-/**
- * bash with `args` and only PATH and `env` set. --norc: bash reads ~/.bashrc when its standard input is a socket, as
- * Node's pipes are, which would add whatever that file runs to every call.
- */
+/** bash with `args` and only PATH and `env` set; --norc, as bash reads ~/.bashrc when its stdin is a socket. */
 const bash = (args: string[], env: NodeJS.ProcessEnv = {}) =>
   spawnSync('bash', ['--norc', ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, ...env } });
 /** `command` run with the script's functions, TARGET the backup directory. */
 const sourced = (command: string, directory: string, env: NodeJS.ProcessEnv = {}) =>
   bash(['-c', `source "$0" && TARGET=$1 && ${command}`, SCRIPT, directory], env);
 const health = (env: NodeJS.ProcessEnv) => bash([SCRIPT, 'health'], env);
+
+/** A backup file's name as the script gives it, for a backup taken at `at`. */
+const backupName = (at: number) => `animal-store-${new Date(at).toISOString().replace(/[-:]/g, '')}.dump`;
 
 function scriptDuration(text: string): { seconds: number } | { problem: string } {
   const result = bash(['-c', 'source "$0" && duration_seconds BACKUP_INTERVAL "$1"', SCRIPT, text]);
@@ -123,10 +123,7 @@ describe('compose/backup.sh', () => {
       const HOUR_MS = 3_600_000;
       /** Backups an hour apart, the oldest first, each holding `pets` animals (as check_backup reads them back). */
       const pets = [5, 5, 5, 1, 1, 1];
-      const names = pets.map((_, index) => {
-        const at = Date.now() - (pets.length - index) * HOUR_MS;
-        return `animal-store-${new Date(at).toISOString().replace(/[-:]/g, '')}.dump`;
-      });
+      const names = pets.map((_, index) => backupName(Date.now() - (pets.length - index) * HOUR_MS));
       const rows = names.map((name, index) => `[${name}]=${pets[index]}`).join(' ');
       const run = (steps: string) =>
         sourced(
@@ -183,7 +180,7 @@ describe('compose/backup.sh', () => {
 
     /** A backup file as the script names it, written at `at` (name and modification time). */
     const backupAt = (at: number) => {
-      const name = `animal-store-${new Date(at).toISOString().replace(/[-:]/g, '')}.dump`;
+      const name = backupName(at);
       writeFileSync(join(directory, name), 'not read here');
       utimesSync(join(directory, name), at / 1000, at / 1000);
       return name;

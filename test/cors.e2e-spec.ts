@@ -1,6 +1,7 @@
 import { expect } from '@jest/globals';
 import { PREFLIGHT_MAX_AGE_SECONDS } from '../src/edge/cors.js';
-import { auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
+import { auth, jsonBody, request } from './support/test-app.js';
+import { testAppPerBlock } from './support/test-app-per-block.js';
 
 const SHOP = 'https://shop.example';
 const ELSEWHERE = 'https://elsewhere.example';
@@ -41,11 +42,7 @@ async function preflightsCounted(origin: string): Promise<number> {
 }
 
 describe('CORS_ORIGINS set', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ corsOrigins: [SHOP, 'http://localhost:8080'], rateLimitPerMinute: 10 });
-  });
-  afterAll(() => t.close());
+  const t = testAppPerBlock({ corsOrigins: [SHOP, 'http://localhost:8080'], rateLimitPerMinute: 10 });
   const fromShop = (init: RequestInit = {}) => ({ ...init, headers: { ...init.headers, origin: SHOP } });
 
   it("answers a preflight with 204, the route's methods, the request headers allowed, Max-Age and Vary", async () => {
@@ -81,26 +78,15 @@ describe('CORS_ORIGINS set', () => {
   });
 
   it('lets the allowed origin read answers and refusals: 200, 401, 404 and 413, with what it needs exposed', async () => {
-    const listed = await request(t.origin, '/v1/pets', fromShop({ headers: auth() }));
-    expect(listed.status).toBe(200);
-    expectReadableBy(listed.headers);
-
-    const unauthorized = await request(t.origin, '/v1/pets', fromShop());
-    expect(unauthorized.status).toBe(401);
-    expectReadableBy(unauthorized.headers);
-    expect(unauthorized.headers.get('www-authenticate')).toBe('Bearer realm="animal-store"');
-
-    const missing = await request(t.origin, '/v1/pets/999999', fromShop({ headers: auth() }));
-    expect(missing.status).toBe(404);
-    expectReadableBy(missing.headers);
-
-    const tooLarge = await request(
-      t.origin,
-      '/v1/pets',
-      fromShop(jsonBody({ name: 'x'.repeat(20 * 1024), categoryId: 1 })),
-    );
-    expect(tooLarge.status).toBe(413);
-    expectReadableBy(tooLarge.headers);
+    const answers = [
+      await request(t.origin, '/v1/pets', fromShop({ headers: auth() })),
+      await request(t.origin, '/v1/pets', fromShop()),
+      await request(t.origin, '/v1/pets/999999', fromShop({ headers: auth() })),
+      await request(t.origin, '/v1/pets', fromShop(jsonBody({ name: 'x'.repeat(20 * 1024), categoryId: 1 }))),
+    ];
+    expect(answers.map((answer) => answer.status)).toEqual([200, 401, 404, 413]);
+    for (const answer of answers) expectReadableBy(answer.headers);
+    expect(answers[1].headers.get('www-authenticate')).toBe('Bearer realm="animal-store"');
   });
 
   // Vary: Origin on the 400s refused before CORS (a repeated header, a malformed URL): request-pipeline.e2e-spec.ts.
@@ -142,11 +128,7 @@ describe('CORS_ORIGINS set', () => {
 
 // A 503 shed before the guards, readable by the allowed origin: test/request-pipeline.e2e-spec.ts.
 describe('CORS_ORIGINS=*', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ corsOrigins: ['*'] });
-  });
-  afterAll(() => t.close());
+  const t = testAppPerBlock({ corsOrigins: ['*'] });
 
   it('lets any origin read answers and refusals', async () => {
     const listed = await request(t.origin, '/v1/pets', { headers: { ...auth(), origin: ELSEWHERE } });
@@ -157,11 +139,7 @@ describe('CORS_ORIGINS=*', () => {
 });
 
 describe('CORS_ORIGINS unset', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(() => t.close());
+  const t = testAppPerBlock();
 
   // What a page on another origin reads (nothing): test/browser/cors.browser-spec.ts; OPTIONS is 405:
   // test/pets.e2e-spec.ts. A bad CORS_ORIGINS entry: src/config/app-config.spec.ts and test/entry-points.e2e-spec.ts.

@@ -5,7 +5,8 @@ import { gunzipSync } from 'node:zlib';
 import { parse } from 'yaml';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { DOCS_ASSET_MAX_AGE_SECONDS } from '../src/openapi/setup-docs.js';
-import { request, startTestApp, TestApp } from './support/test-app.js';
+import { request } from './support/test-app.js';
+import { testAppPerBlock } from './support/test-app-per-block.js';
 
 /** The bytes as sent (fetch would decompress them), with the headers that matter to a cache. */
 const fetchRaw = (url: string, headers: Record<string, string>) =>
@@ -26,24 +27,16 @@ const committed = async () =>
   JSON.parse(await readFile(new URL('../openapi.json', import.meta.url), 'utf8')) as OpenAPIObject;
 
 describe('API documentation routes', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(() => t.close());
+  const t = testAppPerBlock();
 
-  it('serves the OpenAPI document at /docs-json without a key, as committed in openapi.json', async () => {
-    const response = await request(t.origin, '/docs-json');
+  it.each<[string, RegExp, (text: string) => unknown]>([
+    ['/docs-json', /^application\/json/, (text) => JSON.parse(text) as unknown],
+    ['/docs-yaml', /^text\/yaml/, (text) => parse(text) as unknown],
+  ])('serves the OpenAPI document at %s without a key, as committed in openapi.json', async (path, type, read) => {
+    const response = await request(t.origin, path);
     expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(response.body).toEqual(await committed());
-  });
-
-  it('serves the same document as YAML at /docs-yaml', async () => {
-    const response = await request(t.origin, '/docs-yaml');
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toMatch(/^text\/yaml/);
-    expect(parse(response.text)).toEqual(await committed());
+    expect(response.headers.get('content-type')).toMatch(type);
+    expect(read(response.text)).toEqual(await committed());
   });
 
   it('serves Swagger UI at /docs with every asset from the service itself', async () => {
@@ -91,20 +84,12 @@ describe('API documentation routes', () => {
 });
 
 describe('servers in the served document', () => {
+  const publicBaseUrl = 'https://pets.example.org/v1';
+  const stagingBaseUrl = 'https://staging.pets.example.org/v1';
+  const t = testAppPerBlock({ publicBaseUrl, stagingBaseUrl });
+
   it('come from PUBLIC_BASE_URL and STAGING_BASE_URL, plus this server', async () => {
-    const t = await startTestApp({
-      publicBaseUrl: 'https://pets.example.org/v1',
-      stagingBaseUrl: 'https://staging.pets.example.org/v1',
-    });
-    try {
-      const document = (await request<OpenAPIObject>(t.origin, '/docs-json')).body;
-      expect(document.servers!.map((server) => server.url)).toEqual([
-        'https://pets.example.org/v1',
-        'https://staging.pets.example.org/v1',
-        'v1',
-      ]);
-    } finally {
-      await t.close();
-    }
+    const document = (await request<OpenAPIObject>(t.origin, '/docs-json')).body;
+    expect(document.servers!.map((server) => server.url)).toEqual([publicBaseUrl, stagingBaseUrl, 'v1']);
   });
 });

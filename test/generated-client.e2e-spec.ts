@@ -11,7 +11,8 @@ import { generateApiKey, publicPrefix } from '../src/auth/api-keys/api-key-forma
 import { keyDigest } from '../src/auth/key-digest.js';
 import { NAME_UNICODE_RULE } from '../src/pets/dto/is-pet-name.decorator.js';
 import { HOSTILE_STRINGS } from './support/fuzz/hostile-values.js';
-import { jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
+import { jsonBody, request, TEST_KEY } from './support/test-app.js';
+import { testAppPerBlock } from './support/test-app-per-block.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
@@ -62,15 +63,9 @@ async function compileScenario<T>(scenario: string, generate: (dir: string) => P
 }
 
 describe('clients generated from the served document', () => {
-  let t: TestApp;
+  const t = testAppPerBlock();
   const dirs: string[] = [];
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(async () => {
-    await t.close();
-    await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
-  });
+  afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
 
   it('openapi-typescript and openapi-fetch: type-checks, then creates, lists, gets, and reads a 401, a 400 and a 403', async () => {
     const document = (await request<OpenAPI3>(t.origin, '/docs-json')).body;
@@ -124,13 +119,10 @@ describe('clients generated from the served document', () => {
     }, 180_000);
 
     // Finding 7: the generated client calls the production placeholder until configured; docs/clients.md gives the line.
-    it('defaults to the placeholder production server, which the scenario replaces with one setConfig line', async () => {
+    it('defaults to the placeholder production server, which the scenario replaces with one setConfig line; creates a pet with an emoji, pages through Link, reads an Error, calls the deprecated getPet, keeps int64 ids as numbers', async () => {
       const generated = await readFile(join(dir, 'client', 'client.gen.ts'), 'utf8');
       expect(generated).toContain("baseUrl: 'https://api.example.com/v1'");
       expect(await readFile(join(ROOT, 'docs', 'clients.md'), 'utf8')).toContain("client.setConfig({ baseUrl: '");
-    });
-
-    it('creates a pet with an emoji, pages through Link, reads an Error, calls the deprecated getPet, keeps int64 ids as numbers', async () => {
       const result = await scenario.runPetsScenario(`${t.origin}/v1`, TEST_KEY);
 
       const pet = { id: expect.any(Number), name: 'Rex 🐶', categoryId: 7, status: 'pending' };

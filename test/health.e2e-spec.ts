@@ -3,7 +3,8 @@ import { startTcpProxy } from '../dev/tcp-proxy.js';
 import { Database } from '../src/database/database.js';
 import { EmbeddedServer, startEmbeddedServer } from './support/database-server.js';
 import { pollUntil } from './support/poll.js';
-import { ApiResponse, auth, request, startTestApp, TestApp } from './support/test-app.js';
+import { ApiResponse, auth, request, startTestApp } from './support/test-app.js';
+import { testAppPerBlock } from './support/test-app-per-block.js';
 import { ShutdownState } from '../src/edge/shutdown-state.js';
 import { MIGRATIONS } from '../migrations/index.js';
 
@@ -13,27 +14,22 @@ const LATEST_UNREADY_MS = 2 * GRACE_MS + 5_000;
 /** The recovery period this file's app runs with (READINESS_RECOVERY_MS). */
 const RECOVERY_MS = 3_000;
 
-const serviceUnavailable = {
-  code: 'service_unavailable',
-  message: 'The service is temporarily unavailable; retry later.',
-  status: 503,
-};
+/** An unready answer's status and Error body. */
+const UNREADY = [
+  503,
+  { code: 'service_unavailable', message: 'The service is temporarily unavailable; retry later.', status: 503 },
+];
+const statusAndBody = ({ status, body }: { status: number; body: unknown }) => [status, body];
 
 describe('health probes', () => {
   // A server of its own, which this file stops and starts again.
   let server: EmbeddedServer;
-  let t: TestApp;
   const bounds = { readinessOutageGraceMs: GRACE_MS, readinessRecoveryMs: RECOVERY_MS };
-
   beforeAll(async () => {
     server = await startEmbeddedServer();
-    t = await startTestApp(bounds, { adminUrl: server.adminUrl });
   }, 60_000);
-
-  afterAll(async () => {
-    await t.close();
-    await server.stop();
-  }, 30_000);
+  const t = testAppPerBlock(bounds, () => ({ adminUrl: server.adminUrl }));
+  afterAll(() => server.stop(), 30_000);
 
   type Ready = ApiResponse<{
     details: Record<string, { status?: string; crowded?: boolean; cachedResponse?: boolean }>;
@@ -129,9 +125,8 @@ describe('health probes', () => {
           what: 'ready to turn 503',
         });
         expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(GRACE_MS);
-        expect(unready.status).toBe(503);
+        expect(statusAndBody(unready)).toEqual(UNREADY);
         expect(unready.headers.get('content-type')).toMatch(/^application\/json/);
-        expect(unready.body).toEqual(serviceUnavailable);
         // With no probe and no request, a scrape alone reads a round.
         expect(await reachable()).toBe('0');
         // The process itself is fine: an orchestrator must not restart it for a database outage.
@@ -142,9 +137,7 @@ describe('health probes', () => {
       }
       await pollUntil(async () => (await reachable()) === '1', { what: 'the gauge to see the database back' });
       // The database answers, and the instance stays out: a path that fails again within the period keeps it out.
-      const recovering = await ready();
-      expect(recovering.status).toBe(503);
-      expect(recovering.body).toEqual(serviceUnavailable);
+      expect(statusAndBody(await ready())).toEqual(UNREADY);
       await readyWhen((answer) => answer.status === 200, {
         timeoutMs: RECOVERY_MS + 10_000,
         what: 'ready to return to 200 after the recovery period',
@@ -227,9 +220,7 @@ describe('health probes', () => {
   it('is not ready while migrations are pending', async () => {
     const unmigrated = await startTestApp({ migrationsRun: false }, { adminUrl: server.adminUrl });
     try {
-      const answer = await ready(unmigrated.origin);
-      expect(answer.status).toBe(503);
-      expect(answer.body).toEqual(serviceUnavailable);
+      expect(statusAndBody(await ready(unmigrated.origin))).toEqual(UNREADY);
       expect((await request(unmigrated.origin, '/health/live')).status).toBe(200);
     } finally {
       await unmigrated.close();
@@ -239,8 +230,7 @@ describe('health probes', () => {
   it('turns ready to 503 as soon as shutdown begins', async () => {
     t.app.get(ShutdownState).begin();
     const answer = await ready();
-    expect(answer.status).toBe(503);
-    expect(answer.body).toEqual(serviceUnavailable);
+    expect(statusAndBody(answer)).toEqual(UNREADY);
     expect(answer.headers.get('connection')).toBe('close');
   });
 });

@@ -34,9 +34,8 @@ function openSlowUpload(port: number): Promise<Socket> {
 }
 
 /**
- * Clients without a key must not take the service away from those with one: the built service as a child process
- * (production mode, the default in-flight bound of 256), against a real database.
- * Prints what it measured.
+ * Clients without a key must not take the service away from those with one: the built service in production mode,
+ * against a real database. Prints what it measured.
  */
 describe('keyless traffic does not starve probes or keyed requests', () => {
   let production: ProductionService;
@@ -49,9 +48,8 @@ describe('keyless traffic does not starve probes or keyed requests', () => {
       API_KEYS: KEY,
       LOG_LEVEL: 'warn',
       SHUTDOWN_DRAIN_DELAY_MS: '0',
-      // As in every e2e spec (test/support/test-app.ts): the event loop's delay measures how busy the shared test
-      // machine is (a full parallel run starves this process for seconds), not the service. The in-flight bound,
-      // what keyless traffic used to exhaust, stays at its default.
+      // As in test/support/test-app.ts: the loop's delay measures the test machine. The in-flight bound, what
+      // keyless traffic used to exhaust, stays at its default.
       LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS: '0',
     });
     ({ service } = production);
@@ -111,7 +109,6 @@ describe('keyless traffic does not starve probes or keyed requests', () => {
         `median ${times[times.length >> 1]} ms, slowest ${times[times.length - 1]} ms`,
     );
     expect(statuses.length).toBeGreaterThan(0);
-    expect(counts[503] ?? 0).toBe(0);
     expect(statuses.every((status) => status === 200)).toBe(true);
     expect(result.non2xx).toBe(0);
   }, 60_000);

@@ -2,7 +2,9 @@ import { expect } from '@jest/globals';
 import { createApp } from '../src/app.setup.js';
 import { parseApiKeys } from '../src/config/app-config.js';
 import { defaultConfig } from './support/config.js';
-import { auth, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
+import { pollUntil } from './support/poll.js';
+import { auth, request, TEST_KEY } from './support/test-app.js';
+import { testAppPerBlock } from './support/test-app-per-block.js';
 
 /** Keeps this process's event loop busy, which is the app's: the pressure under-pressure measures. */
 function blockEventLoop(ms: number): void {
@@ -13,11 +15,7 @@ function blockEventLoop(ms: number): void {
 // Shedding on requests in flight: test/request-pipeline.e2e-spec.ts.
 describe('load shedding on event-loop delay', () => {
   const loadShedding = { maxInFlight: 0, maxEventLoopDelayMs: 50, maxEventLoopUtilization: 0 };
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ loadShedding });
-  });
-  afterAll(() => t.close());
+  const t = testAppPerBlock({ loadShedding });
 
   it('answers 503 service_unavailable with Retry-After past the event-loop delay threshold, then recovers', async () => {
     let shed: Awaited<ReturnType<typeof request>> | undefined;
@@ -30,12 +28,10 @@ describe('load shedding on event-loop delay', () => {
     // Retry-After and the rest of the answer, the same whatever sheds: request-pipeline.e2e-spec.ts.
     expect(shed?.body).toEqual({ code: 'service_unavailable', message: expect.any(String), status: 503 });
 
-    const deadline = Date.now() + 5_000;
-    let status = 0;
-    while (status !== 200 && Date.now() < deadline) {
-      status = (await request(t.origin, '/v1/pets', { headers: auth() })).status;
-    }
-    expect(status).toBe(200);
+    await pollUntil(async () => (await request(t.origin, '/v1/pets', { headers: auth() })).status === 200, {
+      timeoutMs: 5_000,
+      what: 'the service to serve again',
+    });
   });
 
   it('sheds nothing for its own start-up: the first requests after listening are served though start-up blocked the loop', async () => {

@@ -1,6 +1,7 @@
 import { generateApiKey } from '../src/auth/api-keys/api-key-format.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
-import { auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
+import { auth, jsonBody, request } from './support/test-app.js';
+import { testAppPerBlock } from './support/test-app-per-block.js';
 
 const METRICS_TOKEN = 'metrics-token-0123456789';
 
@@ -11,13 +12,9 @@ function sample(text: string, series: string): number | undefined {
 }
 
 describe('/metrics', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(() => t.close());
+  const t = testAppPerBlock();
 
-  it('exposes request counts and latency by route and status, outside /v1, without an API key', async () => {
+  it('exposes request counts and latency by route and status, the database pool and the process, outside /v1, without an API key', async () => {
     const created = await request(t.origin, '/v1/pets', jsonBody({ name: 'Rex', categoryId: 1 }));
     expect(created.status).toBe(201);
     await request(t.origin, '/v1/pets', jsonBody({ name: '' }));
@@ -36,6 +33,12 @@ describe('/metrics', () => {
       sample(text, 'http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/v1/pets",status="400"}'),
     ).toBe(2);
     expect(text).toMatch(/^# TYPE http_request_duration_seconds histogram$/m);
+    const total = sample(text, 'animal_store_db_pool_connections{state="total"}');
+    expect(total).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'animal_store_db_pool_connections{state="idle"}')).toBeLessThanOrEqual(total!);
+    expect(sample(text, 'animal_store_db_pool_connections{state="waiting"}')).toBe(0);
+    expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
+    expect(text).toMatch(/^nodejs_heap_size_used_bytes \d/m);
 
     expect((await request(t.origin, '/v1/metrics')).status).toBe(404);
   });
@@ -64,25 +67,10 @@ describe('/metrics', () => {
     expect(sample(after1000.text, 'animal_store_deprecated_calls_total{operation="getPet"}')).toBe(1_000);
     expect(after1000.text).not.toContain(keys[0]);
   }, 120_000);
-
-  it('reports the database pool and the default process metrics', async () => {
-    const text = (await request(t.origin, '/metrics')).text;
-    const total = sample(text, 'animal_store_db_pool_connections{state="total"}');
-    const idle = sample(text, 'animal_store_db_pool_connections{state="idle"}');
-    expect(total).toBeGreaterThanOrEqual(1);
-    expect(idle).toBeLessThanOrEqual(total!);
-    expect(sample(text, 'animal_store_db_pool_connections{state="waiting"}')).toBe(0);
-    expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
-    expect(text).toMatch(/^nodejs_heap_size_used_bytes \d/m);
-  });
 });
 
 describe('/metrics with METRICS_TOKEN', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ metricsToken: METRICS_TOKEN });
-  });
-  afterAll(() => t.close());
+  const t = testAppPerBlock({ metricsToken: METRICS_TOKEN });
 
   it('answers 401 with the Error body without the token, or with an API key instead, and 200 with the token', async () => {
     for (const headers of [{}, auth(), { authorization: `Bearer ${METRICS_TOKEN}x` }]) {

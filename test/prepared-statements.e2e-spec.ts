@@ -42,25 +42,30 @@ describe('the statements the routes run over and over (DATABASE_PREPARED_STATEME
   let t: TestApp | undefined;
   afterEach(() => t?.close());
 
-  it('are prepared once per connection and then run by name, by default', async () => {
-    t = await startTestApp({ databasePool: ONE_CONNECTION });
+  it.each([
+    [
+      'are prepared once per connection and then run by name, by default',
+      {},
+      [
+        // The Idempotency-Key's first create claims it and stores its answer; the second finds that answer.
+        { name: 'idempotency-claim', calls: 2 },
+        { name: 'idempotency-find', calls: 1 },
+        { name: 'idempotency-save-response', calls: 1 },
+        { name: 'pets-by-id', calls: 3 },
+        { name: 'pets-first-page', calls: 1 },
+        { name: 'pets-insert', calls: 3 },
+        { name: 'pets-page', calls: 1 },
+        { name: 'pets-page-by-status', calls: 1 },
+      ],
+    ],
+    [
+      'are sent unnamed when it is false (PgBouncer before 1.21), with the same answers',
+      { preparedStatements: false },
+      [],
+    ],
+  ])('%s', async (_case, setting, named) => {
+    t = await startTestApp({ databasePool: ONE_CONNECTION, ...setting });
     expect(await everyRoute(t)).toEqual(ANSWERED);
-    expect(await prepared(t)).toEqual([
-      // The Idempotency-Key's first create claims it and stores its answer; the second finds that answer.
-      { name: 'idempotency-claim', calls: 2 },
-      { name: 'idempotency-find', calls: 1 },
-      { name: 'idempotency-save-response', calls: 1 },
-      { name: 'pets-by-id', calls: 3 },
-      { name: 'pets-first-page', calls: 1 },
-      { name: 'pets-insert', calls: 3 },
-      { name: 'pets-page', calls: 1 },
-      { name: 'pets-page-by-status', calls: 1 },
-    ]);
-  });
-
-  it('are sent unnamed when it is false (PgBouncer before 1.21), with the same answers', async () => {
-    t = await startTestApp({ databasePool: ONE_CONNECTION, preparedStatements: false });
-    expect(await everyRoute(t)).toEqual(ANSWERED);
-    expect(await prepared(t)).toEqual([]);
+    expect(await prepared(t)).toEqual(named);
   });
 });

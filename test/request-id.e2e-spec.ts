@@ -1,13 +1,10 @@
-import { auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
+import { auth, jsonBody, request } from './support/test-app.js';
+import { testAppPerBlock } from './support/test-app-per-block.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 describe('X-Request-Id', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(() => t.close());
+  const t = testAppPerBlock();
 
   it("echoes a sane client's id, and gives every other response, errors included, one of its own", async () => {
     const echoed = await request(t.origin, '/v1/pets', { headers: { ...auth(), 'x-request-id': 'order-flow:42.1' } });

@@ -3,7 +3,8 @@ import { Client } from 'pg';
 import { ShutdownState } from '../src/edge/shutdown-state.js';
 import { exchange, rawRequest } from './support/raw-http.js';
 import { pollUntil } from './support/poll.js';
-import { auth, jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
+import { auth, jsonBody, request, TEST_KEY } from './support/test-app.js';
+import { testAppPerBlock } from './support/test-app-per-block.js';
 
 /**
  * Which step of the request pipeline answers first, seen from outside: the single-value header check, CORS, body
@@ -43,14 +44,10 @@ const bearer: [string, string] = ['Authorization', `Bearer ${TEST_KEY}`];
 const repeatedAuthorization = (origin: string) => rawGet(origin, '/v1/pets', [bearer, bearer]);
 
 describe('the order of the request pipeline', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({
-      corsOrigins: [SHOP],
-      loadShedding: { maxInFlight: 1, maxEventLoopDelayMs: 0, maxEventLoopUtilization: 0 },
-    });
+  const t = testAppPerBlock({
+    corsOrigins: [SHOP],
+    loadShedding: { maxInFlight: 1, maxEventLoopDelayMs: 0, maxEventLoopUtilization: 0 },
   });
-  afterAll(() => t.close());
 
   /** Runs `whileOverloaded` while a list of pets waits on a lock of the pets table, which another session holds. */
   async function withBudgetTaken(whileOverloaded: () => Promise<void>): Promise<void> {
@@ -133,26 +130,21 @@ describe('the order of the request pipeline', () => {
   it('while draining, every step answers as before, and each answer from draining on closes its connection', async () => {
     t.app.get(ShutdownState).begin();
     // The header check and CORS answer before draining marks the connection.
-    const repeated = await repeatedAuthorization(t.origin);
-    expect(repeated?.status).toBe(400);
-    expect(repeated?.headers.get('connection')).toBe('keep-alive');
-
-    const answer = await preflight(t.origin);
-    expect(answer.status).toBe(204);
-    expect(answer.headers.get('access-control-allow-origin')).toBe(SHOP);
-    expect(answer.headers.get('connection')).toBe('keep-alive');
-
-    const served = await request(t.origin, '/v1/pets', { headers: fromShop(auth()) });
-    expect(served.status).toBe(200);
-    expect(served.headers.get('connection')).toBe('close');
-
-    const keyless = await request(t.origin, '/v1/pets', { headers: fromShop() });
-    expect(keyless.status).toBe(401);
-    expect(keyless.headers.get('connection')).toBe('close');
-
-    const malformedBody = await request(t.origin, '/v1/pets', malformed(TEST_KEY));
-    expect(malformedBody.status).toBe(400);
-    expect(malformedBody.headers.get('connection')).toBe('close');
+    const answers = [
+      (await repeatedAuthorization(t.origin))!,
+      await preflight(t.origin),
+      await request(t.origin, '/v1/pets', { headers: fromShop(auth()) }),
+      await request(t.origin, '/v1/pets', { headers: fromShop() }),
+      await request(t.origin, '/v1/pets', malformed(TEST_KEY)),
+    ];
+    expect(answers.map(({ status, headers }) => [status, headers.get('connection')])).toEqual([
+      [400, 'keep-alive'],
+      [204, 'keep-alive'],
+      [200, 'close'],
+      [401, 'close'],
+      [400, 'close'],
+    ]);
+    expect(answers[1].headers.get('access-control-allow-origin')).toBe(SHOP);
 
     await withBudgetTaken(async () => {
       const shed = await request(t.origin, '/v1/pets', { headers: fromShop(auth()) });

@@ -76,7 +76,7 @@ describe('traces', () => {
   const childrenOf = (spans: ReceivedSpan[], parent: ReceivedSpan) =>
     spans.filter((span) => span.parentSpanId === parent.spanId);
 
-  it('continues the caller’s trace: SERVER span with the route, its handler, one span per SQL statement', async () => {
+  it('continues the caller’s trace: SERVER span with the route, its handler, one span per SQL statement; the request’s log line names the trace and one of its spans', async () => {
     const caller = callerContext();
     const response = await call('/v1/pets?limit=2', { traceparent: caller.traceparent });
     expect(response.status).toBe(200);
@@ -107,12 +107,6 @@ describe('traces', () => {
         'db.query.text': expect.stringMatching(/^SELECT .* FROM pets .*\$1/) as unknown,
       }) as unknown,
     });
-  });
-
-  it('writes each request’s log line with its trace id and one of its span ids', async () => {
-    const caller = callerContext();
-    await call('/v1/pets', { traceparent: caller.traceparent });
-    const spans = await traceOf(caller.traceId);
     const line = await pollUntil(() =>
       service.lines
         .map((text) => JSON.parse(text) as Record<string, unknown>)
@@ -151,40 +145,37 @@ describe('traces', () => {
     }
   });
 
-  it('marks a 503 for a database fault as an error with its code', async () => {
+  it('marks a 503 for a database fault and a 500 as errors with their code', async () => {
+    const unavailable = callerContext();
     await setDatabaseReadOnly(sql, true);
     try {
-      const caller = callerContext();
       const refused = await pollUntil(async () => {
         const response = await call('/v1/pets', {
           method: 'POST',
           body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
-          traceparent: caller.traceparent,
+          traceparent: unavailable.traceparent,
         });
         return response.status === 503 && response;
       });
       expect(refused.status).toBe(503);
-      const server = serverSpan(await traceOf(caller.traceId));
-      expect(server.status).toEqual({ code: STATUS.ERROR, message: 'service_unavailable' });
-      expect(server.attributes['error.type']).toBe('service_unavailable');
     } finally {
       await setDatabaseReadOnly(sql, false);
     }
-  });
-
-  it('marks a 500 as an error with its code', async () => {
-    const caller = callerContext();
+    const internal = callerContext();
     await sql.query('ALTER TABLE pets RENAME TO pets_elsewhere');
-    let failed: Response;
     try {
-      failed = await call('/v1/pets', { traceparent: caller.traceparent });
+      expect((await call('/v1/pets', { traceparent: internal.traceparent })).status).toBe(500);
     } finally {
       await sql.query('ALTER TABLE pets_elsewhere RENAME TO pets');
     }
-    expect(failed.status).toBe(500);
-    const server = serverSpan(await traceOf(caller.traceId));
-    expect(server.status).toEqual({ code: STATUS.ERROR, message: 'internal_error' });
-    expect(server.attributes['error.type']).toBe('internal_error');
+    for (const [{ traceId }, code] of [
+      [unavailable, 'service_unavailable'],
+      [internal, 'internal_error'],
+    ] as const) {
+      const server = serverSpan(await traceOf(traceId));
+      expect(server.status).toEqual({ code: STATUS.ERROR, message: code });
+      expect(server.attributes['error.type']).toBe(code);
+    }
   });
 
   it('exports no key sent in a URL: the path without its query string, key-shaped values redacted, even percent-encoded', async () => {

@@ -1,26 +1,17 @@
 import { expect } from '@jest/globals';
-import { createServer, Server } from 'node:http';
 import { type Page } from 'playwright-core';
 import { ApiKeysRepository } from '../../src/auth/api-keys/api-keys.repository.js';
 import { generateApiKey, publicPrefix } from '../../src/auth/api-keys/api-key-format.js';
 import { keyDigest } from '../../src/auth/key-digest.js';
 import { launchChromium, type Chromium } from '../support/chromium.js';
 import { jsonBody, request, startTestApp, TestApp } from '../support/test-app.js';
+import { listenLocally } from './local-server.js';
 
 /** A storefront's page: an empty document, served on a port of its own; the test runs its script in it. */
-function storefront(): Promise<{ port: number; close(): Promise<void> }> {
-  const server: Server = createServer((_incoming, outgoing) => {
+const storefront = () =>
+  listenLocally((_incoming, outgoing) => {
     outgoing.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>Shop</title>');
   });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => {
-      resolve({
-        port: (server.address() as { port: number }).port,
-        close: () => new Promise((closed) => server.close(() => closed())),
-      });
-    }),
-  );
-}
 
 /** What the storefront's script saw: the status, the headers it could read, and the body; or what fetch threw. */
 type Seen = { status: number; headers: Record<string, string | null>; body: unknown } | { thrown: string };
@@ -70,8 +61,8 @@ describe('a storefront page on another origin, in headless Chromium', () => {
 
   beforeAll(async () => {
     shop = await storefront();
-    allowed = `http://127.0.0.1:${shop.port}`;
-    notAllowed = `http://localhost:${shop.port}`;
+    allowed = shop.origin;
+    notAllowed = shop.origin.replace('127.0.0.1', 'localhost');
     readOnlyKey = generateApiKey();
     withCors = await startTestApp({ corsOrigins: [allowed], rateLimitPerMinute: 100 });
     withoutCors = await startTestApp({ rateLimitPerMinute: 100 });

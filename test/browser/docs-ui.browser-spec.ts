@@ -1,10 +1,11 @@
 import { mkdir } from 'node:fs/promises';
-import { createServer, request as forward, Server } from 'node:http';
+import { request as forward } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Page } from 'playwright-core';
 import { launchChromium, type Chromium } from '../support/chromium.js';
 import { jsonBody, request, startTestApp, TestApp, TEST_KEY } from '../support/test-app.js';
+import { listenLocally } from './local-server.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
 const PREFIX = '/api';
@@ -13,8 +14,8 @@ const PREFIX = '/api';
  * An ingress that mounts the service under /api: it strips the prefix, says so in X-Forwarded-Prefix, and
  * answers 404 for anything outside it.
  */
-function prefixingProxy(target: string): Promise<{ origin: string; close(): Promise<void> }> {
-  const server: Server = createServer((incoming, outgoing) => {
+const prefixingProxy = (target: string) =>
+  listenLocally((incoming, outgoing) => {
     if (!incoming.url?.startsWith(`${PREFIX}/`)) {
       outgoing.writeHead(404).end();
       return;
@@ -30,16 +31,6 @@ function prefixingProxy(target: string): Promise<{ origin: string; close(): Prom
     upstream.once('error', () => outgoing.writeHead(502).end());
     incoming.pipe(upstream);
   });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      resolve({
-        origin: `http://127.0.0.1:${port}`,
-        close: () => new Promise((closed) => server.close(() => closed())),
-      });
-    }),
-  );
-}
 
 describe('Swagger UI at /docs in headless Chromium', () => {
   let t: TestApp;

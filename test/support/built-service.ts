@@ -34,20 +34,16 @@ export interface Finished {
   stderr: string;
 }
 
-export interface RunOptions {
-  /** Working directory (default: the project root). */
-  cwd?: string;
-  /** Written to the command's stdin, which is then closed; without it stdin is empty (as in CI). */
-  input?: string;
-}
-
-/** Runs a command to its end (bounded), capturing both streams. */
+/**
+ * Runs a command to its end (bounded), capturing both streams, in `cwd` (default: the project root); `input` is
+ * written to its stdin, which is then closed (empty without it, as in CI).
+ */
 export function run(
   command: string,
   args: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
   timeoutMs = 60_000,
-  options: RunOptions = {},
+  options: { cwd?: string; input?: string } = {},
 ) {
   return new Promise<Finished>((resolvePromise, reject) => {
     const child = spawn(command, args, { cwd: options.cwd ?? ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });

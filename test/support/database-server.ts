@@ -86,36 +86,28 @@ export async function startEmbeddedServer({ flags = [] }: { flags?: string[] } =
   };
 }
 
-/** The backends `TEST_DATABASE` chooses from. */
-const BACKENDS = { embedded: startEmbeddedServer, testcontainers: startContainer };
+/** The backends `TEST_DATABASE` chooses from: `embedded` needs nothing but Node, `testcontainers` a Docker engine. */
+const BACKENDS: Record<string, () => Promise<DatabaseServer>> = {
+  embedded: startEmbeddedServer,
+  testcontainers: startContainer,
+};
 
 /**
- * The PostgreSQL the tests run against: `TEST_DATABASE_URL` if set, else the backend `TEST_DATABASE` names:
- * `embedded` (the default: needs nothing but Node) or `testcontainers` (a container on the Docker engine).
- */
-export async function startDatabaseServer(): Promise<DatabaseServer> {
-  if (process.env.TEST_DATABASE_URL) {
-    return {
-      adminUrl: process.env.TEST_DATABASE_URL,
-      description: 'the PostgreSQL of TEST_DATABASE_URL',
-      stop: () => Promise.resolve(),
-    };
-  }
-  const backend = process.env.TEST_DATABASE || 'embedded';
-  if (!Object.hasOwn(BACKENDS, backend)) {
-    throw new OneLineError(`TEST_DATABASE must be one of ${Object.keys(BACKENDS).join(', ')}, got "${backend}".`);
-  }
-  return BACKENDS[backend as keyof typeof BACKENDS]();
-}
-
-/**
- * Jest's global setup (test/support/jest/global-setup.ts): one PostgreSQL server for the run; every test file creates
- * its own database in it.
+ * Jest's global setup (test/support/jest/global-setup.ts): one PostgreSQL server for the run, `TEST_DATABASE_URL` if
+ * set, else the backend `TEST_DATABASE` names (embedded by default); every test file creates its own database in it.
  */
 export async function setUpDatabaseServer(): Promise<void> {
   let server: DatabaseServer;
   try {
-    server = await startDatabaseServer();
+    const backend = process.env.TEST_DATABASE || 'embedded';
+    if (process.env.TEST_DATABASE_URL) {
+      const adminUrl = process.env.TEST_DATABASE_URL;
+      server = { adminUrl, description: 'the PostgreSQL of TEST_DATABASE_URL', stop: () => Promise.resolve() };
+    } else if (Object.hasOwn(BACKENDS, backend)) {
+      server = await BACKENDS[backend]();
+    } else {
+      throw new OneLineError(`TEST_DATABASE must be one of ${Object.keys(BACKENDS).join(', ')}, got "${backend}".`);
+    }
   } catch (error) {
     if (!(error instanceof OneLineError || error instanceof EmbeddedPostgresError)) throw error;
     // Jest would print a failing global setup with its stack; this is the whole story.
