@@ -92,7 +92,6 @@ const notAnOrigin = ({ input }: { input?: unknown }) =>
 // A browser's Origin is compared as a string: `https://*.example.com` would match no page.
 const wildcardOrigin = ({ input }: { input?: unknown }) =>
   `entry "${String(input)}" has a wildcard, but origins are exact: list each one (e.g. https://shop.example), or give * alone for any origin`;
-/** An origin exactly as a browser sends it in `Origin`. */
 const origin = z
   .url({ protocol: /^https?$/, abort: true })
   .refine((url) => new URL(url).origin === url, { error: notAnOrigin });
@@ -159,7 +158,6 @@ const SERVICE_VARIABLES = {
 
 export const VARIABLES: readonly string[] = Object.keys(SERVICE_VARIABLES);
 
-/** The keys of an API_KEYS value, each with its id and name, as the service holds them (or a ZodError). */
 export const parseApiKeys = (raw: string) => apiKeyEntries.parse(raw);
 
 const databaseConfig = (env: z.output<z.ZodObject<typeof DATABASE_VARIABLES>>) => ({
@@ -178,21 +176,22 @@ const SCHEMAS = {
       const refuse = (name: string, message: string) => context.addIssue({ code: 'custom', path: [name], message });
       if (env.REQUEST_TIMEOUT_MS < env.HEADERS_TIMEOUT_MS) {
         refuse('REQUEST_TIMEOUT_MS', `must be at least HEADERS_TIMEOUT_MS, got "${env.REQUEST_TIMEOUT_MS}"`);
-      } else if (env.NODE_ENV === 'production') {
-        // A page on a remote plain-http origin holds its key where anyone on the way can read and change it.
-        const plainHttp = env.CORS_ORIGINS.find(
-          (entry) =>
-            entry.startsWith('http://') && !['localhost', '127.0.0.1', '[::1]'].includes(new URL(entry).hostname),
+      }
+      if (env.NODE_ENV !== 'production') return;
+      // A page on a remote plain-http origin holds its key where anyone on the way can read and change it.
+      const plainHttp = env.CORS_ORIGINS.find(
+        (entry) =>
+          entry.startsWith('http://') && !['localhost', '127.0.0.1', '[::1]'].includes(new URL(entry).hostname),
+      );
+      if (plainHttp !== undefined) {
+        refuse(
+          'CORS_ORIGINS',
+          `entry "${plainHttp}" is plain http on a remote host, refused when NODE_ENV=production: serve that page over https`,
         );
-        if (plainHttp !== undefined) {
-          refuse(
-            'CORS_ORIGINS',
-            `entry "${plainHttp}" is plain http on a remote host, refused when NODE_ENV=production: serve that page over https`,
-          );
-        } else if (env.CURSOR_SECRET === undefined) {
-          // Every instance behind a load balancer must verify the cursors the others sign: no per-process secret.
-          refuse('CURSOR_SECRET', 'is required when NODE_ENV=production (the same value on every instance)');
-        }
+      }
+      // Every instance behind a load balancer must verify the cursors the others sign: no per-process secret.
+      if (env.CURSOR_SECRET === undefined) {
+        refuse('CURSOR_SECRET', 'is required when NODE_ENV=production (the same value on every instance)');
       }
     })
     .transform((env) => {
@@ -241,14 +240,11 @@ export type DatabasePoolConfig = AppConfig['databasePool'];
 function parse<P extends keyof typeof SCHEMAS>(part: P, raw: NodeJS.ProcessEnv): z.output<(typeof SCHEMAS)[P]> {
   const set = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== undefined && value !== ''));
   for (const [name, instead] of Object.entries(set.NODE_ENV === 'production' ? SECRET_VARIABLES : {})) {
-    const value = set[name] ?? '';
-    const index = (name === 'API_KEYS' ? commaList(value).map(keyOfEntry) : [value.trim()]).findIndex((entry) =>
-      PUBLISHED_EXAMPLE_SECRETS.has(entry),
-    );
+    const entries = name === 'API_KEYS' ? commaList(set[name] ?? '').map(keyOfEntry) : [(set[name] ?? '').trim()];
+    const index = entries.findIndex((entry) => PUBLISHED_EXAMPLE_SECRETS.has(entry));
     if (index === -1) continue;
-    const variable = name === 'API_KEYS' ? `API_KEYS entry ${index + 1}` : name;
     throw new ConfigError(
-      `${variable} is an example value published with this service, refused when NODE_ENV=production: ${instead}`,
+      `${name === 'API_KEYS' ? `API_KEYS entry ${index + 1}` : name} is an example value published with this service, refused when NODE_ENV=production: ${instead}`,
     );
   }
   const parsed = SCHEMAS[part].safeParse(set);

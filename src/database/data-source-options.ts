@@ -24,8 +24,7 @@ export function dataSourceOptions(url: string, pool: DatabasePoolConfig = DATABA
       query_timeout: SESSION_TIMEOUTS.statement_timeout + 1_000,
       // A startup parameter PgBouncer accepts and tracks per client.
       application_name: 'animal-store',
-      // A connection between owners (just released, still closing) may emit `error` when the server ends its
-      // session; with no listener then, the process would crash. The pool and TypeORM drop broken connections.
+      // A released connection may emit `error` as the server ends its session: unheard, it would crash the process.
       onConnect: (client: ClientBase) => {
         client.on('error', (error) => new Logger('Database').warn(`Database connection lost: ${error.message}`));
       },
