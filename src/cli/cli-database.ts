@@ -14,10 +14,7 @@ export function oneLine(error: unknown): string {
 }
 
 /** Where a database URL points, without its password. */
-export function describeDatabase(databaseUrl: string): string {
-  const url = new URL(databaseUrl);
-  return `${url.hostname}:${url.port || 5432}${url.pathname}`;
-}
+export const describeDatabase = ({ hostname, port, pathname }: URL) => `${hostname}:${port || 5432}${pathname}`;
 
 export const when = (date: Date | null) => (date ? date.toISOString().replace(/\.\d{3}Z$/, 'Z') : '-');
 
@@ -51,7 +48,7 @@ export function runDatabaseCommand<C>(command: DatabaseCommand<C>): void {
     try {
       await dataSource.initialize().catch((error: unknown) => {
         throw new Error(
-          `${oneLine(error)} (DATABASE_URL points at ${describeDatabase(config.databaseUrl)}): start that PostgreSQL or correct DATABASE_URL (in development, npm run apikey and npm run migration:* without it use the embedded one).`,
+          `${oneLine(error)} (DATABASE_URL points at ${describeDatabase(new URL(config.databaseUrl))}): start that PostgreSQL or correct DATABASE_URL (in development, npm run apikey and npm run migration:* without it use the embedded one).`,
           { cause: error },
         );
       });

@@ -35,7 +35,7 @@ runDatabaseCommand({
     return command === 'run' || command === 'show' || command === 'revert' ? { command, confirmed } : null;
   },
   run: async ({ command, confirmed }, dataSource, config) => {
-    const database = describeDatabase(config.databaseUrl);
+    const database = describeDatabase(new URL(config.databaseUrl));
     const executor = new MigrationExecutor(dataSource);
     if (command === 'run') {
       // Under the advisory lock: runners started together take turns, and the later ones find nothing pending.

@@ -11,7 +11,7 @@ import { PUBLISHED_EXAMPLE_SECRETS, SECRET_VARIABLES } from './published-secrets
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 /** The largest RATE_LIMIT_PER_MINUTE and AUTH_FAILURE_LIMIT_PER_MINUTE (the OpenAPI document's bound too). */
 export const MAX_LIMIT_PER_MINUTE = 1_000_000;
-export const DATABASE_POOL_DEFAULTS = { max: 10, idleTimeoutMs: 10_000 } as const;
+export const DATABASE_POOL_DEFAULTS = { max: 10, idleTimeoutMs: 10_000 };
 
 const mustBe = (allowed: string) => (issue: { input?: unknown }) => `must be ${allowed}, got "${String(issue.input)}"`;
 
@@ -234,7 +234,6 @@ const SCHEMAS = {
 
 export type DatabaseConfig = z.output<typeof SCHEMAS.database>;
 export type AppConfig = z.output<typeof SCHEMAS.service>;
-export type DatabasePoolConfig = AppConfig['databasePool'];
 
 /** What `part` reads of `raw` (empty is unset), typed; or a ConfigError: a published secret, or the first bad one. */
 function parse<P extends keyof typeof SCHEMAS>(part: P, raw: NodeJS.ProcessEnv): z.output<(typeof SCHEMAS)[P]> {

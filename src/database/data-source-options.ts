@@ -1,13 +1,13 @@
 import { Logger } from '@nestjs/common';
 import type { ClientBase } from 'pg';
 import type { DataSourceOptions } from 'typeorm';
-import { DATABASE_POOL_DEFAULTS, type DatabasePoolConfig } from '../config/app-config.js';
+import { DATABASE_POOL_DEFAULTS } from '../config/app-config.js';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { RETRY_DEADLINE_MS } from './database-faults.js';
 import { SESSION_TIMEOUTS } from './session-timeouts.js';
 
 /** The one set of DataSource options, shared by the service and the commands; each module registers its entities. */
-export function dataSourceOptions(url: string, pool: DatabasePoolConfig = DATABASE_POOL_DEFAULTS): DataSourceOptions {
+export function dataSourceOptions(url: string, pool = DATABASE_POOL_DEFAULTS): DataSourceOptions {
   return {
     type: 'postgres',
     url,
