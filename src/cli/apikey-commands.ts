@@ -126,19 +126,18 @@ const describe = (key: ApiKeySummary) =>
 
 function whyNotRotated(key: ApiKeySummary, replacement: ApiKeySummary | null): string {
   const named = `API key ${key.id} "${key.name}"`;
-  if (key.state === 'revoked') {
-    return `${named} was revoked at ${when(key.revokedAt)}, so it cannot be rotated: issue a new key with create.`;
+  if (key.state === 'revoked' || !replacement) {
+    const ended =
+      key.state === 'revoked' ? `was revoked at ${when(key.revokedAt)}` : `expired at ${when(key.expiresAt)}`;
+    return `${named} ${ended}, so it cannot be rotated: issue a new key with create.`;
   }
-  if (replacement) {
-    const replaced = `${named} was replaced by key ${replacement.id} at ${when(replacement.createdAt)}`;
-    if (replacement.state === 'revoked' || replacement.state === 'expired') {
-      return `${replaced}, which is now ${replacement.state}: issue a new key with create, or revoke ${key.id}.`;
-    }
-    return key.state === 'expired'
-      ? `${replaced} and expired at ${when(key.expiresAt)}: rotate ${replacement.id} instead.`
-      : `${replaced}: rotate ${replacement.id}, or revoke ${key.id}.`;
+  const replaced = `${named} was replaced by key ${replacement.id} at ${when(replacement.createdAt)}`;
+  if (replacement.state === 'revoked' || replacement.state === 'expired') {
+    return `${replaced}, which is now ${replacement.state}: issue a new key with create, or revoke ${key.id}.`;
   }
-  return `${named} expired at ${when(key.expiresAt)}, so it cannot be rotated: issue a new key with create.`;
+  return key.state === 'expired'
+    ? `${replaced} and expired at ${when(key.expiresAt)}: rotate ${replacement.id} instead.`
+    : `${replaced}: rotate ${replacement.id}, or revoke ${key.id}.`;
 }
 
 /** A new key, and what is stored of it: the key itself is printed once and kept nowhere. */

@@ -43,17 +43,13 @@ const urlWithScheme = (schemes: string[], example: string) =>
         : `must be a URL such as ${example}`,
   });
 
+const endsInV1 = ({ protocol, pathname, search, hash }: URL) =>
+  ['http:', 'https:'].includes(protocol) && /\/v1\/?$/.test(pathname) && !search && !hash;
 /** A `servers` base URL of the OpenAPI document, kept without its trailing slash. */
 const baseUrlEndingInV1 = (example: string) =>
   z
     .url({ error: mustBe(`a URL such as ${example}`), abort: true })
-    .refine(
-      (raw) => {
-        const url = new URL(raw);
-        return ['http:', 'https:'].includes(url.protocol) && /\/v1\/?$/.test(url.pathname) && !url.search && !url.hash;
-      },
-      { error: mustBe('an http(s) URL ending in /v1') },
-    )
+    .refine((raw) => endsInV1(new URL(raw)), { error: mustBe('an http(s) URL ending in /v1') })
     .transform((raw) => raw.replace(/\/$/, ''))
     .default(example);
 
