@@ -31,16 +31,8 @@ type ApiKeyCommand =
   | { command: 'list' }
   | { command: 'revoke'; reference: string };
 
-const NAME = /^[^\p{Cc}]{1,100}$/u;
-
-type Name = ApiKeyCommand['command'];
-/** Each command's options: each takes a value, and `multiple` lets a repeated one be refused rather than lost. */
-const OPTIONS: Record<Name, Record<string, { type: 'string'; multiple: true }>> = {
-  create: { scopes: { type: 'string', multiple: true }, 'expires-in': { type: 'string', multiple: true } },
-  rotate: { overlap: { type: 'string', multiple: true }, 'expires-in': { type: 'string', multiple: true } },
-  list: {},
-  revoke: {},
-};
+/** Each command's options: each takes a value, repeatable so that a repeated one is refused rather than lost. */
+const OPTIONS = { create: ['scopes', 'expires-in'], rotate: ['overlap', 'expires-in'], list: [], revoke: [] };
 
 const needsValue = (option: string) =>
   new Problem(`${option} needs a value: ${option === '--scopes' ? '--scopes pets:read' : `${option} 30d`}.`);
@@ -48,7 +40,8 @@ const needsValue = (option: string) =>
 /** The command the arguments ask for; a Problem for a bad scope, duration or option; null for USAGE. */
 export function parseArguments([command = '', ...rest]: readonly string[]): ApiKeyCommand | Problem | null {
   if (!Object.hasOwn(OPTIONS, command)) return null;
-  const options = OPTIONS[command as Name];
+  const names: string[] = OPTIONS[command as keyof typeof OPTIONS];
+  const options = Object.fromEntries(names.map((name) => [name, { type: 'string', multiple: true } as const]));
   let parsed;
   try {
     parsed = parseArgs({ args: rest, options, strict: true, allowPositionals: true });
@@ -58,9 +51,8 @@ export function parseArguments([command = '', ...rest]: readonly string[]): ApiK
     const option = /'(-[^' ]*)/.exec(message)?.[1] ?? 'given';
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return needsValue(option);
     if (code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw error;
-    const takes = Object.keys(options).map((name) => `--${name}`);
     return new Problem(
-      `Unknown option ${option} for ${command}: it takes ${takes.join(' and ') || 'none'} (npm run apikey alone shows the usage).`,
+      `Unknown option ${option} for ${command}: it takes ${names.map((name) => `--${name}`).join(' and ') || 'none'} (npm run apikey alone shows the usage).`,
     );
   }
   const values: Record<string, string> = {};
@@ -72,15 +64,16 @@ export function parseArguments([command = '', ...rest]: readonly string[]): ApiK
   if (command === 'list') return parsed.positionals.length === 0 ? { command } : null;
   const [argument, ...extra] = parsed.positionals.map((positional) => positional.trim());
   if (!argument || extra.length > 0) return null;
-  const duration = (name: string) => (name in values ? parseDuration(`--${name}`, values[name]) : null);
   const scopes = 'scopes' in values ? parseScopes(values.scopes) : null;
+  const overlapMs = 'overlap' in values ? parseDuration('--overlap', values.overlap) : DEFAULT_OVERLAP_MS;
+  const expiresInMs = 'expires-in' in values ? parseDuration('--expires-in', values['expires-in']) : null;
   if (scopes instanceof Problem) return scopes;
-  const overlapMs = duration('overlap') ?? DEFAULT_OVERLAP_MS;
   if (overlapMs instanceof Problem) return overlapMs;
-  const expiresInMs = duration('expires-in');
   if (expiresInMs instanceof Problem) return expiresInMs;
-  if (command === 'create') return NAME.test(argument) ? { command, name: argument, scopes, expiresInMs } : null;
-  if (command === 'rotate' && expiresInMs !== null && expiresInMs < overlapMs) {
+  if (command === 'create')
+    return /^[^\p{Cc}]{1,100}$/u.test(argument) ? { command, name: argument, scopes, expiresInMs } : null;
+  if (command === 'revoke') return { command, reference: argument };
+  if (expiresInMs !== null && expiresInMs < overlapMs) {
     // The new key would expire while the old one still works, and neither could then be rotated: the lineage ends.
     const overlap =
       'overlap' in values ? `--overlap ${values.overlap}` : `the default overlap of ${DEFAULT_OVERLAP_MS / 3_600_000}h`;
@@ -88,9 +81,7 @@ export function parseArguments([command = '', ...rest]: readonly string[]): ApiK
       `--expires-in ${values['expires-in']} is shorter than ${overlap}: the new key would expire before the old one stops working. Give --expires-in at least the overlap (e.g. --expires-in 90d), or a shorter --overlap.`,
     );
   }
-  return command === 'rotate'
-    ? { command, reference: argument, overlapMs, expiresInMs }
-    : { command: 'revoke', reference: argument };
+  return { command: 'rotate', reference: argument, overlapMs, expiresInMs };
 }
 
 /** Null scopes are every scope: keys issued without --scopes, and all keys issued before scopes existed. */
@@ -110,8 +101,12 @@ function table(keys: readonly ApiKeySummary[]): string[] {
     ]),
   ];
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-  const line = (row: string[]) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ');
-  return rows.map((row) => line(row).trimEnd());
+  return rows.map((row) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column]))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 /** The one key `reference` (an id or a public prefix) names, or null once it has said why there is none. */
@@ -131,19 +126,18 @@ const describe = (key: ApiKeySummary) =>
 
 function whyNotRotated(key: ApiKeySummary, replacement: ApiKeySummary | null): string {
   const named = `API key ${key.id} "${key.name}"`;
-  if (key.state === 'revoked') {
-    return `${named} was revoked at ${when(key.revokedAt)}, so it cannot be rotated: issue a new key with create.`;
+  if (key.state === 'revoked' || !replacement) {
+    const ended =
+      key.state === 'revoked' ? `was revoked at ${when(key.revokedAt)}` : `expired at ${when(key.expiresAt)}`;
+    return `${named} ${ended}, so it cannot be rotated: issue a new key with create.`;
   }
-  if (replacement) {
-    const replaced = `${named} was replaced by key ${replacement.id} at ${when(replacement.createdAt)}`;
-    if (replacement.state === 'revoked' || replacement.state === 'expired') {
-      return `${replaced}, which is now ${replacement.state}: issue a new key with create, or revoke ${key.id}.`;
-    }
-    return key.state === 'expired'
-      ? `${replaced} and expired at ${when(key.expiresAt)}: rotate ${replacement.id} instead.`
-      : `${replaced}: rotate ${replacement.id}, or revoke ${key.id}.`;
+  const replaced = `${named} was replaced by key ${replacement.id} at ${when(replacement.createdAt)}`;
+  if (replacement.state === 'revoked' || replacement.state === 'expired') {
+    return `${replaced}, which is now ${replacement.state}: issue a new key with create, or revoke ${key.id}.`;
   }
-  return `${named} expired at ${when(key.expiresAt)}, so it cannot be rotated: issue a new key with create.`;
+  return key.state === 'expired'
+    ? `${replaced} and expired at ${when(key.expiresAt)}: rotate ${replacement.id} instead.`
+    : `${replaced}: rotate ${replacement.id}, or revoke ${key.id}.`;
 }
 
 /** A new key, and what is stored of it: the key itself is printed once and kept nowhere. */

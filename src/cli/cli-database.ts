@@ -9,20 +9,13 @@ export function oneLine(error: unknown): string {
   if (error instanceof AggregateError && !error.message) {
     return [...new Set(error.errors.map(oneLine))].join('; ') || 'the connection failed';
   }
-  if (error instanceof Error)
-    return (error.message || (error as NodeJS.ErrnoException).code || error.name).split('\n')[0];
-  if (error === undefined || error === null) return 'an unknown error';
-  const text = typeof error === 'string' ? error : inspect(error);
-  return text === '' ? 'an unknown error' : text.split('\n')[0];
+  const text = error instanceof Error ? error.message || (error as NodeJS.ErrnoException).code || error.name : error;
+  return (typeof text === 'string' ? text : text == null ? '' : inspect(text)).split('\n')[0] || 'an unknown error';
 }
 
 /** Where a database URL points, without its password. */
-export function describeDatabase(databaseUrl: string): string {
-  const url = new URL(databaseUrl);
-  return `${url.hostname}:${url.port || 5432}${url.pathname}`;
-}
+export const describeDatabase = ({ hostname, port, pathname }: URL) => `${hostname}:${port || 5432}${pathname}`;
 
-/** A time as the commands print it, to the second; `-` for none. */
 export const when = (date: Date | null) => (date ? date.toISOString().replace(/\.\d{3}Z$/, 'Z') : '-');
 
 export type CommandOutput = Record<'out' | 'err', (line: string) => void>;
@@ -38,25 +31,24 @@ interface DatabaseCommand<C> {
   name: string;
   usage: string;
   /** The command; a Problem with the arguments, printed alone; or null, answered with the usage. */
-  parse(args: readonly string[]): C | Problem | null;
+  parse(args: string[]): C | Problem | null;
   run(command: C, dataSource: DataSource, config: DatabaseConfig): Promise<number>;
 }
 
 /** Every database command's frame: usage or problem (exit 2), DATABASE_URL required, one line on failure (exit 1). */
-export function runDatabaseCommand<C>(command: DatabaseCommand<C>, args: readonly string[]): void {
+export function runDatabaseCommand<C>(command: DatabaseCommand<C>): void {
   const main = async (): Promise<number> => {
-    const parsed = command.parse(args);
+    const parsed = command.parse(process.argv.slice(2));
     if (!parsed || parsed instanceof Problem) {
       terminal.err(parsed instanceof Problem ? parsed.message : command.usage);
       return 2;
     }
     const config = await readConfig('database');
-    const { databaseUrl } = config;
-    const dataSource = new DataSource(commandDataSourceOptions(databaseUrl));
+    const dataSource = new DataSource(commandDataSourceOptions(config.databaseUrl));
     try {
       await dataSource.initialize().catch((error: unknown) => {
         throw new Error(
-          `${oneLine(error)} (DATABASE_URL points at ${describeDatabase(databaseUrl)}): start that PostgreSQL or correct DATABASE_URL (in development, npm run apikey and npm run migration:* without it use the embedded one).`,
+          `${oneLine(error)} (DATABASE_URL points at ${describeDatabase(new URL(config.databaseUrl))}): start that PostgreSQL or correct DATABASE_URL (in development, npm run apikey and npm run migration:* without it use the embedded one).`,
           { cause: error },
         );
       });

@@ -11,7 +11,7 @@ import { PUBLISHED_EXAMPLE_SECRETS, SECRET_VARIABLES } from './published-secrets
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 /** The largest RATE_LIMIT_PER_MINUTE and AUTH_FAILURE_LIMIT_PER_MINUTE (the OpenAPI document's bound too). */
 export const MAX_LIMIT_PER_MINUTE = 1_000_000;
-export const DATABASE_POOL_DEFAULTS = { max: 10, idleTimeoutMs: 10_000 } as const;
+export const DATABASE_POOL_DEFAULTS = { max: 10, idleTimeoutMs: 10_000 };
 
 const mustBe = (allowed: string) => (issue: { input?: unknown }) => `must be ${allowed}, got "${String(issue.input)}"`;
 
@@ -43,17 +43,13 @@ const urlWithScheme = (schemes: string[], example: string) =>
         : `must be a URL such as ${example}`,
   });
 
+const endsInV1 = ({ protocol, pathname, search, hash }: URL) =>
+  ['http:', 'https:'].includes(protocol) && /\/v1\/?$/.test(pathname) && !search && !hash;
 /** A `servers` base URL of the OpenAPI document, kept without its trailing slash. */
 const baseUrlEndingInV1 = (example: string) =>
   z
     .url({ error: mustBe(`a URL such as ${example}`), abort: true })
-    .refine(
-      (raw) => {
-        const url = new URL(raw);
-        return ['http:', 'https:'].includes(url.protocol) && /\/v1\/?$/.test(url.pathname) && !url.search && !url.hash;
-      },
-      { error: mustBe('an http(s) URL ending in /v1') },
-    )
+    .refine((raw) => endsInV1(new URL(raw)), { error: mustBe('an http(s) URL ending in /v1') })
     .transform((raw) => raw.replace(/\/$/, ''))
     .default(example);
 
@@ -92,7 +88,6 @@ const notAnOrigin = ({ input }: { input?: unknown }) =>
 // A browser's Origin is compared as a string: `https://*.example.com` would match no page.
 const wildcardOrigin = ({ input }: { input?: unknown }) =>
   `entry "${String(input)}" has a wildcard, but origins are exact: list each one (e.g. https://shop.example), or give * alone for any origin`;
-/** An origin exactly as a browser sends it in `Origin`. */
 const origin = z
   .url({ protocol: /^https?$/, abort: true })
   .refine((url) => new URL(url).origin === url, { error: notAnOrigin });
@@ -159,7 +154,6 @@ const SERVICE_VARIABLES = {
 
 export const VARIABLES: readonly string[] = Object.keys(SERVICE_VARIABLES);
 
-/** The keys of an API_KEYS value, each with its id and name, as the service holds them (or a ZodError). */
 export const parseApiKeys = (raw: string) => apiKeyEntries.parse(raw);
 
 const databaseConfig = (env: z.output<z.ZodObject<typeof DATABASE_VARIABLES>>) => ({
@@ -178,21 +172,22 @@ const SCHEMAS = {
       const refuse = (name: string, message: string) => context.addIssue({ code: 'custom', path: [name], message });
       if (env.REQUEST_TIMEOUT_MS < env.HEADERS_TIMEOUT_MS) {
         refuse('REQUEST_TIMEOUT_MS', `must be at least HEADERS_TIMEOUT_MS, got "${env.REQUEST_TIMEOUT_MS}"`);
-      } else if (env.NODE_ENV === 'production') {
-        // A page on a remote plain-http origin holds its key where anyone on the way can read and change it.
-        const plainHttp = env.CORS_ORIGINS.find(
-          (entry) =>
-            entry.startsWith('http://') && !['localhost', '127.0.0.1', '[::1]'].includes(new URL(entry).hostname),
+      }
+      if (env.NODE_ENV !== 'production') return;
+      // A page on a remote plain-http origin holds its key where anyone on the way can read and change it.
+      const plainHttp = env.CORS_ORIGINS.find(
+        (entry) =>
+          entry.startsWith('http://') && !['localhost', '127.0.0.1', '[::1]'].includes(new URL(entry).hostname),
+      );
+      if (plainHttp !== undefined) {
+        refuse(
+          'CORS_ORIGINS',
+          `entry "${plainHttp}" is plain http on a remote host, refused when NODE_ENV=production: serve that page over https`,
         );
-        if (plainHttp !== undefined) {
-          refuse(
-            'CORS_ORIGINS',
-            `entry "${plainHttp}" is plain http on a remote host, refused when NODE_ENV=production: serve that page over https`,
-          );
-        } else if (env.CURSOR_SECRET === undefined) {
-          // Every instance behind a load balancer must verify the cursors the others sign: no per-process secret.
-          refuse('CURSOR_SECRET', 'is required when NODE_ENV=production (the same value on every instance)');
-        }
+      }
+      // Every instance behind a load balancer must verify the cursors the others sign: no per-process secret.
+      if (env.CURSOR_SECRET === undefined) {
+        refuse('CURSOR_SECRET', 'is required when NODE_ENV=production (the same value on every instance)');
       }
     })
     .transform((env) => {
@@ -235,20 +230,16 @@ const SCHEMAS = {
 
 export type DatabaseConfig = z.output<typeof SCHEMAS.database>;
 export type AppConfig = z.output<typeof SCHEMAS.service>;
-export type DatabasePoolConfig = AppConfig['databasePool'];
 
 /** What `part` reads of `raw` (empty is unset), typed; or a ConfigError: a published secret, or the first bad one. */
 function parse<P extends keyof typeof SCHEMAS>(part: P, raw: NodeJS.ProcessEnv): z.output<(typeof SCHEMAS)[P]> {
   const set = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== undefined && value !== ''));
   for (const [name, instead] of Object.entries(set.NODE_ENV === 'production' ? SECRET_VARIABLES : {})) {
-    const value = set[name] ?? '';
-    const index = (name === 'API_KEYS' ? commaList(value).map(keyOfEntry) : [value.trim()]).findIndex((entry) =>
-      PUBLISHED_EXAMPLE_SECRETS.has(entry),
-    );
+    const entries = name === 'API_KEYS' ? commaList(set[name] ?? '').map(keyOfEntry) : [(set[name] ?? '').trim()];
+    const index = entries.findIndex((entry) => PUBLISHED_EXAMPLE_SECRETS.has(entry));
     if (index === -1) continue;
-    const variable = name === 'API_KEYS' ? `API_KEYS entry ${index + 1}` : name;
     throw new ConfigError(
-      `${variable} is an example value published with this service, refused when NODE_ENV=production: ${instead}`,
+      `${name === 'API_KEYS' ? `API_KEYS entry ${index + 1}` : name} is an example value published with this service, refused when NODE_ENV=production: ${instead}`,
     );
   }
   const parsed = SCHEMAS[part].safeParse(set);

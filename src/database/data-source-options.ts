@@ -1,13 +1,13 @@
 import { Logger } from '@nestjs/common';
 import type { ClientBase } from 'pg';
 import type { DataSourceOptions } from 'typeorm';
-import { DATABASE_POOL_DEFAULTS, type DatabasePoolConfig } from '../config/app-config.js';
+import { DATABASE_POOL_DEFAULTS } from '../config/app-config.js';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { RETRY_DEADLINE_MS } from './database-faults.js';
 import { SESSION_TIMEOUTS } from './session-timeouts.js';
 
 /** The one set of DataSource options, shared by the service and the commands; each module registers its entities. */
-export function dataSourceOptions(url: string, pool: DatabasePoolConfig = DATABASE_POOL_DEFAULTS): DataSourceOptions {
+export function dataSourceOptions(url: string, pool = DATABASE_POOL_DEFAULTS): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -24,8 +24,7 @@ export function dataSourceOptions(url: string, pool: DatabasePoolConfig = DATABA
       query_timeout: SESSION_TIMEOUTS.statement_timeout + 1_000,
       // A startup parameter PgBouncer accepts and tracks per client.
       application_name: 'animal-store',
-      // A connection between owners (just released, still closing) may emit `error` when the server ends its
-      // session; with no listener then, the process would crash. The pool and TypeORM drop broken connections.
+      // A released connection may emit `error` as the server ends its session: unheard, it would crash the process.
       onConnect: (client: ClientBase) => {
         client.on('error', (error) => new Logger('Database').warn(`Database connection lost: ${error.message}`));
       },

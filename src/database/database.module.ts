@@ -9,9 +9,6 @@ import { commandDataSourceOptions, dataSourceOptions } from './data-source-optio
 import { runMigrations } from './run-migrations.js';
 import { warnWithoutSessionTimeouts } from './session-timeouts.js';
 
-/** Resolved once the pending migrations are applied (or MIGRATIONS_RUN is off): after connecting, outside its retry. */
-const MIGRATED = Symbol('MIGRATED');
-
 @Module({})
 export class DatabaseModule {
   static forRoot(config: DatabaseConfig) {
@@ -35,7 +32,8 @@ export class DatabaseModule {
         ReadReplicas,
         Database,
         {
-          provide: MIGRATED,
+          // Resolved once the pending migrations are applied (or MIGRATIONS_RUN is off), outside TypeORM's retry.
+          provide: Symbol('MIGRATED'),
           inject: [DataSource],
           useFactory: async (dataSource: DataSource) => {
             await warnWithoutSessionTimeouts(dataSource);

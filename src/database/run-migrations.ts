@@ -5,9 +5,7 @@ import { databaseFault, LOCK_WAIT_TIMED_OUT } from './database-faults.js';
 
 type MigrationLockTimeout = { migrationLockTimeoutMs: number };
 
-/** A migration failed: one line for the operator, naming what was applied before it, what failed and what to do. */
-class MigrationFailedError extends Error {}
-export class MigrationLockTimeoutError extends MigrationFailedError {}
+export class MigrationLockTimeoutError extends Error {}
 
 /** Runs `work` while another connection holds the runners' lock (docs/operating.md, "Runners take turns"). */
 async function underRunLock<T>(
@@ -65,7 +63,7 @@ async function withMigrationTimeouts<T>(
 }
 
 /** Applies the pending migrations under the runners' lock; returns the ones this runner applied. */
-export function runMigrations(dataSource: DataSource, { migrationLockTimeoutMs }: MigrationLockTimeout) {
+export function runMigrations(dataSource: DataSource, { migrationLockTimeoutMs: lockTimeoutMs }: MigrationLockTimeout) {
   return underRunLock(dataSource, async (executor, runner, lock) => {
     const applied: Migration[] = [];
     for (;;) {
@@ -76,27 +74,24 @@ export function runMigrations(dataSource: DataSource, { migrationLockTimeoutMs }
       const inTransaction = next.instance?.transaction !== false;
       if (!inTransaction) {
         // A build cut before this run (a failover, a killed Job) left an INVALID index its rerun would trip over.
-        const dropped = await dropInvalidIndexes(dataSource, migrationLockTimeoutMs, 'an earlier build left');
+        const dropped = await dropInvalidIndexes(dataSource, lockTimeoutMs, 'an earlier build left');
         if (dropped) new Logger('Migrations').warn(`Before ${next.name}: ${dropped}.`);
       }
       try {
-        await withMigrationTimeouts(runner, inTransaction, migrationLockTimeoutMs, () =>
-          executor.executeMigration(next),
-        );
+        await withMigrationTimeouts(runner, inTransaction, lockTimeoutMs, () => executor.executeMigration(next));
       } catch (error) {
         const left = inTransaction
-          ? ''
-          : await dropInvalidIndexes(dataSource, migrationLockTimeoutMs, 'it left').catch(
+          ? null
+          : await dropInvalidIndexes(dataSource, lockTimeoutMs, 'it left').catch(
               () => 'any INVALID index it left is dropped by the next run',
             );
-        throw failure(error, next.name, inTransaction, applied, migrationLockTimeoutMs, left);
+        throw failure(error, next.name, applied, lockTimeoutMs, left);
       }
       applied.push(next);
     }
   });
 }
 
-/** Reverts the last applied migration, under the runners' lock. */
 export function revertLastMigration(dataSource: DataSource, { migrationLockTimeoutMs }: MigrationLockTimeout) {
   return underRunLock(dataSource, async (executor, runner) => {
     const [last] = await executor.getExecutedMigrations();
@@ -140,29 +135,24 @@ async function dropInvalidIndexes(dataSource: DataSource, lockTimeoutMs: number,
   }
 }
 
-function failure(
-  error: unknown,
-  name: string,
-  inTransaction: boolean,
-  applied: readonly Migration[],
-  lockTimeoutMs: number,
-  left: string,
-): MigrationFailedError {
+/** `name` failed, leaving `left` (null: it ran in a transaction): one line naming what was applied and what to do. */
+function failure(error: unknown, name: string, applied: readonly Migration[], timeoutMs: number, left: string | null) {
   const names = new Intl.ListFormat('en-GB').format(applied.map((migration) => migration.name));
   const were = applied.length === 1 ? 'was' : 'were';
   const leftover = left ? ` ${left[0].toUpperCase()}${left.slice(1)}.` : '';
-  const partly = !inTransaction
-    ? ` It ran outside a transaction (transaction = false): any statement of it before the failing one stays applied, so make each safe to run again.`
-    : '';
+  const partly =
+    left === null
+      ? ''
+      : ` It ran outside a transaction (transaction = false): any statement of it before the failing one stays applied, so make each safe to run again.`;
   const outcome = names ? `${names} ${were} applied and recorded, ${name} was not` : 'nothing was applied';
   const stopped = ` The migration that stopped: ${name}.${leftover}${partly}`;
-  const explained = lockTimeoutExplained(error, lockTimeoutMs, outcome, stopped);
+  const explained = lockTimeoutExplained(error, timeoutMs, outcome, stopped);
   if (explained instanceof MigrationLockTimeoutError) return explained;
   const cause = (error instanceof Error ? error.message : String(error)).split('\n')[0];
   const before = names
     ? `${names} before it ${were} applied and recorded`
     : 'nothing before it was applied in this run';
-  return new MigrationFailedError(
+  return new Error(
     `${name} failed: ${cause}; it is not recorded as applied, and ${before}.${leftover}${partly} ` +
       `Fix ${name}, then run the migrations again: they resume with it.`,
     { cause: error },
