@@ -15,7 +15,7 @@ const HOST: [string, string] = ['Host', 'animal-store.test'];
 const BEARER: [string, string] = ['Authorization', `Bearer ${TEST_KEY}`];
 const JSON_TYPE: [string, string] = ['Content-Type', 'application/json'];
 
-/** The Error body, the security headers, Cache-Control and a request id: what every answer carries. */
+/** The Error body, the security headers (Cache-Control among them) and a request id: what every answer carries. */
 function expectEdgeError(
   response: RawResponse | ApiResponse | undefined,
   status: number,
@@ -28,7 +28,7 @@ function expectEdgeError(
     body: { code, message: expect.any(String), status },
   });
   expect(response!.headers.get('content-type')).toBe('application/json; charset=utf-8');
-  expect(response!.headers.get('x-request-id')).toEqual(expect.any(String));
+  expect(response!.headers.get('x-request-id')).toMatch(UUID);
   // Swagger UI's paths get helmet's policy for pages (src/edge/security-headers.ts): the same headers, other values.
   for (const [name, value] of API_RESPONSE_HEADERS) {
     if (docs) expect([name, response!.headers.has(name)]).toEqual([name, true]);
@@ -40,11 +40,16 @@ function expectEdgeError(
 const nested = (depth: number) => `{"name":"B","categoryId":1,"x":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
 
 describe('the hardened edge (e2e)', () => {
+  const MAX_CONNECTIONS = 8;
   let t: TestApp;
+  const held: Socket[] = [];
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ edgeLimits: { ...defaultConfig().edgeLimits, maxConnections: MAX_CONNECTIONS } });
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    for (const socket of held) socket.destroy();
+    await t.close();
+  });
 
   const post = (body: string | Uint8Array, headers: Record<string, string> = {}) =>
     request(t.origin, '/v1/pets', {
@@ -70,24 +75,22 @@ describe('the hardened edge (e2e)', () => {
     );
   });
 
-  describe('Cache-Control', () => {
-    it('is no-store on every answer: lists, creates, reads, errors, the document and the metrics', async () => {
-      const created = await request<{ id: number }>(t.origin, '/v1/pets', jsonBody({ name: 'Rex', categoryId: 1 }));
-      const answers = [
-        created,
-        await request(t.origin, '/v1/pets', { headers: auth() }),
-        await request(t.origin, `/v1/pets/${created.body.id}`, { headers: auth() }),
-        await request(t.origin, '/v1/pets/999999', { headers: auth() }),
-        await request(t.origin, '/v1/pets?limit=0', { headers: auth() }),
-        await request(t.origin, '/v1/pets'),
-        await request(t.origin, '/v1/nothing-here'),
-        await request(t.origin, '/docs-json'),
-        await request(t.origin, '/metrics'),
-      ];
-      expect(answers.map((answer) => [answer.status, answer.headers.get('cache-control')])).toEqual(
-        [201, 200, 200, 404, 400, 401, 404, 200, 200].map((status) => [status, 'no-store']),
-      );
-    });
+  it('sends Cache-Control: no-store on every answer: lists, creates, reads, errors, the document and the metrics', async () => {
+    const created = await request<{ id: number }>(t.origin, '/v1/pets', jsonBody({ name: 'Rex', categoryId: 1 }));
+    const answers = [
+      created,
+      await request(t.origin, '/v1/pets', { headers: auth() }),
+      await request(t.origin, `/v1/pets/${created.body.id}`, { headers: auth() }),
+      await request(t.origin, '/v1/pets/999999', { headers: auth() }),
+      await request(t.origin, '/v1/pets?limit=0', { headers: auth() }),
+      await request(t.origin, '/v1/pets'),
+      await request(t.origin, '/v1/nothing-here'),
+      await request(t.origin, '/docs-json'),
+      await request(t.origin, '/metrics'),
+    ];
+    expect(answers.map((answer) => [answer.status, answer.headers.get('cache-control')])).toEqual(
+      [201, 200, 200, 404, 400, 401, 404, 200, 200].map((status) => [status, 'no-store']),
+    );
   });
 
   describe('the request line and headers', () => {
@@ -113,25 +116,19 @@ describe('the hardened edge (e2e)', () => {
 
       expectEdgeError(response, 400, 'validation_failed');
       expect((response!.body as { message: string }).message).toBe('An HTTP/1.1 request must carry a Host header.');
-      expect(response!.headers.get('x-request-id')).toMatch(UUID);
     });
 
     it.each([
       ['a control character in a header', rawRequest('GET', '/v1/pets', [HOST, ['X-Bad', 'a\u0001b']])],
       ['a space before the colon', 'GET /v1/pets HTTP/1.1\r\nHost: a\r\nX-Bad : 1\r\n\r\n'],
       ['an unknown method token', 'GE(T /v1/pets HTTP/1.1\r\nHost: a\r\n\r\n'],
+      // Not closed without a word, as Node does with a CONNECT nobody handles.
+      ['the method CONNECT', 'CONNECT db:5432 HTTP/1.1\r\nHost: db:5432\r\n\r\n'],
     ])('answers a request with %s with the Error body and every header, then closes', async (_case, bytes) => {
       const response = await exchange(t.origin, bytes, { waitForClose: true });
 
       expectEdgeError(response, 400, 'validation_failed');
-      expect(response!.headers.get('x-request-id')).toMatch(UUID);
-      expect(response!.headers.get('cache-control')).toBe('no-store');
       expect(response!.closed).toBe(true);
-    });
-
-    it('answers CONNECT with a 400 Error instead of closing without a word', async () => {
-      const response = await exchange(t.origin, 'CONNECT db:5432 HTTP/1.1\r\nHost: db:5432\r\n\r\n');
-      expectEdgeError(response, 400, 'validation_failed');
     });
   });
 
@@ -154,14 +151,12 @@ describe('the hardened edge (e2e)', () => {
 
     it.each([
       ['a plain body labelled gzip', body, 'gzip'],
-      ['a real gzip body', gzipSync(body), 'gzip'],
+      ['a real gzip body', new Uint8Array(gzipSync(body)), 'gzip'],
       ['a body labelled br', body, 'br'],
       ['a body labelled deflate', body, 'deflate'],
       ['two codings', body, 'identity, gzip'],
     ])('refuses %s with 415 and Accept-Encoding: identity, storing nothing', async (_case, sent, encoding) => {
-      const response = await post(typeof sent === 'string' ? sent : new Uint8Array(sent), {
-        'content-encoding': encoding,
-      });
+      const response = await post(sent, { 'content-encoding': encoding });
 
       expectEdgeError(response, 415, 'unsupported_media_type');
       expect(response.headers.get('accept-encoding')).toBe('identity');
@@ -174,21 +169,39 @@ describe('the hardened edge (e2e)', () => {
       expect(response.status).toBe(201);
     });
   });
+
+  // Last: the connections it holds stay open until the app closes.
+  it(`holds at most ${MAX_CONNECTIONS} connections; the next is closed without an answer, and served once one frees`, async () => {
+    const openConnections = () =>
+      new Promise<number>((resolve, reject) =>
+        t.app.getHttpServer().getConnections((error, count) => (error ? reject(error) : resolve(count))),
+      );
+    const { hostname, port } = new URL(t.origin);
+    for (let open = await openConnections(); open < MAX_CONNECTIONS; open += 1) {
+      const socket = connect(Number(port), hostname);
+      socket.on('error', () => undefined);
+      held.push(socket);
+      await pollUntil(async () => (await openConnections()) === open + 1, { what: `connection ${open + 1}` });
+    }
+
+    const refused = await exchange(t.origin, rawRequest('GET', '/v1/pets', [HOST, BEARER]));
+    expect(refused).toBeUndefined();
+
+    held.pop()!.destroy();
+    await pollUntil(async () => (await openConnections()) < MAX_CONNECTIONS, { what: 'a connection to close' });
+    const served = await exchange(t.origin, rawRequest('GET', '/v1/pets', [HOST, BEARER]));
+    expect(served!.status).toBe(200);
+  });
 });
 
-/** A create that sends its headers and then its body one byte every `everyMs`. */
-const slowUpload =
-  (length: number, everyMs: number) =>
-  (socket: Socket): void => {
-    socket.write(
-      `POST /v1/pets HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${TEST_KEY}\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`,
-    );
-    const timer = setInterval(() => (socket.writable ? socket.write(' ') : clearInterval(timer)), everyMs);
-    socket.once('close', () => clearInterval(timer));
-  };
+/** A create that sends its headers, then its body a byte at a time, far slower than the request time limit allows. */
+const slowUpload = (socket: Socket): void => {
+  socket.write(rawRequest('POST', '/v1/pets', [HOST, BEARER, JSON_TYPE, ['Content-Length', '16000']]));
+  const timer = setInterval(() => (socket.writable ? socket.write(' ') : clearInterval(timer)), 100);
+  socket.once('close', () => clearInterval(timer));
+};
 
-describe('time limits and the connection cap (e2e)', () => {
+describe('time limits (e2e)', () => {
   const LIMITS = { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000, keepAliveTimeoutMs: 1_500, maxConnections: 8 };
   let t: TestApp;
   beforeAll(async () => {
@@ -196,24 +209,17 @@ describe('time limits and the connection cap (e2e)', () => {
   });
   afterAll(() => t.close());
 
-  it('answers a body sent one byte at a time with 408 once the request time limit is over, and closes', async () => {
-    const response = await exchange(t.origin, slowUpload(16_000, 100), { waitForClose: true, timeoutMs: 10_000 });
+  it.each([
+    ['a body sent one byte at a time', 'request', slowUpload, LIMITS.requestTimeoutMs],
+    ['headers that never end', 'header', 'GET /v1/pets HTTP/1.1\r\nHost: a\r\nX-Slow: 1', LIMITS.headersTimeoutMs],
+  ])('answers %s with 408 once the %s time limit is over, and closes', async (_case, _limit, send, limitMs) => {
+    const response = await exchange(t.origin, send, { waitForClose: true, timeoutMs: 10_000 });
 
     expectEdgeError(response, 408, 'request_timeout');
     expect(response!.closed).toBe(true);
-    // Node checks the limits every 500 ms.
-    expect(response!.elapsedMs).toBeGreaterThanOrEqual(LIMITS.requestTimeoutMs - 50);
-    expect(response!.elapsedMs).toBeLessThan(LIMITS.requestTimeoutMs + 1_500);
-  });
-
-  it('answers headers that never end with 408 once the header time limit is over, and closes', async () => {
-    const response = await exchange(t.origin, 'GET /v1/pets HTTP/1.1\r\nHost: a\r\nX-Slow: 1', {
-      waitForClose: true,
-      timeoutMs: 10_000,
-    });
-
-    expectEdgeError(response, 408, 'request_timeout');
-    expect(response!.elapsedMs).toBeLessThan(LIMITS.headersTimeoutMs + 1_500);
+    // Node checks the limits on an interval, not at the instant they pass.
+    expect(response!.elapsedMs).toBeGreaterThanOrEqual(limitMs - 50);
+    expect(response!.elapsedMs).toBeLessThan(limitMs + 1_500);
   });
 
   it('closes a kept-alive connection idle for longer than the keep-alive timeout', async () => {
@@ -231,42 +237,6 @@ describe('time limits and the connection cap (e2e)', () => {
     expect(answered!.headers.get('keep-alive')).toBe('timeout=1');
     expect(closedAfter).toBeGreaterThanOrEqual(LIMITS.keepAliveTimeoutMs - 100);
     expect(closedAfter).toBeLessThan(LIMITS.keepAliveTimeoutMs + 2_000);
-  });
-});
-
-describe('the connection cap (e2e)', () => {
-  const MAX_CONNECTIONS = 8;
-  let t: TestApp;
-  const held: Socket[] = [];
-  beforeAll(async () => {
-    t = await startTestApp({ edgeLimits: { ...defaultConfig().edgeLimits, maxConnections: MAX_CONNECTIONS } });
-  });
-  afterAll(async () => {
-    for (const socket of held) socket.destroy();
-    await t.close();
-  });
-
-  const openConnections = () =>
-    new Promise<number>((resolve, reject) =>
-      t.app.getHttpServer().getConnections((error, count) => (error ? reject(error) : resolve(count))),
-    );
-
-  it(`holds at most ${MAX_CONNECTIONS} connections; the next is closed without an answer, and served once one frees`, async () => {
-    const { hostname, port } = new URL(t.origin);
-    for (let open = await openConnections(); open < MAX_CONNECTIONS; open += 1) {
-      const socket = connect(Number(port), hostname);
-      socket.on('error', () => undefined);
-      held.push(socket);
-      await pollUntil(async () => (await openConnections()) === open + 1, { what: `connection ${open + 1}` });
-    }
-
-    const refused = await exchange(t.origin, rawRequest('GET', '/v1/pets', [HOST, BEARER]));
-    expect(refused).toBeUndefined();
-
-    held.pop()!.destroy();
-    await pollUntil(async () => (await openConnections()) < MAX_CONNECTIONS, { what: 'a connection to close' });
-    const served = await exchange(t.origin, rawRequest('GET', '/v1/pets', [HOST, BEARER]));
-    expect(served!.status).toBe(200);
   });
 });
 
@@ -310,38 +280,23 @@ describe('the production build under hostile requests (e2e)', () => {
     }
 
     // Whatever the service makes of them, each leaves a line with its request id.
-    const about = (line: Record<string, unknown>) => ids.includes(String(line.reqId));
-    const seen = () =>
-      new Set(
-        lines()
-          .filter(about)
-          .map((line) => line.reqId),
-      ).size;
+    const reqIdOf = (line: Record<string, unknown>) => line.reqId;
+    const about = (line: Record<string, unknown>) => ids.includes(String(reqIdOf(line)));
+    const seen = () => new Set(lines().filter(about).map(reqIdOf)).size;
     await pollUntil(() => seen() === ABORTS, { what: `a log line for each of the ${ABORTS} aborted requests` });
-    const errors = lines().filter((line) => Number(line.level) >= 50);
-    console.log(`ERROR lines after ${ABORTS} client aborts: ${errors.length}`);
-    expect(errors).toEqual([]);
+    expect(lines().filter((line) => Number(line.level) >= 50)).toEqual([]);
     const abandoned = lines().filter((line) => about(line) && String(line.msg).startsWith('request abandoned'));
-    const fields = ({ level, reqId, method, route, status, msg, err }: Record<string, unknown>) => ({
-      level,
-      reqId,
-      method,
-      route,
-      status,
-      msg,
-      err,
-    });
-    expect(abandoned.map(fields).sort((a, b) => String(a.reqId).localeCompare(String(b.reqId)))).toEqual(
-      [...ids].sort().map((reqId) => ({
+    expect(abandoned.map(reqIdOf).sort()).toEqual([...ids].sort());
+    for (const line of abandoned) {
+      expect(line).toMatchObject({
         level: 30,
-        reqId,
         method: 'POST',
         route: '/v1/pets',
         status: 499,
         msg: 'request abandoned: the client closed the connection before sending the whole body',
-        err: undefined,
-      })),
-    );
+      });
+      expect(line).not.toHaveProperty('err');
+    }
     const metrics = await fetch(`${service.origin}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).not.toMatch(/^http_request_duration_seconds_count\{[^}]*status="5\d\d"\} /m);

@@ -7,7 +7,7 @@ import { commandDataSourceOptions } from '../src/database/data-source-options.js
 import { MigrationLockTimeoutError, runMigrations } from '../src/database/run-migrations.js';
 import { SESSION_TIMEOUTS } from '../src/database/session-timeouts.js';
 import { buildCopyWith, ensureBuilt, ExtraMigration, ROOT, run } from './support/built-service.js';
-import { applied, migrationRun } from './support/database-migrations.js';
+import { applied, migrationRun, openTransaction } from './support/database-migrations.js';
 import { ServiceProcess, startService } from './support/service-process.js';
 import { auth, request, startTestApp, TestApp } from './support/test-app.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
@@ -90,12 +90,7 @@ describe("migrations are bounded by their own settings, not the requests'", () =
     let holder: Client;
 
     beforeEach(async () => {
-      holder = new Client({ connectionString: t.database.url });
-      await holder.connect();
-      // Another session, which holds the lock for as long as the test needs (not ended by the role's idle bound).
-      await holder.query('SET idle_in_transaction_session_timeout = 0');
-      await holder.query('BEGIN');
-      await holder.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+      holder = await openTransaction(t.database.url, 'BEGIN', 'LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
     });
 
     afterEach(async () => {

@@ -5,17 +5,14 @@ import { DataSource, MigrationInterface, QueryRunner } from 'typeorm';
 import { MIGRATIONS } from '../migrations/index.js';
 import { commandDataSourceOptions } from '../src/database/data-source-options.js';
 import { MigrationLockTimeoutError, revertLastMigration, runMigrations } from '../src/database/run-migrations.js';
-import { buildCopyWith, ensureBuilt, ExtraMigration, Finished } from './support/built-service.js';
-import { applied, migrationRun as runMigrationsOf } from './support/database-migrations.js';
+import { buildCopyWith, ensureBuilt, Finished } from './support/built-service.js';
+import { applied, migrationRun, openTransaction } from './support/database-migrations.js';
 import { pollUntil } from './support/poll.js';
 import { auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
 
 /** Long enough to look at the database and answer a request while the migration runs. */
 const SLOW_SECONDS = 6;
-
-const migrationRun = (root: string, url: string, env: Record<string, string> = {}) =>
-  runMigrationsOf(root, url, env, 90_000);
 
 /** The session of another client running `fragment` right now, if any. */
 async function sessionRunning(sql: Client, fragment: string): Promise<number | null> {
@@ -26,6 +23,10 @@ async function sessionRunning(sql: Client, fragment: string): Promise<number | n
   );
   return rows[0]?.pid ?? null;
 }
+
+/** A transaction whose snapshot is older than anything started after it: a concurrent index build waits for it. */
+const olderSnapshot = (databaseUrl: string) =>
+  openTransaction(databaseUrl, 'BEGIN ISOLATION LEVEL REPEATABLE READ', 'SELECT 1');
 
 /** A migration class of a test's own, for a DataSource's list (a copy of the build holds only SQL ones). */
 function migrationClass(name: string, up: (queryRunner: QueryRunner) => Promise<void>) {
@@ -38,112 +39,96 @@ function migrationClass(name: string, up: (queryRunner: QueryRunner) => Promise<
 }
 
 describe('a release of several migrations, on a database the service uses', () => {
+  type Copy = Awaited<ReturnType<typeof buildCopyWith>>;
   let t: TestApp;
+  let release: Copy;
+  let indexed: Copy;
 
   beforeAll(async () => {
     await ensureBuilt();
-    t = await startTestApp();
-  }, 300_000);
-
-  afterAll(() => t?.close(), 30_000);
-
-  const withCopy = async (extra: ExtraMigration[], work: (root: string, names: string[]) => Promise<void>) => {
-    const copy = await buildCopyWith(extra);
-    try {
-      await work(copy.root, copy.migrations);
-    } finally {
-      await copy.remove();
-    }
-  };
-
-  it('each migration commits before the next starts: while a backfill runs, the table the first one altered is free and a GET /v1/pets is answered; one that fails leaves those before it applied and recorded, itself not, and says which', async () => {
-    await withCopy(
-      [
+    [t, release, indexed] = await Promise.all([
+      startTestApp(),
+      buildCopyWith([
         { name: 'AddPetNote', sql: 'ALTER TABLE "pets" ADD "note" text' },
         { name: 'BackfillNotes', sql: `UPDATE "pets" SET "note" = "name"; SELECT pg_sleep(${SLOW_SECONDS})` },
         { name: 'BackfillNoteLengths', sql: 'UPDATE "pets" SET "note" = (1 / 0)::text' },
-      ],
-      async (root, [addNote, backfill, failing]) => {
-        // A row for the last backfill to fail on.
-        expect((await request(t.origin, '/v1/pets', jsonBody({ name: 'Rex', categoryId: 1 }))).status).toBe(201);
-        const running = migrationRun(root, t.database.url);
-        const pid = await pollUntil(() => sessionRunning(t.sql, 'pg_sleep'), {
-          timeoutMs: 30_000,
-          what: 'the backfill to run',
-        });
-        const { rows } = await t.sql.query<{ mode: string }>(
-          "SELECT mode FROM pg_locks WHERE pid = $1 AND relation = 'pets'::regclass AND granted ORDER BY mode",
-          [pid],
-        );
-        const response = await request(t.origin, '/v1/pets', { headers: auth() });
-        const stillRunning = await sessionRunning(t.sql, 'pg_sleep');
-        // The backfill's own row lock, which reads do not wait for; not the ALTER TABLE's ACCESS EXCLUSIVE.
-        expect(rows.map((row) => row.mode)).toEqual(['RowExclusiveLock']);
-        expect(response.status).toBe(200);
-        // Answered while the backfill still ran, not after it.
-        expect(stillRunning).toBe(pid);
+      ]),
+      buildCopyWith([
+        {
+          name: 'AddPetsNameIndex',
+          sql: 'CREATE INDEX CONCURRENTLY "pets_name_idx" ON "pets" ("name")',
+          transaction: false,
+        },
+      ]),
+    ]);
+  }, 300_000);
 
-        expect(await running).toEqual({
-          code: 1,
-          stdout: '',
-          stderr:
-            `migration failed: ${failing} failed: division by zero; it is not recorded as applied, and ${addNote} and ` +
-            `${backfill} before it were applied and recorded. Fix ${failing}, then run the migrations again: they resume with it.\n`,
-        });
-        expect((await applied(t.sql)).slice(-2)).toEqual([addNote, backfill]);
-        expect((await t.sql.query('SELECT name, note FROM pets')).rows).toEqual([{ name: 'Rex', note: 'Rex' }]);
-      },
+  afterAll(() => Promise.allSettled([t?.close(), release?.remove(), indexed?.remove()]), 30_000);
+
+  it('each migration commits before the next starts: while a backfill runs, the table the first one altered is free and a GET /v1/pets is answered; one that fails leaves those before it applied and recorded, itself not, and says which', async () => {
+    const [addNote, backfill, failing] = release.migrations;
+    // A row for the last backfill to fail on.
+    expect((await request(t.origin, '/v1/pets', jsonBody({ name: 'Rex', categoryId: 1 }))).status).toBe(201);
+    const running = migrationRun(release.root, t.database.url, {}, 90_000);
+    const pid = await pollUntil(() => sessionRunning(t.sql, 'pg_sleep'), {
+      timeoutMs: 30_000,
+      what: 'the backfill to run',
+    });
+    const { rows } = await t.sql.query<{ mode: string }>(
+      "SELECT mode FROM pg_locks WHERE pid = $1 AND relation = 'pets'::regclass AND granted ORDER BY mode",
+      [pid],
     );
+    const response = await request(t.origin, '/v1/pets', { headers: auth() });
+    const stillRunning = await sessionRunning(t.sql, 'pg_sleep');
+    // The backfill's own row lock, which reads do not wait for; not the ALTER TABLE's ACCESS EXCLUSIVE.
+    expect(rows.map((row) => row.mode)).toEqual(['RowExclusiveLock']);
+    expect(response.status).toBe(200);
+    // Answered while the backfill still ran, not after it.
+    expect(stillRunning).toBe(pid);
+
+    expect(await running).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        `migration failed: ${failing} failed: division by zero; it is not recorded as applied, and ${addNote} and ` +
+        `${backfill} before it were applied and recorded. Fix ${failing}, then run the migrations again: they resume with it.\n`,
+    });
+    expect((await applied(t.sql)).slice(-2)).toEqual([addNote, backfill]);
+    expect((await t.sql.query('SELECT name, note FROM pets')).rows).toEqual([{ name: 'Rex', note: 'Rex' }]);
   }, 120_000);
 
-  describe('a migration with transaction = false', () => {
-    it('builds an index with CREATE INDEX CONCURRENTLY while a createPet goes through', async () => {
-      await withCopy(
-        [
-          {
-            name: 'AddPetsNameIndex',
-            sql: 'CREATE INDEX CONCURRENTLY "pets_name_idx" ON "pets" ("name")',
-            transaction: false,
-          },
-        ],
-        async (root, [addIndex]) => {
-          // An older snapshot the build must wait for at its end, which keeps it running while the test looks.
-          const snapshot = new Client({ connectionString: t.database.url });
-          await snapshot.connect();
-          await snapshot.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-          await snapshot.query('SET LOCAL idle_in_transaction_session_timeout = 0');
-          await snapshot.query('SELECT 1');
-          let finished: Finished | undefined;
-          const running = migrationRun(root, t.database.url, { MIGRATION_LOCK_TIMEOUT_MS: '60000' }).then(
-            (result) => (finished = result),
-          );
-          await pollUntil(
-            async () => {
-              if (finished) throw new Error(`migration:run ended: ${JSON.stringify(finished)}`);
-              const { rows } = await t.sql.query<{ phase: string }>('SELECT phase FROM pg_stat_progress_create_index');
-              return rows[0]?.phase === 'waiting for old snapshots';
-            },
-            { timeoutMs: 30_000, what: 'the index build to wait for the older snapshot' },
-          );
+  it('a migration with transaction = false builds an index with CREATE INDEX CONCURRENTLY while a createPet goes through', async () => {
+    const [addIndex] = indexed.migrations;
+    // It keeps the build running while the test looks.
+    const snapshot = await olderSnapshot(t.database.url);
+    let finished: Finished | undefined;
+    const running = migrationRun(indexed.root, t.database.url, { MIGRATION_LOCK_TIMEOUT_MS: '60000' }, 90_000).then(
+      (result) => (finished = result),
+    );
+    await pollUntil(
+      async () => {
+        if (finished) throw new Error(`migration:run ended: ${JSON.stringify(finished)}`);
+        const { rows } = await t.sql.query<{ phase: string }>('SELECT phase FROM pg_stat_progress_create_index');
+        return rows[0]?.phase === 'waiting for old snapshots';
+      },
+      { timeoutMs: 30_000, what: 'the index build to wait for the older snapshot' },
+    );
 
-          const created = await request(t.origin, '/v1/pets', jsonBody({ name: 'Ziggy', categoryId: 1 }));
-          expect(created.status).toBe(201);
-          // The insert went through while the build still ran.
-          const { rows: building } = await t.sql.query('SELECT 1 FROM pg_stat_progress_create_index');
-          expect(building).toHaveLength(1);
+    const created = await request(t.origin, '/v1/pets', jsonBody({ name: 'Ziggy', categoryId: 1 }));
+    expect(created.status).toBe(201);
+    // The insert went through while the build still ran.
+    const { rows: building } = await t.sql.query('SELECT 1 FROM pg_stat_progress_create_index');
+    expect(building).toHaveLength(1);
 
-          await snapshot.end();
-          await running;
-          expect(finished).toMatchObject({ code: 0, stdout: expect.stringMatching(`^Applied ${addIndex} on `) });
-          const { rows } = await t.sql.query<{ indisvalid: boolean }>(
-            "SELECT indisvalid FROM pg_index WHERE indexrelid = 'pets_name_idx'::regclass",
-          );
-          expect(rows).toEqual([{ indisvalid: true }]);
-          expect(await applied(t.sql)).toContain(addIndex);
-        },
-      );
-    }, 120_000);
-  });
+    await snapshot.end();
+    await running;
+    expect(finished).toMatchObject({ code: 0, stdout: expect.stringMatching(`^Applied ${addIndex} on `) });
+    const { rows } = await t.sql.query<{ indisvalid: boolean }>(
+      "SELECT indisvalid FROM pg_index WHERE indexrelid = 'pets_name_idx'::regclass",
+    );
+    expect(rows).toEqual([{ indisvalid: true }]);
+    expect(await applied(t.sql)).toContain(addIndex);
+  }, 120_000);
 });
 
 describe('migration runners, on a database of their own', () => {
@@ -223,12 +208,8 @@ describe('migration runners, on a database of their own', () => {
       };
 
     it('still waits at most MIGRATION_LOCK_TIMEOUT_MS for a lock, and is not applied', async () => {
-      const holder = new Client({ connectionString: database.url });
-      await holder.connect();
+      const holder = await openTransaction(database.url, 'BEGIN', 'LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
       try {
-        await holder.query('BEGIN');
-        await holder.query('SET LOCAL idle_in_transaction_session_timeout = 0');
-        await holder.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
         const dataSource = await open(AddPetsStatusNameIndex1799000000002);
         const error = await runMigrations(dataSource, { migrationLockTimeoutMs: 500 }).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(MigrationLockTimeoutError);
@@ -252,12 +233,8 @@ describe('migration runners, on a database of their own', () => {
      * ends its backend, as a failover or a killed Job does; returns what `build` settled with.
      */
     const cutBuild = async (build: () => Promise<unknown>) => {
-      const older = new Client({ connectionString: database.url });
-      await older.connect();
+      const older = await olderSnapshot(database.url);
       try {
-        await older.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-        await older.query('SET LOCAL idle_in_transaction_session_timeout = 0');
-        await older.query('SELECT 1');
         let outcome: unknown = undefined;
         const settled = build().then(
           () => (outcome = 'done'),

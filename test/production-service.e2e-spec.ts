@@ -36,10 +36,7 @@ async function startStuckRequest(origin: string): Promise<Socket> {
   return socket;
 }
 
-/**
- * The service as it ships (`node dist/src/main.js`, NODE_ENV=production) as a child process on a real database. Its
- * stdout is the log under test; the last test stops it with SIGTERM mid-burst.
- */
+/** The service as it ships, on a real database, its stdout the log under test; the last test stops it mid-burst. */
 describe('the production build', () => {
   let running: ProductionService;
   let service: ServiceProcess;
@@ -181,7 +178,7 @@ describe('the production build, stopping with a request that never finishes', ()
     [socket, running] = [undefined, undefined];
   });
 
-  // Without the drain delay (production's is 5 s) the exit's timing measures the grace period alone.
+  // Without the drain delay the exit's timing measures the grace period alone.
   it('exits 1 once the grace period is over', async () => {
     running = await start({ SHUTDOWN_GRACE_MS: '1500', SHUTDOWN_DRAIN_DELAY_MS: '0' });
     const { service } = running;
