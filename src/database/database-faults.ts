@@ -40,13 +40,7 @@ export const FAULT_CLASSES: readonly string[] = [
 ];
 
 /** `code`: the SQLSTATE, or what stands for it (`ECONNREFUSED`); `message`: for the log, never for a client. */
-export interface DatabaseFault {
-  code: string;
-  sqlClass: string;
-  kind: string;
-  message: string;
-  answer: FaultAnswer;
-}
+export type DatabaseFault = { code: string; sqlClass: string; kind: string; message: string; answer: FaultAnswer };
 
 /** The row of DATABASE_FAULTS that `error` (a pg error, or TypeORM's QueryFailedError around one) matches, or null. */
 export function databaseFault(error: unknown): DatabaseFault | null {
