@@ -17,9 +17,8 @@ export class DatabaseOutage {
   private readonly graceMs: number;
   private readonly rounds: { at: number; failed: boolean }[] = [];
   private firstAt: number | null = null;
-  private out = false;
-  /** When the instance went out: the back window counts any time before it as failed. */
-  private outSince = 0;
+  /** When the instance went out (null: in): the back window counts any time before it as failed. */
+  private outSince: number | null = null;
 
   constructor(
     graceMs: number,
@@ -41,13 +40,12 @@ export class DatabaseOutage {
     const outWindow = this.graceMs / OUT_SHARE;
     const backWindow = this.recoveryMs / BACK_SHARE;
     while (this.rounds.length > 1 && now - this.rounds[1].at >= Math.max(outWindow, backWindow)) this.rounds.shift();
-    if (this.out) {
-      this.out = this.failedShare(now, backWindow, this.outSince) >= BACK_SHARE;
+    if (this.outSince !== null) {
+      if (this.failedShare(now, backWindow, this.outSince) < BACK_SHARE) this.outSince = null;
     } else if (now - this.firstAt >= this.graceMs && this.failedShare(now, outWindow) >= OUT_SHARE) {
-      this.out = true;
       this.outSince = now;
     }
-    if (this.out) return unreachable ? 'out' : 'recovering';
+    if (this.outSince !== null) return unreachable ? 'out' : 'recovering';
     return unreachable ? 'riding-out' : 'ready';
   }
 
