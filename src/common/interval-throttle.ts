@@ -1,10 +1,6 @@
 import { LRUCache } from 'lru-cache';
 
-interface IntervalThrottleOptions {
-  intervalMs: number;
-  maxKeys: number;
-  now?: () => number;
-}
+type IntervalThrottleOptions = { intervalMs: number; maxKeys: number; now?: () => number };
 
 /** "At most once per interval per key", at most `maxKeys` at once (the oldest dropped); `now` in whole ms. */
 export class IntervalThrottle<K extends NonNullable<unknown>> {
