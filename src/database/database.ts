@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { trace } from '@opentelemetry/api';
-import type { EventEmitter } from 'node:events';
 import type { Pool, PoolClient } from 'pg';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { DataSource, QueryRunner } from 'typeorm';
@@ -44,12 +43,8 @@ const PROBE_EVERY_MS = 100;
 /** Requests waiting for a slot, oldest first: one woken per released connection, the first also each PROBE_EVERY_MS. */
 class SlotQueue {
   private readonly waiting = new Set<() => void>();
-  private readonly wakeFirst = () => this.waiting.values().next().value?.();
+  readonly wakeFirst = () => this.waiting.values().next().value?.();
   private probe?: NodeJS.Timeout;
-
-  constructor(pool: EventEmitter) {
-    pool.on('release', this.wakeFirst);
-  }
 
   get busy(): boolean {
     return this.waiting.size > 0;
@@ -76,9 +71,8 @@ class SlotQueue {
  */
 @Injectable()
 export class Database implements Transactional {
-  /** node-postgres's pool behind TypeORM's DataSource (the driver's public `master`): its counts and events. */
   readonly pool: Pool;
-  private readonly slots: SlotQueue;
+  private readonly slots = new SlotQueue();
   private readonly reads: Counter<'target'>;
   private readonly fallbacks: Counter<'reason'>;
 
@@ -90,7 +84,7 @@ export class Database implements Transactional {
     registry: Registry,
   ) {
     const pool = (this.pool = (dataSource.driver as PostgresDriver).master as Pool);
-    this.slots = new SlotQueue(pool);
+    pool.on('release', this.slots.wakeFirst);
     new Gauge({
       name: 'animal_store_db_pool_connections',
       help: 'Database pool: connections open (total), idle, and requests waiting for one (waiting).',
@@ -180,7 +174,6 @@ export class Database implements Transactional {
     return rows;
   }
 
-  /** The one retry path, around a whole unit of work (a statement, or a rolled-back transaction). */
   private async retried<T>(work: () => Promise<T>, answers?: readonly string[]): Promise<T> {
     const deadline = Date.now() + RETRY_DEADLINE_MS;
     if (this.slots.busy) await this.slots.wait(deadline);

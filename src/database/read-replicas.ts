@@ -101,9 +101,8 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
         "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS lsn",
       );
       this.positions.push({ at: now, lsn: BigInt(lsn) });
-      while (this.positions.length > 1 && now - this.positions[1].at > this.maxLagMs + REPLICA_CHECK_MS) {
+      while (this.positions.length > 1 && now - this.positions[1].at > this.maxLagMs + REPLICA_CHECK_MS)
         this.positions.shift();
-      }
       await Promise.all(this.replicas.map((replica) => this.measureOne(replica)));
     } catch (error) {
       // Without the primary's position no lag can be measured: each replica keeps its state until the next round.
@@ -121,9 +120,8 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
       const [row] = await replica.dataSource.query<{ recovery: boolean; replayed: string | null }[]>(
         "SELECT pg_is_in_recovery() AS recovery, pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0')::text AS replayed",
       );
-      if (!row.recovery || row.replayed === null) {
-        replica.state = 'not_in_recovery';
-      } else {
+      if (!row.recovery || row.replayed === null) replica.state = 'not_in_recovery';
+      else {
         const replayed = BigInt(row.replayed);
         // Behind even the oldest position kept, it lags by more than that position's age: too much, or not yet known.
         const ahead = this.positions.findIndex((position) => position.lsn > replayed);
