@@ -19,7 +19,7 @@ import * as semconv from '@opentelemetry/semantic-conventions';
 import { PACKAGE_ROOT } from '../../config/package-root.js';
 import { faultCodeOf } from '../../edge/errors/fault-codes.js';
 import { OPERATIONS_ROUTES } from '../operations-routes.js';
-import { RedactingSpanExporter } from './redacting-span-exporter.js';
+import { redactingSpanExporter } from './redacting-span-exporter.js';
 import { markTracingStarted, scrubForExport } from './tracing-state.js';
 import { throttledReport } from './throttled-report.js';
 
@@ -89,7 +89,7 @@ export async function startTracing(): Promise<void> {
     // Traces only: metrics are Prometheus' (/metrics), logs go to stdout.
     metricReaders: [],
     logRecordProcessors: [],
-    traceExporter: new RedactingSpanExporter(otlpExporter(), scrubForExport),
+    traceExporter: redactingSpanExporter(otlpExporter(), scrubForExport),
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (request: IncomingMessage) => untraced(request.url),
