@@ -16,7 +16,6 @@ export class IntervalThrottle<K extends NonNullable<unknown>> {
     });
   }
 
-  /** True when `key` is not held: the caller acts now, and the key is held for one interval. */
   admit(key: K): boolean {
     if (this.held.has(key)) return false;
     this.held.set(key, true);

@@ -30,7 +30,6 @@ export class DatabaseOutage {
     this.graceMs = graceMs * (1 + OUTAGE_GRACE_JITTER * jitter);
   }
 
-  /** Records a round: whether the database was unreachable in it. */
   record(unreachable: boolean): OutageState {
     const now = this.now();
     this.firstAt ??= now;
@@ -56,13 +55,10 @@ export class DatabaseOutage {
   private failedShare(now: number, windowMs: number, failedUntil = -Infinity): number {
     if (windowMs === 0) return this.rounds[this.rounds.length - 1].failed ? 1 : 0;
     const start = Math.max(now - windowMs, failedUntil);
-    const failed = this.rounds.reduce(
-      (sum, round, i) => {
-        const end = this.rounds[i + 1]?.at ?? now;
-        return round.failed ? sum + Math.max(0, end - Math.max(round.at, start)) : sum;
-      },
-      Math.max(0, start - (now - windowMs)),
-    );
+    let failed = Math.max(0, start - (now - windowMs));
+    this.rounds.forEach((round, i) => {
+      if (round.failed) failed += Math.max(0, (this.rounds[i + 1]?.at ?? now) - Math.max(round.at, start));
+    });
     return failed / windowMs;
   }
 }
