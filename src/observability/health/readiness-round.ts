@@ -75,28 +75,25 @@ export class ReadinessRound implements OnApplicationShutdown {
     let migrationsFailure: Verdict = 'outage';
     const waiting = this.database.pool.waitingCount;
     const [database, migrations] = await Promise.all([
-      this.indicators
-        .check('database')
-        .attempt(() =>
-          unlessCrowded(this.connection().then((own) => own.query('SELECT 1').then(() => ({})))).then((data) =>
-            waiting > 0 ? { ...data, crowded: true, waiting } : data,
-          ),
-        )
-        .withTimeout(CHECK_TIMEOUT_MS),
-      this.indicators
-        .check('migrations')
-        .attempt(() =>
-          unlessCrowded(this.applied()).catch((error: unknown) => {
-            // Past the check's timeout, it is the database that did not answer.
-            if (!databaseFault(error)) migrationsFailure = 'not-ready';
-            throw error;
-          }),
-        )
-        .withTimeout(CHECK_TIMEOUT_MS),
+      this.check('database', async () => {
+        const data = await unlessCrowded(this.connection().then((own) => own.query('SELECT 1').then(() => ({}))));
+        return waiting > 0 ? { ...data, crowded: true, waiting } : data;
+      }),
+      this.check('migrations', () =>
+        unlessCrowded(this.applied()).catch((error: unknown) => {
+          // Past the check's timeout, it is the database that did not answer.
+          if (!databaseFault(error)) migrationsFailure = 'not-ready';
+          throw error;
+        }),
+      ),
     ]);
     const checks = { ...database, ...migrations };
     if (database.database.status === 'down') return { verdict: 'outage', checks };
     return { verdict: migrations.migrations.status === 'up' ? 'ready' : migrationsFailure, checks };
+  }
+
+  private check(key: string, work: () => Promise<Record<string, unknown>>) {
+    return this.indicators.check(key).attempt(work).withTimeout(CHECK_TIMEOUT_MS);
   }
 
   private async applied(): Promise<Record<string, unknown>> {
