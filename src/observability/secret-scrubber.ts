@@ -43,8 +43,10 @@ function scrubberOf(secrets: readonly string[], escape: (secret: string) => stri
     return text === null || plain.test(text) ? '[redacted]' : run;
   };
   return (text) => {
-    // A group that did not match is replaced by nothing.
-    const scrubbed = text.replace(pattern, '$<authorization>$<bearer>[redacted]');
+    const scrubbed = text.replace(pattern, (...args) => {
+      const groups = args[args.length - 1] as { bearer?: string; authorization?: string };
+      return `${groups.authorization ?? groups.bearer ?? ''}[redacted]`;
+    });
     return scrubbed.includes('%') ? scrubbed.replace(ENCODABLE_RUN, hidden) : scrubbed;
   };
 }
