@@ -1,10 +1,6 @@
 import { LRUCache } from 'lru-cache';
 
-interface IntervalThrottleOptions {
-  intervalMs: number;
-  maxKeys: number;
-  now?: () => number;
-}
+type IntervalThrottleOptions = { intervalMs: number; maxKeys: number; now?: () => number };
 
 /** "At most once per interval per key", at most `maxKeys` at once (the oldest dropped); `now` in whole ms. */
 export class IntervalThrottle<K extends NonNullable<unknown>> {
@@ -20,7 +16,6 @@ export class IntervalThrottle<K extends NonNullable<unknown>> {
     });
   }
 
-  /** True when `key` is not held: the caller acts now, and the key is held for one interval. */
   admit(key: K): boolean {
     if (this.held.has(key)) return false;
     this.held.set(key, true);

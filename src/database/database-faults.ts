@@ -34,19 +34,10 @@ const UNREACHABLE_MESSAGES: readonly [RegExp, string][] = [
 export const POOL_FULL_CLASS = 'pool';
 const POOL_FULL_MESSAGE = /timeout exceeded when trying to connect/i;
 
-export const FAULT_CLASSES: readonly string[] = [
-  ...new Set(DATABASE_FAULTS.map((row) => row.sqlstate.slice(0, 2))),
-  POOL_FULL_CLASS,
-];
+export const FAULT_CLASSES = [...new Set(DATABASE_FAULTS.map((row) => row.sqlstate.slice(0, 2))), POOL_FULL_CLASS];
 
 /** `code`: the SQLSTATE, or what stands for it (`ECONNREFUSED`); `message`: for the log, never for a client. */
-export interface DatabaseFault {
-  code: string;
-  sqlClass: string;
-  kind: string;
-  message: string;
-  answer: FaultAnswer;
-}
+export type DatabaseFault = { code: string; sqlClass: string; kind: string; message: string; answer: FaultAnswer };
 
 /** The row of DATABASE_FAULTS that `error` (a pg error, or TypeORM's QueryFailedError around one) matches, or null. */
 export function databaseFault(error: unknown): DatabaseFault | null {

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { trace } from '@opentelemetry/api';
-import type { EventEmitter } from 'node:events';
 import type { Pool, PoolClient } from 'pg';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { DataSource, QueryRunner } from 'typeorm';
@@ -10,7 +9,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { DatabaseFaultLog } from './database-fault-log.js';
 import { databaseFault, RETRY_DEADLINE_MS } from './database-faults.js';
-import { ReadReplicas, type FallbackReason } from './read-replicas.js';
+import { ReadReplicas } from './read-replicas.js';
 
 /** What a unit of work runs its statements on: one transaction's connection, or the Database. */
 export interface Queryable {
@@ -27,15 +26,10 @@ export interface Transactional extends Queryable {
  * DATABASE_PREPARED_STATEMENTS is off (docs/operating.md, "PgBouncer"). Read no answer from an UPDATE or DELETE: sent
  * unnamed, TypeORM answers those with [rows, count].
  */
-export interface Statement {
-  readonly name: string;
-  readonly text: string;
-}
+export type Statement = { readonly name: string; readonly text: string };
 
 /** What the Database's own statements and transactions run on: SQL text, or a Statement sent named. */
-export interface UnitOfWork extends Queryable {
-  query<T = unknown>(sql: string | Statement, parameters?: unknown[]): Promise<T>;
-}
+export type UnitOfWork = { query<T = unknown>(sql: string | Statement, parameters?: unknown[]): Promise<T> };
 
 /** A read a replica may answer; `lineage` pins its writer to the primary, `again` re-reads an answer there. */
 type ReadOptions<T> = { lineage?: string; again?: (rows: T) => boolean };
@@ -49,11 +43,8 @@ const PROBE_EVERY_MS = 100;
 /** Requests waiting for a slot, oldest first: one woken per released connection, the first also each PROBE_EVERY_MS. */
 class SlotQueue {
   private readonly waiting = new Set<() => void>();
+  readonly wakeFirst = () => this.waiting.values().next().value?.();
   private probe?: NodeJS.Timeout;
-
-  constructor(pool: EventEmitter) {
-    pool.on('release', () => this.wakeFirst());
-  }
 
   get busy(): boolean {
     return this.waiting.size > 0;
@@ -69,13 +60,8 @@ class SlotQueue {
       };
       const timer = setTimeout(wake, deadline - Date.now());
       this.waiting.add(wake);
-      this.probe ??= setInterval(() => this.wakeFirst(), PROBE_EVERY_MS);
+      this.probe ??= setInterval(this.wakeFirst, PROBE_EVERY_MS);
     });
-  }
-
-  private wakeFirst(): void {
-    const [first] = this.waiting;
-    first?.();
   }
 }
 
@@ -85,33 +71,27 @@ class SlotQueue {
  */
 @Injectable()
 export class Database implements Transactional {
-  /** node-postgres's pool behind TypeORM's DataSource (the driver's public `master`): its counts and events. */
   readonly pool: Pool;
-  private readonly slots: SlotQueue;
+  private readonly slots = new SlotQueue();
   private readonly reads: Counter<'target'>;
   private readonly fallbacks: Counter<'reason'>;
-  private readonly prepared: boolean;
 
   constructor(
-    @Inject(APP_CONFIG) { preparedStatements }: Pick<AppConfig, 'preparedStatements'>,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'preparedStatements'>,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly replicas: ReadReplicas,
     private readonly faults: DatabaseFaultLog,
     registry: Registry,
   ) {
-    this.prepared = preparedStatements;
-    this.pool = (dataSource.driver as PostgresDriver).master as Pool;
-    this.slots = new SlotQueue(this.pool);
-    const pool = this.pool;
+    const pool = (this.pool = (dataSource.driver as PostgresDriver).master as Pool);
+    pool.on('release', this.slots.wakeFirst);
     new Gauge({
       name: 'animal_store_db_pool_connections',
       help: 'Database pool: connections open (total), idle, and requests waiting for one (waiting).',
       labelNames: ['state'],
       registers: [registry],
       collect() {
-        this.set({ state: 'total' }, pool.totalCount);
-        this.set({ state: 'idle' }, pool.idleCount);
-        this.set({ state: 'waiting' }, pool.waitingCount);
+        for (const state of ['total', 'idle', 'waiting'] as const) this.set({ state }, pool[`${state}Count`]);
       },
     });
     this.reads = new Counter({
@@ -133,10 +113,7 @@ export class Database implements Transactional {
     return this.retried(() => this.send<T>(this.dataSource, sql, parameters));
   }
 
-  /**
-   * A transaction on the primary, run again whole when a fault rolled it back and the table says so; the faults whose
-   * SQLSTATEs its caller `answers` itself reach it unrecorded.
-   */
+  /** A transaction on the primary, retried whole; faults whose SQLSTATEs the caller `answers` reach it unrecorded. */
   transaction<T>(work: (transaction: UnitOfWork) => Promise<T>, answers?: readonly string[]): Promise<T> {
     const unitOf = (runner: QueryRunner): UnitOfWork => ({ query: (sql, params) => this.on(runner, sql, params) });
     return this.retried(() => this.dataSource.transaction((manager) => work(unitOf(manager.queryRunner!))), answers);
@@ -144,15 +121,15 @@ export class Database implements Transactional {
 
   /** A read on a replica that is fresh enough, else (or when it fails, or `again` says) on the primary. */
   async read<T>(statement: Statement, parameters: unknown[], { lineage, again }: ReadOptions<T> = {}): Promise<T> {
-    const replica = this.replicas.pick(lineage);
-    let reason: FallbackReason | undefined = replica.fallback;
-    if (replica.dataSource) {
+    const { replica, fallback } = this.replicas.pick(lineage);
+    let reason = fallback;
+    if (replica) {
       try {
         const rows = await this.send<T>(replica.dataSource, statement, parameters);
         if (!again?.(rows)) return this.answered('replica', rows);
         reason = 'not_found';
       } catch (error) {
-        this.replicas.failed(replica.dataSource, error);
+        this.replicas.failed(replica, error);
         reason = 'unreachable';
       }
     }
@@ -165,7 +142,6 @@ export class Database implements Transactional {
     if (lineage !== undefined) this.replicas.pin(lineage);
   }
 
-  /** `sql` on a connection of `dataSource`'s pool, as TypeORM's `DataSource.query` runs it: a query runner of its own. */
   private async send<T>(dataSource: DataSource, sql: string | Statement, parameters?: unknown[]): Promise<T> {
     const runner = dataSource.createQueryRunner();
     try {
@@ -175,11 +151,9 @@ export class Database implements Transactional {
     }
   }
 
-  /** `sql` on the connection of `runner`: text as TypeORM sends it, a Statement named on TypeORM's pooled client. */
   private async on<T>(runner: QueryRunner, sql: string | Statement, parameters?: unknown[]): Promise<T> {
-    if (typeof sql === 'string' || !this.prepared) {
-      return runner.query(typeof sql === 'string' ? sql : sql.text, parameters) as Promise<T>;
-    }
+    if (typeof sql === 'string') return runner.query(sql, parameters) as Promise<T>;
+    if (!this.config.preparedStatements) return runner.query(sql.text, parameters) as Promise<T>;
     const client = (await runner.connect()) as PoolClient;
     try {
       return (await client.query({ name: sql.name, text: sql.text, values: parameters })).rows as T;
@@ -200,7 +174,6 @@ export class Database implements Transactional {
     return rows;
   }
 
-  /** The one retry path, around a whole unit of work (a statement, or a rolled-back transaction). */
   private async retried<T>(work: () => Promise<T>, answers?: readonly string[]): Promise<T> {
     const deadline = Date.now() + RETRY_DEADLINE_MS;
     if (this.slots.busy) await this.slots.wait(deadline);

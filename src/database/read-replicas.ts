@@ -12,15 +12,9 @@ export const REPLICA_CHECK_MS = 1_000;
 /** Writers pinned to the primary at once, per process; beyond it the least recently pinned go. */
 const MAX_PINNED_WRITERS = 100_000;
 
-export type FallbackReason = 'lagging' | 'unreachable' | 'not_in_recovery' | 'not_found' | 'own_write';
+type FallbackReason = 'lagging' | 'unreachable' | 'not_in_recovery' | 'not_found' | 'own_write';
 type State = 'usable' | Exclude<FallbackReason, 'not_found' | 'own_write'>;
-
-interface Replica {
-  name: string;
-  dataSource: DataSource;
-  connected?: Promise<DataSource>;
-  state: State;
-}
+type Replica = { name: string; dataSource: DataSource; state: State };
 
 /**
  * The replicas of DATABASE_REPLICA_URL and how fresh each is: a replica lags by the time since the primary, sampled
@@ -75,14 +69,14 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** A usable replica, in turn; or none, and why the read goes to the primary (nothing when none is set). */
-  pick(lineage?: string): { dataSource?: DataSource; fallback?: FallbackReason } {
+  pick(lineage?: string): { replica?: Replica; fallback?: FallbackReason } {
     if (!this.configured) return {};
     if (lineage !== undefined && this.pinned.has(lineage)) return { fallback: 'own_write' };
     for (let i = 0; i < this.replicas.length; i++) {
       const replica = this.replicas[(this.next + i) % this.replicas.length];
       if (replica.state !== 'usable') continue;
       this.next = (this.next + i + 1) % this.replicas.length;
-      return { dataSource: replica.dataSource };
+      return { replica };
     }
     return { fallback: this.replicas[0].state as FallbackReason };
   }
@@ -91,9 +85,8 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
     if (this.configured) this.pinned.set(lineage, true);
   }
 
-  /** A read failed on `dataSource`: no more reads there until a round reaches it again. */
-  failed(dataSource: DataSource, error: unknown): void {
-    const replica = this.replicas.find((candidate) => candidate.dataSource === dataSource)!;
+  /** A read failed on `replica`: no more reads there until a round reaches it again. */
+  failed(replica: Replica, error: unknown): void {
     if (replica.state === 'usable')
       this.logger.warn(
         `Replica ${replica.name} failed a read (${String(error)}); reads go to the primary until it answers again`,
@@ -108,9 +101,8 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
         "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS lsn",
       );
       this.positions.push({ at: now, lsn: BigInt(lsn) });
-      while (this.positions.length > 1 && now - this.positions[1].at > this.maxLagMs + REPLICA_CHECK_MS) {
+      while (this.positions.length > 1 && now - this.positions[1].at > this.maxLagMs + REPLICA_CHECK_MS)
         this.positions.shift();
-      }
       await Promise.all(this.replicas.map((replica) => this.measureOne(replica)));
     } catch (error) {
       // Without the primary's position no lag can be measured: each replica keeps its state until the next round.
@@ -119,32 +111,27 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
     if (!this.stopped) this.timer = setTimeout(() => void this.measure(), REPLICA_CHECK_MS).unref();
   }
 
+  /** Rounds run one after another, so a replica is never connected twice at once. */
   private async measureOne(replica: Replica): Promise<void> {
     const before = replica.state;
+    let lagMs = NaN;
     try {
-      replica.connected ??= replica.dataSource.initialize().catch((error: unknown) => {
-        replica.connected = undefined;
-        throw error;
-      });
-      const connected = await replica.connected;
-      const [row] = await connected.query<{ recovery: boolean; replayed: string | null }[]>(
+      if (!replica.dataSource.isInitialized) await replica.dataSource.initialize();
+      const [row] = await replica.dataSource.query<{ recovery: boolean; replayed: string | null }[]>(
         "SELECT pg_is_in_recovery() AS recovery, pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0')::text AS replayed",
       );
-      if (!row.recovery || row.replayed === null) {
-        replica.state = 'not_in_recovery';
-        this.lag.set({ replica: replica.name }, NaN);
-      } else {
+      if (!row.recovery || row.replayed === null) replica.state = 'not_in_recovery';
+      else {
         const replayed = BigInt(row.replayed);
         // Behind even the oldest position kept, it lags by more than that position's age: too much, or not yet known.
         const ahead = this.positions.findIndex((position) => position.lsn > replayed);
-        const lagMs = ahead === -1 ? 0 : Date.now() - this.positions[ahead].at;
+        lagMs = ahead === -1 ? 0 : Date.now() - this.positions[ahead].at;
         replica.state = ahead === 0 || lagMs > this.maxLagMs ? 'lagging' : 'usable';
-        this.lag.set({ replica: replica.name }, lagMs / 1000);
       }
     } catch {
       replica.state = 'unreachable';
-      this.lag.set({ replica: replica.name }, NaN);
     }
+    this.lag.set({ replica: replica.name }, lagMs / 1000);
     if (replica.state !== before) this.logger.log(`Replica ${replica.name}: ${before} -> ${replica.state}`);
   }
 }

@@ -17,9 +17,8 @@ export class DatabaseOutage {
   private readonly graceMs: number;
   private readonly rounds: { at: number; failed: boolean }[] = [];
   private firstAt: number | null = null;
-  private out = false;
-  /** When the instance went out: the back window counts any time before it as failed. */
-  private outSince = 0;
+  /** When the instance went out (null: in): the back window counts any time before it as failed. */
+  private outSince: number | null = null;
 
   constructor(
     graceMs: number,
@@ -31,7 +30,6 @@ export class DatabaseOutage {
     this.graceMs = graceMs * (1 + OUTAGE_GRACE_JITTER * jitter);
   }
 
-  /** Records a round: whether the database was unreachable in it. */
   record(unreachable: boolean): OutageState {
     const now = this.now();
     this.firstAt ??= now;
@@ -41,13 +39,12 @@ export class DatabaseOutage {
     const outWindow = this.graceMs / OUT_SHARE;
     const backWindow = this.recoveryMs / BACK_SHARE;
     while (this.rounds.length > 1 && now - this.rounds[1].at >= Math.max(outWindow, backWindow)) this.rounds.shift();
-    if (this.out) {
-      this.out = this.failedShare(now, backWindow, this.outSince) >= BACK_SHARE;
+    if (this.outSince !== null) {
+      if (this.failedShare(now, backWindow, this.outSince) < BACK_SHARE) this.outSince = null;
     } else if (now - this.firstAt >= this.graceMs && this.failedShare(now, outWindow) >= OUT_SHARE) {
-      this.out = true;
       this.outSince = now;
     }
-    if (this.out) return unreachable ? 'out' : 'recovering';
+    if (this.outSince !== null) return unreachable ? 'out' : 'recovering';
     return unreachable ? 'riding-out' : 'ready';
   }
 
@@ -58,13 +55,10 @@ export class DatabaseOutage {
   private failedShare(now: number, windowMs: number, failedUntil = -Infinity): number {
     if (windowMs === 0) return this.rounds[this.rounds.length - 1].failed ? 1 : 0;
     const start = Math.max(now - windowMs, failedUntil);
-    const failed = this.rounds.reduce(
-      (sum, round, i) => {
-        const end = this.rounds[i + 1]?.at ?? now;
-        return round.failed ? sum + Math.max(0, end - Math.max(round.at, start)) : sum;
-      },
-      Math.max(0, start - (now - windowMs)),
-    );
+    let failed = Math.max(0, start - (now - windowMs));
+    this.rounds.forEach((round, i) => {
+      if (round.failed) failed += Math.max(0, (this.rounds[i + 1]?.at ?? now) - Math.max(round.at, start));
+    });
     return failed / windowMs;
   }
 }

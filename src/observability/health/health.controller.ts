@@ -10,14 +10,6 @@ import { OPERATIONS_ROUTES } from '../operations-routes.js';
 import { DatabaseOutage } from './database-outage.js';
 import { ReadinessRound } from './readiness-round.js';
 
-/** Why each failing check failed, in one line (`database: timeout of 1000ms exceeded; migrations: …`); none: ''. */
-export function notReadyReason(checks: Record<string, { status: string; message?: unknown }>): string {
-  const failed = Object.entries(checks).filter(([, { status }]) => status === 'down');
-  return failed
-    .map(([check, { message }]) => `${check}: ${typeof message === 'string' && message ? message : 'down'}`)
-    .join('; ');
-}
-
 /** Logs readiness when it changes, one line each time, instead of a stack on every probe. */
 export class ReadinessLog {
   private readonly logger = new Logger('Readiness');
@@ -25,7 +17,10 @@ export class ReadinessLog {
   private last: string | undefined;
 
   record(checks: HealthIndicatorResult): void {
-    const reason = notReadyReason(checks);
+    const reason = Object.entries(checks)
+      .filter(([, { status }]) => status === 'down')
+      .map(([check, { message }]) => `${check}: ${typeof message === 'string' && message ? message : 'down'}`)
+      .join('; ');
     if (reason === this.last) return;
     if (reason === '') this.logger.log(this.last === undefined ? 'Ready' : 'Ready again');
     else this.logger.warn(`Not ready: ${reason}`);
@@ -40,7 +35,7 @@ export class ReadinessLog {
 export class HealthController {
   private readonly readiness = new ReadinessLog();
   private readonly outage: DatabaseOutage;
-  private readonly recovering: HealthIndicatorResult;
+  private readonly recovering: string;
 
   constructor(
     private readonly health: HealthCheckService,
@@ -50,11 +45,7 @@ export class HealthController {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.outage = new DatabaseOutage(config.readinessOutageGraceMs, config.readinessRecoveryMs);
-    this.recovering = this.indicators
-      .check('database')
-      .down(
-        `answering again; back in service once fewer than half its recent rounds fail (after a full outage, READINESS_RECOVERY_MS: ${config.readinessRecoveryMs} ms)`,
-      );
+    this.recovering = `answering again; back in service once fewer than half its recent rounds fail (after a full outage, READINESS_RECOVERY_MS: ${config.readinessRecoveryMs} ms)`;
   }
 
   @Get(OPERATIONS_ROUTES.live)
@@ -73,7 +64,7 @@ export class HealthController {
       state === 'riding-out'
         ? this.degraded(checks)
         : state === 'recovering'
-          ? { ...checks, ...this.recovering }
+          ? { ...checks, ...this.indicators.check('database').down(this.recovering) }
           : checks;
     const session = this.indicators.check('shutdown');
     const shutdown = this.shutdown.isShuttingDown ? session.down('shutting down') : session.up();

@@ -14,7 +14,6 @@ export const READINESS_CACHE_MS = 1_000;
 /** `outage`: the database did not answer (in time), which the instance rides out (DatabaseOutage). */
 type Verdict = 'ready' | 'outage' | 'not-ready';
 type Round = { verdict: Verdict; checks: HealthIndicatorResult };
-const ROUND = 'round';
 
 /**
  * The database checks (`SELECT 1`, the migrations table read), run, cached and classified together, on a connection
@@ -23,7 +22,7 @@ const ROUND = 'round';
 @Injectable()
 export class ReadinessRound implements OnApplicationShutdown {
   private own?: Promise<DataSource>;
-  private readonly rounds = new LRUCache<typeof ROUND, Round>({
+  private readonly rounds = new LRUCache<'round', Round>({
     max: 1,
     ttl: READINESS_CACHE_MS,
     ttlResolution: 0,
@@ -50,8 +49,8 @@ export class ReadinessRound implements OnApplicationShutdown {
 
   /** The latest round, run now if none is fresh; a round this call did not start is marked `cachedResponse`. */
   async current(): Promise<Round> {
-    const status: LRUCache.Status<typeof ROUND, Round> = {};
-    const { verdict, checks } = (await this.rounds.fetch(ROUND, { status }))!;
+    const status: LRUCache.Status<'round', Round> = {};
+    const { verdict, checks } = (await this.rounds.fetch('round', { status }))!;
     if (status.fetch === 'miss') return { verdict, checks };
     const marked = Object.entries(checks).map(([key, check]) => [key, { ...check, cachedResponse: true }]);
     return { verdict, checks: Object.fromEntries(marked) as HealthIndicatorResult };
@@ -64,45 +63,37 @@ export class ReadinessRound implements OnApplicationShutdown {
   /** One connection beside the request pool, made again after a round that could not make it. */
   private connection(): Promise<DataSource> {
     const options = this.dataSource.options;
-    this.own ??= new DataSource({ ...options, extra: { ...(options.extra as object), max: 1 } })
+    return (this.own ??= new DataSource({ ...options, extra: { ...(options.extra as object), max: 1 } })
       .initialize()
       .catch((error: unknown) => {
         this.own = undefined;
         throw error;
-      });
-    return this.own;
+      }));
   }
 
   private async run(): Promise<Round> {
     let migrationsFailure: Verdict = 'outage';
     const waiting = this.database.pool.waitingCount;
     const [database, migrations] = await Promise.all([
-      this.indicators
-        .check('database')
-        .attempt(() =>
-          unlessCrowded(this.connection().then((own) => own.query('SELECT 1').then(() => ({})))).then((data) =>
-            waiting > 0 ? { ...data, crowded: true, waiting } : data,
-          ),
-        )
-        .withTimeout(CHECK_TIMEOUT_MS),
-      this.indicators
-        .check('migrations')
-        .attempt(() =>
-          unlessCrowded(this.applied()).catch((error: unknown) => {
-            // Past the check's timeout, it is the database that did not answer.
-            if (!databaseFault(error)) migrationsFailure = 'not-ready';
-            throw error;
-          }),
-        )
-        .withTimeout(CHECK_TIMEOUT_MS),
+      this.check('database', async () => {
+        const data = await unlessCrowded(this.connection().then((own) => own.query('SELECT 1').then(() => ({}))));
+        return waiting > 0 ? { ...data, crowded: true, waiting } : data;
+      }),
+      this.check('migrations', () =>
+        unlessCrowded(this.applied()).catch((error: unknown) => {
+          // Past the check's timeout, it is the database that did not answer.
+          if (!databaseFault(error)) migrationsFailure = 'not-ready';
+          throw error;
+        }),
+      ),
     ]);
-    const verdict: Verdict =
-      database.database.status === 'down'
-        ? 'outage'
-        : migrations.migrations.status === 'up'
-          ? 'ready'
-          : migrationsFailure;
-    return { verdict, checks: { ...database, ...migrations } };
+    const checks = { ...database, ...migrations };
+    if (database.database.status === 'down') return { verdict: 'outage', checks };
+    return { verdict: migrations.migrations.status === 'up' ? 'ready' : migrationsFailure, checks };
+  }
+
+  private check(key: string, work: () => Promise<Record<string, unknown>>) {
+    return this.indicators.check(key).attempt(work).withTimeout(CHECK_TIMEOUT_MS);
   }
 
   private async applied(): Promise<Record<string, unknown>> {

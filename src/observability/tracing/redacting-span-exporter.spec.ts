@@ -3,7 +3,7 @@ import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import { textScrubber } from '../secret-scrubber.js';
-import { RedactingSpanExporter } from './redacting-span-exporter.js';
+import { redactingSpanExporter } from './redacting-span-exporter.js';
 
 const KEY = 'pet_AbCdEfGhIjKlMnOpQrStUvWxYz012345';
 const CONFIGURED = 'configured-key-0123456789';
@@ -31,7 +31,7 @@ function span(overrides: Partial<ReadableSpan>): ReadableSpan {
   };
 }
 
-describe('RedactingSpanExporter', () => {
+describe('redactingSpanExporter', () => {
   it('hands the exporter spans whose name, attributes, status, events and links carry no key', () => {
     const exported: ReadableSpan[] = [];
     const inner: SpanExporter = {
@@ -55,7 +55,7 @@ describe('RedactingSpanExporter', () => {
       links: [{ context, attributes: { from: KEY } }],
     });
 
-    new RedactingSpanExporter(inner, textScrubber([CONFIGURED])).export([original], (result) => results.push(result));
+    redactingSpanExporter(inner, textScrubber([CONFIGURED])).export([original], (result) => results.push(result));
 
     expect(results).toEqual([{ code: ExportResultCode.SUCCESS }]);
     const [sent] = exported;

@@ -15,19 +15,13 @@ import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
-import {
-  ATTR_ERROR_TYPE,
-  ATTR_SERVICE_NAME,
-  ATTR_SERVICE_VERSION,
-  ATTR_URL_PATH,
-  ATTR_URL_QUERY,
-} from '@opentelemetry/semantic-conventions';
+import * as semconv from '@opentelemetry/semantic-conventions';
 import { PACKAGE_ROOT } from '../../config/package-root.js';
 import { faultCodeOf } from '../../edge/errors/fault-codes.js';
 import { OPERATIONS_ROUTES } from '../operations-routes.js';
-import { RedactingSpanExporter } from './redacting-span-exporter.js';
+import { redactingSpanExporter } from './redacting-span-exporter.js';
 import { markTracingStarted, scrubForExport } from './tracing-state.js';
-import { ThrottledReport } from './throttled-report.js';
+import { throttledReport } from './throttled-report.js';
 
 /** Probes and scrapes, one every few seconds per instance, would drown the traces. */
 const UNTRACED_PATHS = new Set(Object.values(OPERATIONS_ROUTES).map((route) => `/${route}`));
@@ -40,12 +34,12 @@ function markFault(span: Span, _request: unknown, response: unknown): void {
   const code = faultCodeOf(response as object);
   if (code === undefined) return;
   span.setStatus({ code: SpanStatusCode.ERROR, message: code });
-  span.setAttribute(ATTR_ERROR_TYPE, code);
+  span.setAttribute(semconv.ATTR_ERROR_TYPE, code);
 }
 
 /** The SDK's own warnings and errors (export failures, a full queue) through the service's log. */
 function reportProblems(): void {
-  const problems = new ThrottledReport(
+  const report = throttledReport(
     (message) =>
       void import('@nestjs/common').then(({ Logger }) =>
         new Logger('Tracing').warn(`${message}; requests are served as usual, their spans are dropped`),
@@ -53,13 +47,13 @@ function reportProblems(): void {
     60_000,
   );
   setGlobalErrorHandler((error) =>
-    problems.report(
+    report(
       `Trace export failed: ${typeof error === 'string' ? error : (error.message ?? error.name ?? 'unknown error')}`,
     ),
   );
   // OTEL_LOG_LEVEL, when set, keeps the SDK's own console logger (for debugging the exporter).
   if (process.env.OTEL_LOG_LEVEL) return;
-  const warn = (message: string) => problems.report(`OpenTelemetry: ${message}`);
+  const warn = (message: string) => report(`OpenTelemetry: ${message}`);
   const quiet = () => undefined;
   diag.setLogger(
     { error: warn, warn, info: quiet, debug: quiet, verbose: quiet },
@@ -90,24 +84,24 @@ export async function startTracing(): Promise<void> {
   const sdk = new NodeSDK({
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) override these.
     resource: defaultResource().merge(
-      resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'animal-store', [ATTR_SERVICE_VERSION]: version }),
+      resourceFromAttributes({ [semconv.ATTR_SERVICE_NAME]: 'animal-store', [semconv.ATTR_SERVICE_VERSION]: version }),
     ),
     // Traces only: metrics are Prometheus' (/metrics), logs go to stdout.
     metricReaders: [],
     logRecordProcessors: [],
-    traceExporter: new RedactingSpanExporter(otlpExporter(), scrubForExport),
+    traceExporter: redactingSpanExporter(otlpExporter(), scrubForExport),
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (request: IncomingMessage) => untraced(request.url),
         // Never the query string: this hook's attributes replace the computed ones.
-        startIncomingSpanHook: () => ({ [ATTR_URL_QUERY]: undefined }),
+        startIncomingSpanHook: () => ({ [semconv.ATTR_URL_QUERY]: undefined }),
         applyCustomAttributesOnSpan: markFault,
       }),
       new FastifyOtelInstrumentation({
         registerOnInitialization: true,
         ignorePaths: ({ url }) => untraced(url),
         // Its url.path is the request's URL, query string included.
-        requestHook: (span, request) => span.setAttribute(ATTR_URL_PATH, pathOf(request.url)),
+        requestHook: (span, request) => span.setAttribute(semconv.ATTR_URL_PATH, pathOf(request.url)),
         // Fastify's hooks (ours and plugins') would add a span each.
         instrumentHooks: false,
       }),

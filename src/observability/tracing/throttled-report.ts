@@ -1,24 +1,12 @@
 import { IntervalThrottle } from '../../common/interval-throttle.js';
 
 /** A problem repeated every batch is reported once, then at most once per interval with how often it recurred. */
-export class ThrottledReport {
-  private readonly reported: IntervalThrottle<'report'>;
-  private heldBack = 0;
-
-  constructor(
-    private readonly write: (message: string) => void,
-    intervalMs: number,
-    now?: () => number,
-  ) {
-    this.reported = new IntervalThrottle({ intervalMs, maxKeys: 1, now });
-  }
-
-  report(message: string): void {
-    if (!this.reported.admit('report')) {
-      this.heldBack += 1;
-      return;
-    }
-    this.write(this.heldBack > 0 ? `${message} (${this.heldBack} more since the last report)` : message);
-    this.heldBack = 0;
-  }
+export function throttledReport(write: (message: string) => void, intervalMs: number, now?: () => number) {
+  const reported = new IntervalThrottle<'report'>({ intervalMs, maxKeys: 1, now });
+  let heldBack = 0;
+  return (message: string): void => {
+    if (!reported.admit('report')) return void (heldBack += 1);
+    write(heldBack > 0 ? `${message} (${heldBack} more since the last report)` : message);
+    heldBack = 0;
+  };
 }
