@@ -6,7 +6,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { Client } from 'pg';
 import { MIGRATIONS } from '../migrations/index.js';
 import { freePort } from './support/database-server.js';
-import { ensureBuilt, Finished, ROOT, run, RunOptions } from './support/built-service.js';
+import { ensureBuilt, Finished, ROOT, run } from './support/built-service.js';
 import { applied } from './support/database-migrations.js';
 import { startService } from './support/service-process.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
@@ -20,7 +20,7 @@ const KEY = 'entry-points-key-0123456789';
 
 type Env = Record<string, string>;
 const withPath = (env: Env) => ({ PATH: process.env.PATH ?? '', ...env });
-const node = (script: string, args: string[], env: Env, options: RunOptions = {}, timeoutMs = 120_000) =>
+const node = (script: string, args: string[], env: Env, options: Parameters<typeof run>[4] = {}, timeoutMs = 120_000) =>
   run(process.execPath, [join(ROOT, 'dist', 'src', script), ...args], withPath(env), timeoutMs, options);
 /**
  * The service, expected to refuse to start: should it start instead, it listens on a port of its own on 127.0.0.1
