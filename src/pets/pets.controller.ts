@@ -17,7 +17,6 @@ import { ID_SCHEMA, MAX_ID, MIN_ID, PetIdPipe } from './pet-id.js';
 import { PetsService } from './pets.service.js';
 
 const PETS_PATH = 'pets';
-/** listPets' URL as a client sees it, under the global prefix. */
 const LIST_PETS_URL = `/${API_PREFIX}/${PETS_PATH}`;
 /** RFC 8288 `Link` to the next page, path-absolute so it never repeats a client-supplied Host. */
 const nextPageLink = (limit: number, status: PetStatus | undefined, cursor: string) =>

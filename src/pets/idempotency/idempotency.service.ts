@@ -68,10 +68,9 @@ export class IdempotencyService {
           await manager.query(SAVE_RESPONSE, [lineage, key, response.status, JSON.stringify(response.body)]);
           return { ...response, replayed: false };
         }
-        // `status` is null while the request that claimed the key is still running.
         type Row = { fingerprint: string; status: number | null; body: unknown };
         const [record]: (Row | undefined)[] = await manager.query(FIND, [lineage, key]);
-        // Purged between the two statements: the client may simply retry.
+        // Purged between the two statements, or its request (`status` null) still running: the client may retry.
         if (!record || record.status === null) throw keyInUse();
         if (record.fingerprint !== fingerprint) throw new ApiError(422, ErrorCode.IdempotencyKeyReused, REUSED);
         return { status: record.status, body: record.body as T, replayed: true };
