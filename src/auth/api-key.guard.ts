@@ -1,7 +1,7 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
-import type { ApiKeyIdentity, AuthenticatedRequest } from './api-key-identity.js';
+import type { AuthenticatedRequest } from './api-key-identity.js';
 import { ApiKeyRefusals } from './api-key-refusals.js';
 import { type ApiKeyScope, REQUIRED_SCOPE } from './api-key-scope.js';
 import { insufficientScope, unauthorized } from './key-refused.error.js';
@@ -48,13 +48,7 @@ export class ApiKeyGuard extends AuthGuard('bearer') {
   }
 
   /** A refused key arrives as `error` (from the strategy); `status` 400 is passport-http-bearer's malformed header. */
-  handleRequest<TUser = ApiKeyIdentity>(
-    error: Error | null,
-    identity: TUser | false,
-    _info: unknown,
-    _context: ExecutionContext,
-    status?: number,
-  ): TUser {
+  handleRequest<T>(error: Error | null, identity: T | false, _info: unknown, _context: unknown, status?: number): T {
     if (error) throw error;
     if (identity) return identity;
     throw status === 400

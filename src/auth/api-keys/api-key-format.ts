@@ -14,10 +14,5 @@ export function generateApiKey(): string {
   return API_KEY_PREFIX + body;
 }
 
-export function isIssuedKeyFormat(key: string): boolean {
-  return KEY_PATTERN.test(key);
-}
-
-export function publicPrefix(key: string): string {
-  return key.slice(0, PUBLIC_PREFIX_LENGTH);
-}
+export const isIssuedKeyFormat = (key: string): boolean => KEY_PATTERN.test(key);
+export const publicPrefix = (key: string): string => key.slice(0, PUBLIC_PREFIX_LENGTH);

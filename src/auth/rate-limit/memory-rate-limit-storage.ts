@@ -11,14 +11,10 @@ type Window = { hits: number; endsAt: number; blockedUntil: number };
 const PURGE_EVERY_MS = 10_000;
 /** Counters per process (per key and per address together): beyond it the least recently counted go. */
 const MAX_RATE_LIMIT_COUNTERS = 100_000;
-const seconds = (ms: number) => Math.ceil(ms / 1000);
-export const rateLimitRecord = (totalHits: number, leftMs: number, isBlocked: boolean): Promise<RateLimitRecord> =>
-  Promise.resolve({
-    totalHits,
-    timeToExpire: seconds(leftMs),
-    isBlocked,
-    timeToBlockExpire: isBlocked ? seconds(leftMs) : 0,
-  });
+export function rateLimitRecord(totalHits: number, leftMs: number, isBlocked: boolean): Promise<RateLimitRecord> {
+  const seconds = Math.ceil(leftMs / 1000);
+  return Promise.resolve({ totalHits, timeToExpire: seconds, isBlocked, timeToBlockExpire: isBlocked ? seconds : 0 });
+}
 
 /** Fixed windows with the Redis storage's semantics: constant work per hit whatever the budget. */
 export class MemoryRateLimitStorage implements ThrottlerStorage {
