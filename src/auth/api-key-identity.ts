@@ -23,7 +23,6 @@ export type ApiKeyVerdict = ApiKeyIdentity | InvalidKeyReason;
 /** A request as the API key guard leaves it: `user` is set once the key is accepted, absent on public routes. */
 export type AuthenticatedRequest = FastifyRequest & { user?: ApiKeyIdentity };
 
-/** The caller's identity, as the guard set it on `request.user`. */
 export const CurrentApiKey = createParamDecorator(
   (_data: unknown, context: ExecutionContext): ApiKeyIdentity =>
     context.switchToHttp().getRequest<AuthenticatedRequest>().user!,

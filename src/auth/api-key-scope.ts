@@ -13,13 +13,8 @@ export function parseScopes(text: string): readonly ApiKeyScope[] | Problem {
   const allowed = `use ${API_KEY_SCOPES.join(', ')} or both, comma-separated (e.g. --scopes ${API_KEY_SCOPES[0]})`;
   const parts = text.split(',').map((part) => part.trim());
   const unknown = parts.filter((part) => !(API_KEY_SCOPES as readonly string[]).includes(part));
-  if (unknown.length > 0) {
-    const what = unknown.filter((part) => part !== '');
-    return new Problem(
-      what.length > 0
-        ? `Unknown scope ${what.map((part) => `"${part}"`).join(', ')}: ${allowed}.`
-        : `--scopes needs at least one scope: ${allowed}.`,
-    );
-  }
-  return [...new Set(parts as ApiKeyScope[])];
+  if (unknown.length === 0) return [...new Set(parts as ApiKeyScope[])];
+  const named = unknown.filter((part) => part !== '').map((part) => `"${part}"`);
+  const problem = named.length > 0 ? `Unknown scope ${named.join(', ')}` : '--scopes needs at least one scope';
+  return new Problem(`${problem}: ${allowed}.`);
 }

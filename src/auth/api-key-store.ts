@@ -13,20 +13,14 @@ import { keyDigest } from './key-digest.js';
 export const KEY_CACHE_TTL_MS = 2_000;
 export const KEY_CACHE_MAX_ENTRIES = 10_000;
 
-interface CachedKey {
-  identity: ApiKeyIdentity;
-  replacedBy: string | null;
-  revoked: boolean;
-  /** Epoch ms; Infinity when the key never expires. */
-  expiresAt: number;
-}
-
-const toCached = (record: ApiKeyRecord): CachedKey => ({
+const toCached = (record: ApiKeyRecord) => ({
   identity: { id: record.id, name: record.name, scopes: record.scopes, lineage: record.lineage },
   replacedBy: record.replacedBy,
   revoked: record.revokedAt !== null,
+  // Epoch ms; Infinity when the key never expires.
   expiresAt: record.expiresAt?.getTime() ?? Infinity,
 });
+type CachedKey = ReturnType<typeof toCached>;
 
 const refusalOf = (key: CachedKey, now: number): InvalidKeyReason | null =>
   key.revoked ? 'revoked' : now >= key.expiresAt ? 'expired' : null;

@@ -1,13 +1,10 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
-import { ApiError } from '../edge/errors/api-error.js';
-import { ErrorCode } from '../edge/errors/error-code.js';
-import type { ApiKeyIdentity, AuthenticatedRequest } from './api-key-identity.js';
+import type { AuthenticatedRequest } from './api-key-identity.js';
 import { ApiKeyRefusals } from './api-key-refusals.js';
 import { type ApiKeyScope, REQUIRED_SCOPE } from './api-key-scope.js';
-import { bearerChallenge } from '../edge/http.constants.js';
-import { insufficientScope } from './key-refused.error.js';
+import { insufficientScope, unauthorized } from './key-refused.error.js';
 import { IS_PUBLIC } from './public.decorator.js';
 
 /** The global guard (@nestjs/passport's AuthGuard): public routes pass; others need a key (BearerStrategy) and scope. */
@@ -51,23 +48,11 @@ export class ApiKeyGuard extends AuthGuard('bearer') {
   }
 
   /** A refused key arrives as `error` (from the strategy); `status` 400 is passport-http-bearer's malformed header. */
-  handleRequest<TUser = ApiKeyIdentity>(
-    error: Error | null,
-    identity: TUser | false,
-    _info: unknown,
-    _context: ExecutionContext,
-    status?: number,
-  ): TUser {
+  handleRequest<T>(error: Error | null, identity: T | false, _info: unknown, _context: unknown, status?: number): T {
     if (error) throw error;
     if (identity) return identity;
-    const malformed = status === 400;
-    throw new ApiError(
-      401,
-      ErrorCode.Unauthorized,
-      malformed
-        ? 'The Authorization header is malformed: use Bearer <key>.'
-        : 'An API key is required: send Authorization: Bearer <key>.',
-      { 'WWW-Authenticate': bearerChallenge(malformed ? { error: 'invalid_request' } : {}) },
-    );
+    throw status === 400
+      ? unauthorized('The Authorization header is malformed: use Bearer <key>.', 'invalid_request')
+      : unauthorized('An API key is required: send Authorization: Bearer <key>.');
   }
 }

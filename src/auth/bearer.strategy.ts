@@ -36,8 +36,7 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
    */
   validate(request: Pick<FastifyRequest, 'ip'>, key: string): Promise<ApiKeyIdentity> {
     return this.failures.decide(request.ip, async (lookupsLeft) => {
-      // Past the budget a key the store cannot answer from memory is looked up only while the address has lookups
-      // left (else answered as unknown). null: it may be valid.
+      // Past the budget, a key the store cannot answer without a lookup it may not make is answered as unknown.
       const known = lookupsLeft === null ? null : await this.keys.refusalIfKnown(key, lookupsLeft);
       const verdict = known === null ? await this.keys.verify(key) : (known ?? 'unknown');
       if (typeof verdict !== 'string') return verdict;

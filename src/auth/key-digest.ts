@@ -1,6 +1,4 @@
 import { hash } from 'node:crypto';
 
 /** The SHA-256 digest of a key, hex encoded: the only form in which keys are held. */
-export function keyDigest(key: string): string {
-  return hash('sha256', key, 'hex');
-}
+export const keyDigest = (key: string): string => hash('sha256', key, 'hex');

@@ -4,16 +4,14 @@ import { bearerChallenge } from '../edge/http.constants.js';
 import type { InvalidKeyReason } from './api-key-identity.js';
 import type { ApiKeyScope } from './api-key-scope.js';
 
+/** A 401 and its bearer challenge: no key, a malformed header (`invalid_request`), or a refused key. */
+export const unauthorized = (message: string, error?: 'invalid_request' | 'invalid_token') =>
+  new ApiError(401, ErrorCode.Unauthorized, message, { 'WWW-Authenticate': bearerChallenge({ error }) });
+
 /** A presented key that is not valid (unknown, revoked or expired): only an expired one is told apart. */
 export function keyRefused(reason: InvalidKeyReason): ApiError {
-  return new ApiError(
-    401,
-    ErrorCode.Unauthorized,
-    reason === 'expired'
-      ? 'The API key has expired: use the key that replaced it, or ask for a new one.'
-      : 'The API key is not valid.',
-    { 'WWW-Authenticate': bearerChallenge({ error: 'invalid_token' }) },
-  );
+  const expired = 'The API key has expired: use the key that replaced it, or ask for a new one.';
+  return unauthorized(reason === 'expired' ? expired : 'The API key is not valid.', 'invalid_token');
 }
 
 /** A valid key without the scope the operation needs (RFC 6750 §3.1). */

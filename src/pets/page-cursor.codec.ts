@@ -4,10 +4,7 @@ import { MAX_ID, MIN_ID } from './pet-id.js';
 import { PetStatus } from './pet-status.enum.js';
 
 /** Where the next page starts: after the last id seen, within the same status filter. */
-interface PageCursor {
-  after: number;
-  status?: PetStatus;
-}
+type PageCursor = { after: number; status?: PetStatus };
 
 // Layout: version (1 byte), status filter (1), last id (8, big-endian), truncated HMAC-SHA256 of the first 10 bytes
 // (14). 24 bytes are exactly 32 base64url characters: no padding bits let two strings decode to the same bytes.

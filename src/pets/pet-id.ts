@@ -7,7 +7,6 @@ export const MAX_ID = Number.MAX_SAFE_INTEGER;
 
 const DECIMAL_ID = /^[1-9][0-9]{0,15}$/;
 
-/** A path value that must be a plain decimal id. */
 @Injectable()
 export class PetIdPipe implements PipeTransform<unknown, number> {
   transform(value: unknown): number {

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiParam } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiParam } from '@nestjs/swagger';
 import { ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { type ApiKeyIdentity, CurrentApiKey } from '../auth/api-key-identity.js';
@@ -7,13 +7,7 @@ import { Deprecated } from '../deprecation/deprecated.decorator.js';
 import { API_PREFIX, BODY_LIMIT_BYTES } from '../edge/http.constants.js';
 import * as docs from '../openapi/api-error-responses.decorator.js';
 import { RequiresScope } from '../openapi/requires-scope.decorator.js';
-import {
-  IDEMPOTENCY_KEY_HEADER,
-  IDEMPOTENCY_KEY_MAX_LENGTH,
-  IDEMPOTENCY_KEY_PATTERN,
-  IdempotencyKey,
-} from './idempotency/idempotency-key.decorator.js';
-import { IDEMPOTENCY_RETENTION_HOURS } from './idempotency/idempotency-keys.repository.js';
+import { IdempotencyKey } from './idempotency/idempotency-key.decorator.js';
 import { NewPet } from './dto/create-pet.dto.js';
 import { LIMIT_MAX, ListPetsQuery } from './dto/list-pets.query.js';
 import { Pet } from './dto/pet.dto.js';
@@ -23,20 +17,11 @@ import { ID_SCHEMA, MAX_ID, MIN_ID, PetIdPipe } from './pet-id.js';
 import { PetsService } from './pets.service.js';
 
 const PETS_PATH = 'pets';
-/** listPets' URL as a client sees it, under the global prefix. */
 const LIST_PETS_URL = `/${API_PREFIX}/${PETS_PATH}`;
 /** RFC 8288 `Link` to the next page, path-absolute so it never repeats a client-supplied Host. */
-const nextPageLink = (path: string, limit: number, status: PetStatus | undefined, cursor: string) =>
-  `<${path}?limit=${limit}${status === undefined ? '' : `&status=${status}`}&cursor=${cursor}>; rel="next"`;
+const nextPageLink = (limit: number, status: PetStatus | undefined, cursor: string) =>
+  `<${LIST_PETS_URL}?limit=${limit}${status === undefined ? '' : `&status=${status}`}&cursor=${cursor}>; rel="next"`;
 const longestStatus = PET_STATUSES.reduce((a, b) => (b.length > a.length ? b : a));
-
-const GET_PET_DEPRECATION = {
-  operationId: 'getPet',
-  since: new Date('2026-11-20T00:00:00Z'),
-  sunset: new Date('2030-12-05T00:00:00Z'),
-  successor: LIST_PETS_URL,
-  advice: 'Use `GET /pets` with the `status` filter instead.',
-};
 const ID_RANGE = `${MIN_ID} to 2^${Math.log2(MAX_ID + 1)}-1`;
 
 @ApiTags('animals')
@@ -66,7 +51,7 @@ export class PetsController {
         schema: {
           type: 'string',
           // The longest link: the largest limit, the longest status and a cursor's fixed length.
-          maxLength: nextPageLink(LIST_PETS_URL, LIMIT_MAX, longestStatus, 'x'.repeat(CURSOR_LENGTH)).length,
+          maxLength: nextPageLink(LIMIT_MAX, longestStatus, 'x'.repeat(CURSOR_LENGTH)).length,
           example: `<${LIST_PETS_URL}?limit=20&status=available&cursor=AQEAAAAAAAAAAkSyaFXD96jEr34WvngD>; rel="next"`,
         },
       },
@@ -81,9 +66,7 @@ export class PetsController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Pet[]> {
     const page = await this.pets.list(query, caller.lineage);
-    if (page.nextCursor !== undefined) {
-      reply.header('Link', nextPageLink(LIST_PETS_URL, query.limit, query.status, page.nextCursor));
-    }
+    if (page.nextCursor !== undefined) reply.header('Link', nextPageLink(query.limit, query.status, page.nextCursor));
     return page.pets;
   }
 
@@ -96,20 +79,6 @@ export class PetsController {
       'Adds an animal and answers with it, including the `id` the service assigned. The body is a `NewPet`: ' +
       '`name` and `categoryId` are required, `status` defaults to `available`, and any other property is refused ' +
       'with 400. Send an `Idempotency-Key` to make retries safe.',
-  })
-  @ApiHeader({
-    name: IDEMPOTENCY_KEY_HEADER,
-    required: false,
-    schema: {
-      type: 'string',
-      minLength: 1,
-      maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
-      pattern: IDEMPOTENCY_KEY_PATTERN,
-    },
-    description:
-      `Makes the request safe to retry: a repeat with the same key and body within ${IDEMPOTENCY_RETENTION_HOURS} hours returns the first ` +
-      'response (with `Idempotent-Replayed: true`) and creates nothing. Keys are scoped to the API key. Printable ' +
-      'ASCII without a space at either end (HTTP strips those).',
   })
   @ApiCreatedResponse({
     type: Pet,
@@ -144,14 +113,16 @@ export class PetsController {
   }
 
   @Get(':petId')
-  @Deprecated(GET_PET_DEPRECATION)
+  @Deprecated({
+    operationId: 'getPet',
+    since: new Date('2026-11-20T00:00:00Z'),
+    sunset: new Date('2030-12-05T00:00:00Z'),
+    successor: LIST_PETS_URL,
+    advice: 'Use `GET /pets` with the `status` filter instead.',
+  })
   @RequiresScope('pets:read')
   @ApiOperation({ summary: 'Get an animal' })
-  @ApiParam({
-    name: 'petId',
-    description: 'Id of the animal to retrieve.',
-    schema: { ...ID_SCHEMA, example: 1 },
-  })
+  @ApiParam({ name: 'petId', description: 'Id of the animal to retrieve.', schema: { ...ID_SCHEMA, example: 1 } })
   @ApiOkResponse({ type: Pet, description: 'The requested animal.' })
   @docs.ApiErrorResponses({ 400: `\`petId\` is not an integer from ${ID_RANGE}.`, 404: 'No animal has this id.' })
   get(@Param('petId', PetIdPipe) petId: number, @CurrentApiKey() caller: ApiKeyIdentity): Promise<Pet> {

@@ -15,11 +15,10 @@ import { PetsService } from './pets.service.js';
 
 // loadConfig refuses to start production without CURSOR_SECRET, so the random fallback only serves development.
 function pageCursorCodec({ cursorSecret }: AppConfig): PageCursorCodec {
-  if (cursorSecret === undefined) {
+  if (cursorSecret === undefined)
     new Logger('Pagination').warn(
       'CURSOR_SECRET is not set: pagination cursors are signed with a random secret and stop working when this process restarts.',
     );
-  }
   return new PageCursorCodec(cursorSecret ?? randomBytes(32));
 }
 

@@ -2,8 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Database } from '../database/database.js';
 import { ApiError } from '../edge/errors/api-error.js';
 import { ErrorCode } from '../edge/errors/error-code.js';
-import type { IdempotencyScope } from './idempotency/idempotency-keys.repository.js';
-import { IdempotencyService, IdempotentOutcome } from './idempotency/idempotency.service.js';
+import { type IdempotencyScope, IdempotencyService, IdempotentOutcome } from './idempotency/idempotency.service.js';
 import { NewPet } from './dto/create-pet.dto.js';
 import { ListPetsQuery } from './dto/list-pets.query.js';
 import { Pet } from './dto/pet.dto.js';
@@ -59,15 +58,11 @@ export class PetsService {
   /** The id a cursor continues after; a cursor this service did not issue for this filter is a 400. */
   private pageStart(cursor: string, status: PetStatus | undefined): number {
     const position = this.cursors.decode(cursor);
-    if (position === undefined) {
-      const message = 'The cursor is malformed or was not issued by this service; start again from the first page.';
-      throw new ApiError(400, ErrorCode.InvalidCursor, message);
-    }
-    if (position.status !== status) {
-      const filter = position.status === undefined ? 'without status' : `with status=${position.status}`;
-      const message = `The cursor was issued for the list ${filter}; send it ${filter}.`;
-      throw new ApiError(400, ErrorCode.InvalidCursor, message);
-    }
-    return position.after;
+    if (position && position.status === status) return position.after;
+    const filter = position?.status === undefined ? 'without status' : `with status=${position.status}`;
+    const message = position
+      ? `The cursor was issued for the list ${filter}; send it ${filter}.`
+      : 'The cursor is malformed or was not issued by this service; start again from the first page.';
+    throw new ApiError(400, ErrorCode.InvalidCursor, message);
   }
 }

@@ -5,7 +5,6 @@ import { ApiKeysRepository } from './api-keys.repository.js';
 import { KEY_CACHE_TTL_MS } from '../api-key-store.js';
 import { EXPIRY_WARNING_WINDOW_MS } from './expiry-warnings.js';
 
-const WINDOW_DAYS = EXPIRY_WARNING_WINDOW_MS / 86_400_000;
 const COUNT = 'count';
 
 /** `animal_store_api_keys_expiring_soon`, read at start, then in the background at most once per KEY_CACHE_TTL_MS. */
@@ -26,7 +25,7 @@ export class ExpiringKeysGauge implements OnApplicationBootstrap {
     }));
     new Gauge({
       name: 'animal_store_api_keys_expiring_soon',
-      help: `Active API keys that expire within ${WINDOW_DAYS} days (read from the database at most every ${KEY_CACHE_TTL_MS / 1000} s while scraped): rotate them before their clients are refused (npm run apikey -- list).`,
+      help: `Active API keys that expire within ${EXPIRY_WARNING_WINDOW_MS / 86_400_000} days (read from the database at most every ${KEY_CACHE_TTL_MS / 1000} s while scraped): rotate them before their clients are refused (npm run apikey -- list).`,
       registers: [registry],
       collect() {
         this.set(count.get(COUNT) ?? 0);

@@ -18,8 +18,7 @@ export class ExpiryWarnings {
   private readonly warned = new IntervalThrottle<string>({ intervalMs: EXPIRY_WARNING_INTERVAL_MS, maxKeys: 10_000 });
 
   check(id: string, expiresAt: number, now: number, replacedBy: string | null): void {
-    if (expiresAt - now > EXPIRY_WARNING_WINDOW_MS) return;
-    if (!this.warned.admit(id)) return;
+    if (expiresAt - now > EXPIRY_WARNING_WINDOW_MS || !this.warned.admit(id)) return;
     const todo =
       replacedBy === null
         ? `rotate it with a new lifetime (npm run apikey -- rotate ${id} --expires-in <N>d; without --expires-in the new key expires with this one) and hand its clients the new key before they are refused.`

@@ -8,6 +8,7 @@ import { MemoryRateLimitStorage } from './memory-rate-limit-storage.js';
 // going over its budget: both caps are reached.
 const COUNTERS = MAX_BLOCKED_ADDRESSES;
 const ADDRESSES = 3 * COUNTERS;
+const sizeOf = (owner: object, cache: string) => (owner as Record<string, { size: number }>)[cache].size;
 
 /** The n-th of `ADDRESSES` distinct client addresses: IPv4 for even n, IPv6 (each in its own /64) for odd n. */
 const address = (n: number) =>
@@ -31,8 +32,8 @@ describe('AuthFailureLimiter under address rotation', () => {
       }
     }
     expect(blocked).toBe(ADDRESSES);
-    expect(storage.size).toBe(COUNTERS);
-    expect(limiter.blockedCount).toBe(MAX_BLOCKED_ADDRESSES);
+    expect(sizeOf(storage, 'windows')).toBe(COUNTERS);
+    expect(sizeOf(limiter, 'blocked')).toBe(MAX_BLOCKED_ADDRESSES);
     // The most recent addresses are the ones still remembered; the first are forgotten.
     const remembered = (n: number) =>
       limiter.decide(address(n), (lookupsLeft) => Promise.resolve(lookupsLeft !== null));

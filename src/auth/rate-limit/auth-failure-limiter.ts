@@ -60,8 +60,4 @@ export class AuthFailureLimiter {
     this.blocked.set(address, { until: Date.now() + record.timeToBlockExpire * 1000, lookupsSpent });
     throw verdict.stands ? verdict.error : rateLimitedError(limit, record.timeToBlockExpire, WHAT);
   }
-
-  get blockedCount(): number {
-    return this.blocked.size;
-  }
 }

@@ -1,6 +1,8 @@
 import { MemoryRateLimitStorage } from './memory-rate-limit-storage.js';
 
 const MINUTE = 60_000;
+const counters = (storage: MemoryRateLimitStorage) =>
+  (storage as unknown as { windows: { size: number } }).windows.size;
 
 describe('MemoryRateLimitStorage', () => {
   it('forgets finished windows, so one-off addresses do not pile up', async () => {
@@ -9,10 +11,10 @@ describe('MemoryRateLimitStorage', () => {
     const storage = new MemoryRateLimitStorage(() => now);
     for (let i = 0; i < 1_000; i += 1)
       await storage.increment(`10.0.${i >> 8}.${i & 255}`, MINUTE, 30, MINUTE, 'auth-failure');
-    expect(storage.size).toBe(1_000);
+    expect(counters(storage)).toBe(1_000);
     now += MINUTE + 10_000;
     await storage.increment('10.1.0.1', MINUTE, 30, MINUTE, 'auth-failure');
-    expect(storage.size).toBe(1);
+    expect(counters(storage)).toBe(1);
   });
 });
 
@@ -24,7 +26,7 @@ describe('MemoryRateLimitStorage bound', () => {
       await storage.increment(`10.2.${i >> 8}.${i & 255}`, MINUTE, 30, MINUTE, 'auth-failure');
       if (i % 50 === 0) await storage.increment('busy', MINUTE, 1_000, 0, 'api-key');
     }
-    expect(storage.size).toBe(100);
+    expect(counters(storage)).toBe(100);
     expect((await storage.increment('busy', MINUTE, 1_000, 0, 'api-key')).totalHits).toBe(22);
   });
 });

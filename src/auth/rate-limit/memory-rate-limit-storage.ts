@@ -5,24 +5,16 @@ import { IntervalThrottle } from '../../common/interval-throttle.js';
 
 export type RateLimitRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
-interface Window {
-  hits: number;
-  endsAt: number;
-  blockedUntil: number;
-}
+type Window = { hits: number; endsAt: number; blockedUntil: number };
 
 /** Finished windows are dropped this often, so addresses seen once do not stay until pushed out. */
 const PURGE_EVERY_MS = 10_000;
 /** Counters per process (per key and per address together): beyond it the least recently counted go. */
-export const MAX_RATE_LIMIT_COUNTERS = 100_000;
-const seconds = (ms: number) => Math.ceil(ms / 1000);
-export const rateLimitRecord = (totalHits: number, leftMs: number, isBlocked: boolean): Promise<RateLimitRecord> =>
-  Promise.resolve({
-    totalHits,
-    timeToExpire: seconds(leftMs),
-    isBlocked,
-    timeToBlockExpire: isBlocked ? seconds(leftMs) : 0,
-  });
+const MAX_RATE_LIMIT_COUNTERS = 100_000;
+export function rateLimitRecord(totalHits: number, leftMs: number, isBlocked: boolean): Promise<RateLimitRecord> {
+  const seconds = Math.ceil(leftMs / 1000);
+  return Promise.resolve({ totalHits, timeToExpire: seconds, isBlocked, timeToBlockExpire: isBlocked ? seconds : 0 });
+}
 
 /** Fixed windows with the Redis storage's semantics: constant work per hit whatever the budget. */
 export class MemoryRateLimitStorage implements ThrottlerStorage {
@@ -36,10 +28,6 @@ export class MemoryRateLimitStorage implements ThrottlerStorage {
     // Each window lives in the cache until it (or its block) ends, on the same clock as the counting.
     this.windows = new LRUCache({ max: maxCounters, ttlResolution: 0, perf: { now } });
     this.purges = new IntervalThrottle({ intervalMs: PURGE_EVERY_MS, maxKeys: 1, now });
-  }
-
-  get size(): number {
-    return this.windows.size;
   }
 
   increment(key: string, ttl: number, limit: number, blockDuration: number, name: string): Promise<RateLimitRecord> {

@@ -3,7 +3,6 @@ import { Gauge, type Registry } from 'prom-client';
 /** Where the rate-limit counters are being kept: the shared Redis, or this process's memory. */
 export type RateLimitStorageKind = 'redis' | 'memory';
 
-/** Told whenever the counters move between Redis and memory. */
 export type RateLimitStorageGauge = { storageInUse(storage: RateLimitStorageKind): void };
 
 /** `animal_store_rate_limit_storage{storage}`: 1 for the storage in use, 0 for the other. */

@@ -6,32 +6,28 @@ import { IntervalThrottle } from '../../common/interval-throttle.js';
 import { MemoryRateLimitStorage, type RateLimitRecord, rateLimitRecord } from './memory-rate-limit-storage.js';
 import type { RateLimitStorageGauge, RateLimitStorageKind } from './rate-limit-storage-gauge.js';
 
-/** One atomic step of a fixed window; returns { hits, window ms left, blocked 0|1, block ms left }. */
+/** One atomic step of a fixed window; returns { hits, window ms left, blocked 0|1 }. */
 const INCREMENT_SCRIPT = `
 local blockLeft = redis.call('PTTL', KEYS[2])
-if blockLeft > 0 then
-  return {tonumber(ARGV[2]) + 1, blockLeft, 1, blockLeft}
-end
+if blockLeft > 0 then return {tonumber(ARGV[2]) + 1, blockLeft, 1} end
 local hits = redis.call('INCR', KEYS[1])
 local windowLeft = redis.call('PTTL', KEYS[1])
 if windowLeft < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   windowLeft = tonumber(ARGV[1])
 end
-if hits <= tonumber(ARGV[2]) then
-  return {hits, windowLeft, 0, 0}
-end
+if hits <= tonumber(ARGV[2]) then return {hits, windowLeft, 0} end
 local block = tonumber(ARGV[3])
 if block > 0 then
   redis.call('DEL', KEYS[1])
   redis.call('SET', KEYS[2], '1', 'PX', block)
-  return {hits, block, 1, block}
+  return {hits, block, 1}
 end
-return {hits, windowLeft, 1, windowLeft}
+return {hits, windowLeft, 1}
 `;
 
 interface ThrottleCommands {
-  throttleIncrement(hits: string, block: string, ttl: number, limit: number, blockDuration: number): Promise<number[]>;
+  throttleIncrement(hits: string, block: string, ttl: number, limit: number, blockMs: number): Promise<number[]>;
 }
 
 const REPORT_FAILURE_EVERY_MS = 10_000;
@@ -81,14 +77,8 @@ export class RedisRateLimitStorage implements ThrottlerStorage, OnModuleInit, On
     this.redis.disconnect();
   }
 
-  async increment(
-    key: string,
-    ttl: number,
-    limit: number,
-    blockDuration: number,
-    name: string,
-  ): Promise<RateLimitRecord> {
-    if (this.inUse === 'memory') return this.memory.increment(key, ttl, limit, blockDuration, name);
+  async increment(key: string, ttl: number, limit: number, blockMs: number, name: string): Promise<RateLimitRecord> {
+    if (this.inUse === 'memory') return this.memory.increment(key, ttl, limit, blockMs, name);
     // The hash tag keeps both keys in one slot of a Redis Cluster.
     const base = `throttle:${name}:{${key}}`;
     try {
@@ -97,14 +87,14 @@ export class RedisRateLimitStorage implements ThrottlerStorage, OnModuleInit, On
         `${base}:blocked`,
         ttl,
         limit,
-        blockDuration,
+        blockMs,
       );
       // While blocked, the block's time left is the window's too.
       return rateLimitRecord(hits, windowLeft, blocked === 1);
     } catch (error) {
       // Connected, but this command failed (a timeout): this hit is counted in memory.
       if (this.mayWarn()) this.logger.warn(`A Redis command failed (${(error as Error).message}): counted in memory`);
-      return this.memory.increment(key, ttl, limit, blockDuration, name);
+      return this.memory.increment(key, ttl, limit, blockMs, name);
     }
   }
 

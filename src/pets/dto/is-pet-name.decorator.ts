@@ -32,11 +32,9 @@ export function isPetName(value: unknown): value is string {
 }
 
 export const IsPetName = (): PropertyDecorator =>
-  ValidateBy({
-    name: 'isPetName',
-    validator: {
-      validate: isPetName,
-      defaultMessage: () =>
-        `$property must be a string of 1 to ${NAME_MAX_LENGTH} characters, not only whitespace, without control characters`,
+  ValidateBy(
+    { name: 'isPetName', validator: { validate: isPetName } },
+    {
+      message: `$property must be a string of 1 to ${NAME_MAX_LENGTH} characters, not only whitespace, without control characters`,
     },
-  });
+  );

@@ -1,9 +1,11 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+import { ApiHeader } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { validationFailed } from '../../edge/errors/api-error.js';
+import { IDEMPOTENCY_RETENTION_HOURS } from './idempotency-keys.repository.js';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
-export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 
 /**
  * Printable ASCII, with no space at either end, which HTTP strips (RFC 9110 §5.5). Runs of spaces and of visible
@@ -22,8 +24,21 @@ export function parseIdempotencyKey(value: unknown): string | undefined {
   return value;
 }
 
-export const IdempotencyKey = createParamDecorator((_data: unknown, context: ExecutionContext) =>
-  parseIdempotencyKey(
-    context.switchToHttp().getRequest<FastifyRequest>().headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()],
-  ),
+const documentation = ApiHeader({
+  name: IDEMPOTENCY_KEY_HEADER,
+  required: false,
+  schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH, pattern: IDEMPOTENCY_KEY_PATTERN },
+  description:
+    `Makes the request safe to retry: a repeat with the same key and body within ${IDEMPOTENCY_RETENTION_HOURS} hours returns the first ` +
+    'response (with `Idempotent-Replayed: true`) and creates nothing. Keys are scoped to the API key. Printable ' +
+    'ASCII without a space at either end (HTTP strips those).',
+});
+
+/** The header's value, parsed; it documents the header on the operation that reads it. */
+export const IdempotencyKey = createParamDecorator(
+  (_data: unknown, context: ExecutionContext) =>
+    parseIdempotencyKey(
+      context.switchToHttp().getRequest<FastifyRequest>().headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()],
+    ),
+  [(target, key) => documentation(target, key!, Object.getOwnPropertyDescriptor(target, key!)!)],
 );

@@ -16,8 +16,8 @@ export class IdempotencyPurgeService implements OnApplicationBootstrap, OnApplic
   private readonly failures: Counter;
   private timer?: NodeJS.Timeout;
   private running: Promise<void> | null = null;
-  /** Epoch ms; null: no key is stored (or not read yet). */
-  private oldest: number | null = null;
+  /** Epoch ms; Infinity: no key is stored (or not read yet). */
+  private oldest = Infinity;
 
   constructor(
     private readonly database: Database,
@@ -35,8 +35,7 @@ export class IdempotencyPurgeService implements OnApplicationBootstrap, OnApplic
       help: `Age of the oldest stored Idempotency-Key (read after each purge; 0: none). Above ${IDEMPOTENCY_RETENTION_HOURS} h plus an hour, the purge is not keeping up.`,
       registers: [registry],
       collect() {
-        const at = oldest();
-        this.set(at === null ? 0 : Math.max(0, (Date.now() - at) / 1000));
+        this.set(Math.max(0, (Date.now() - oldest()) / 1000));
       },
     });
   }
@@ -75,7 +74,7 @@ export class IdempotencyPurgeService implements OnApplicationBootstrap, OnApplic
       );
     }
     await this.keys.oldestCreatedAt(this.database).then(
-      (oldest) => (this.oldest = oldest?.getTime() ?? null),
+      (oldest) => (this.oldest = oldest?.getTime() ?? Infinity),
       // The gauge keeps its last reading; the database's faults have their own metrics.
       () => undefined,
     );
