@@ -2,6 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 import { Logger } from 'nestjs-pino';
+import { Registry } from 'prom-client';
 import { AppModule } from './app.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { createOpenApiDocument } from './openapi/openapi-document.js';
@@ -22,7 +23,6 @@ import { closeWhileDraining, ShutdownState } from './edge/shutdown-state.js';
 import { OPERATIONS_ROUTES } from './observability/operations-routes.js';
 import { withoutControllerHeadings } from './observability/logging/route-lines.js';
 import { requestLog } from './observability/logging/request-log.js';
-import { MetricsService } from './observability/metrics/metrics.service.js';
 import { requestMetrics } from './observability/metrics/request-metrics.js';
 
 /** The Fastify server: proxies trusted (TRUST_PROXY, none by default), time limits and the connection cap. */
@@ -70,7 +70,7 @@ export async function createApp(
   const document = createOpenApiDocument(app, config);
   // The request pipeline in the order it takes effect (docs/development.md), loaded now so Nest's routes inherit it.
   const exempt = Object.values(OPERATIONS_ROUTES).map((route) => `/${route}`);
-  const [shutdown, registry] = [app.get(ShutdownState), app.get(MetricsService).registry];
+  const [shutdown, registry] = [app.get(ShutdownState), app.get<Registry>(Registry)];
   const fastify = app.getHttpAdapter().getInstance();
   await fastify
     .register(connectionLimits, config.edgeLimits)

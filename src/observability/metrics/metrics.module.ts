@@ -1,11 +1,10 @@
 import { DynamicModule, Global, Injectable, Logger, Module, OnApplicationBootstrap } from '@nestjs/common';
-import { Registry } from 'prom-client';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { RateLimitModule } from '../../auth/rate-limit/rate-limit.module.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { OPERATIONS_ROUTES } from '../operations-routes.js';
 import { MetricsTokenStrategy } from './metrics-token.strategy.js';
 import { MetricsController } from './metrics.controller.js';
-import { MetricsService } from './metrics.service.js';
 
 /** Says once, at start, why `/metrics` is not served and how to serve it. */
 @Injectable()
@@ -33,11 +32,18 @@ export class MetricsModule {
       imports: [RateLimitModule],
       controllers: served ? [MetricsController] : [],
       providers: [
-        MetricsService,
-        { provide: Registry, inject: [MetricsService], useFactory: (metrics: MetricsService) => metrics.registry },
+        {
+          // The application's own registry, so that several apps in one test process never clash.
+          provide: Registry,
+          useFactory: () => {
+            const registry = new Registry();
+            collectDefaultMetrics({ register: registry });
+            return registry;
+          },
+        },
         ...(served ? [MetricsTokenStrategy] : [MetricsClosedWarning]),
       ],
-      exports: [MetricsService, Registry],
+      exports: [Registry],
     };
   }
 }
