@@ -11,20 +11,18 @@ import { startTcpProxy, type TcpProxy } from '../../dev/tcp-proxy.js';
 import { parse, stringify } from 'yaml';
 import { apikey, ensureBuilt, ROOT, run } from '../support/built-service.js';
 import { EmbeddedServer, freePort, startEmbeddedServer } from '../support/database-server.js';
-import { type Balancer, type Daemon, daemon, startHaproxy } from '../support/fleet/debian-services.js';
+import { type Balancer, type Daemon, daemon, startHaproxy, statusOf } from '../support/fleet/debian-services.js';
 import { pollUntil } from '../support/poll.js';
 import { ServiceProcess, startService } from '../support/service-process.js';
 import { createTestDatabase } from '../support/test-database.js';
 
 /**
- * The alert rules against the running service: Debian's Prometheus scrapes two instances of the built service every
- * second and evaluates k8s/alerts/animal-store.rules.yaml with its durations shortened; Debian's Alertmanager delivers
- * to a webhook here. Each scenario causes a fault and asserts the alerts delivered firing, then resolved once the fault
- * is gone; every notification is logged, with the time since the fault, to test/artifacts/alerts-live.log.
- *
- * The scenarios run in three lanes side by side, one after another within a lane. A lane is a whole deployment as the
- * rules see it (they aggregate by job): its own PostgreSQL, two instances, and a Prometheus of its own that labels its
- * alerts with `lane`. The lanes share Alertmanager and the webhook.
+ * The alert rules against the running service: Debian's Prometheus scrapes two built instances every second and
+ * evaluates k8s/alerts/animal-store.rules.yaml with its durations shortened; Debian's Alertmanager delivers to a
+ * webhook here. Each scenario causes a fault and asserts the alerts delivered firing, then resolved; every notification
+ * is logged, with the time since the fault, to test/artifacts/alerts-live.log. Three lanes run side by side, each a
+ * whole deployment as the rules see it (they aggregate by job): its own PostgreSQL, two instances, and a Prometheus
+ * labelling its alerts with `lane`. They share Alertmanager and the webhook.
  */
 const ALERTS = join(ROOT, 'k8s', 'alerts');
 const LOG = join(ROOT, 'test', 'artifacts', 'alerts-live.log');
@@ -116,12 +114,6 @@ class Receiver {
     return [...new Set(matching.map((n) => n.alertname))].sort();
   }
 
-  /** The instances an alert was delivered for with this status. */
-  instances(status: Alert['status'], alertname: string): string[] {
-    const matching = this.received.filter((n) => n.status === status && n.alertname === alertname);
-    return [...new Set(matching.map((n) => n.labels.instance))].sort();
-  }
-
   /** Every alert (by its labels) ever delivered firing, in any scenario, has been delivered resolved after it. */
   allResolved(): boolean {
     return [...this.latest.values()].every((status) => status === 'resolved');
@@ -145,6 +137,7 @@ function webhook(receivers: Map<string, Receiver>): Server {
 type Scenario = (lane: Lane) => Promise<void>;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const getJson = async <T>(url: string) => (await (await fetch(url)).json()) as T;
 
 /** Runs `step` again and again, `intervalMs` apart, until `done` settles. */
 async function repeatUntil(done: Promise<unknown>, intervalMs: number, step: () => Promise<void>): Promise<void> {
@@ -172,8 +165,7 @@ class Lane {
   path0?: TcpProxy;
   prometheus?: Daemon;
   prometheusOrigin = '';
-  readonly ports: number[] = [];
-  instances: ServiceProcess[] = [];
+  readonly instances: ServiceProcess[] = [];
   private traffic?: Promise<void>;
   private trafficOn = false;
   /** While set, the traffic goes through this HAProxy instead of straight to the instances. */
@@ -194,6 +186,7 @@ class Lane {
   /** Its instances, one after the other: the first applies the migrations. */
   async startInstances(): Promise<void> {
     const viaPath0 = this.path0 && { hostname: '127.0.0.1', port: String(this.path0.port) };
+    const url0 = viaPath0 ? Object.assign(new URL(this.databaseUrl), viaPath0).toString() : this.databaseUrl;
     const env = {
       NODE_ENV: 'production',
       MIGRATIONS_RUN: 'true',
@@ -206,17 +199,7 @@ class Lane {
       // Out of the balancer sooner into an outage: the scenarios behind HAProxy wait less.
       READINESS_OUTAGE_GRACE_MS: '5000',
     };
-    this.ports.push(await freePort(), await freePort());
-    this.instances = [
-      await startService(
-        {
-          ...env,
-          DATABASE_URL: viaPath0 ? Object.assign(new URL(this.databaseUrl), viaPath0).toString() : this.databaseUrl,
-        },
-        { port: this.ports[0] },
-      ),
-      await startService({ ...env, DATABASE_URL: this.databaseUrl }, { port: this.ports[1] }),
-    ];
+    for (const url of [url0, this.databaseUrl]) this.instances.push(await startService({ ...env, DATABASE_URL: url }));
   }
 
   /** Its Prometheus, sending to Alertmanager, once nothing of its start is left to deliver. */
@@ -239,37 +222,35 @@ class Lane {
           {
             job_name: JOB,
             authorization: { credentials_file: join(scratch, 'metrics-token') },
-            static_configs: [{ targets: this.ports.map((port) => `127.0.0.1:${port}`) }],
+            static_configs: [{ targets: this.instances.map(({ origin }) => new URL(origin).host) }],
           },
         ],
       }),
     );
     expect(await run('promtool', ['check', 'config', config])).toMatchObject({ code: 0 });
-    const prometheus = daemon('prometheus', [
+    this.prometheus = daemon('prometheus', [
       `--config.file=${config}`,
       `--storage.tsdb.path=${join(scratch, `prometheus-${this.name}`)}`,
       `--web.listen-address=127.0.0.1:${prometheusPort}`,
       // Alerts go to Alertmanager every second while they fire (by default every minute).
       '--rules.alert.resend-delay=1s',
     ]);
-    this.prometheus = prometheus;
-    await pollUntil(
+    await this.prometheus.until(
       async () => {
-        const answer = (await (await fetch(`${this.prometheusOrigin}/api/v1/targets`)).json()) as {
-          data: { activeTargets: { health: string }[] };
-        };
-        const targets = answer.data.activeTargets;
+        const targets = (
+          await getJson<{ data: { activeTargets: { health: string }[] } }>(`${this.prometheusOrigin}/api/v1/targets`)
+        ).data.activeTargets;
         return targets.length === 2 && targets.every((target) => target.health === 'up');
       },
       { timeoutMs: 60_000, what: `Prometheus of lane ${this.name} to scrape both instances` },
-    ).catch((error: Error) => Promise.reject(new Error(`${error.message}\n${prometheus.output()}`)));
+    );
 
     // Before its first scrapes a fresh Prometheus has no `up` series, and AnimalStoreDown (absent) may fire and resolve
     // at once: the scenarios start once nothing is pending, firing or left to deliver.
     await pollUntil(
       async () => {
         const held = await this.prometheusAlerts();
-        const queued = (await (await fetch(`http://127.0.0.1:${alertmanagerPort}/api/v2/alerts`)).json()) as Alert[];
+        const queued = await getJson<Alert[]>(`http://127.0.0.1:${alertmanagerPort}/api/v2/alerts`);
         return (
           held.length === 0 && queued.every((alert) => alert.labels.lane !== this.name) && this.receiver.allResolved()
         );
@@ -338,9 +319,8 @@ class Lane {
 
   /** The alerts this lane's Prometheus holds now (pending or firing), by name: what a failed wait says it saw. */
   async prometheusAlerts(): Promise<string[]> {
-    const answer = (await (await fetch(`${this.prometheusOrigin}/api/v1/alerts`)).json()) as {
-      data: { alerts: { labels: Record<string, string>; state: string }[] };
-    };
+    type Alerts = { data: { alerts: { labels: Record<string, string>; state: string }[] } };
+    const answer = await getJson<Alerts>(`${this.prometheusOrigin}/api/v1/alerts`);
     return answer.data.alerts.map((alert) => `${alert.labels.alertname} ${alert.state}`);
   }
 
@@ -378,14 +358,20 @@ class Lane {
     });
   }
 
-  /** Both instances behind HAProxy with the shipped checks (compose/haproxy.cfg): every 1 s, out after 2 failures, in after 2 passes. */
-  async behindBalancer(): Promise<void> {
-    this.balancer = await startHaproxy({ a: this.ports[0], b: this.ports[1] }, { interMs: 1_000, fall: 2, rise: 2 });
+  /**
+   * Both instances behind HAProxy with the shipped checks (compose/haproxy.cfg): every 1 s, out after 2 failures, in
+   * after 2 passes; then `scenario` begins.
+   */
+  async behindBalancer(scenario: string): Promise<void> {
+    const [a, b] = this.instances.map(({ origin }) => Number(new URL(origin).port));
+    this.balancer = await startHaproxy({ a, b }, { interMs: 1_000, fall: 2, rise: 2 });
     await this.waitForBalancer('UP', 'HAProxy to see both instances up');
+    this.receiver.begin(scenario);
   }
 
-  /** The fault over: every alert delivered resolved, then traffic straight to the instances again. */
-  async resolvedWithoutBalancer(): Promise<void> {
+  /** The fault over (`scenario` begun, if given): every alert delivered resolved, then traffic straight again. */
+  async resolvedWithoutBalancer(scenario?: string): Promise<void> {
+    if (scenario) this.receiver.begin(scenario);
     await this.waitFor('every alert to be delivered resolved', () => this.receiver.allResolved(), 240_000);
     await this.balancer!.stop();
     this.balancer = undefined;
@@ -416,28 +402,20 @@ class Lane {
     const balancer = this.balancer!;
     const { origin } = this.instances[0];
     const counts = { requests: 0, answered2xx: 0, samples: 0, out: { a: 0, b: 0 }, unready: 0, reachable: 0 };
-    const bounded = (path: string, headers = {}) =>
-      fetch(`${origin}${path}`, { headers, signal: AbortSignal.timeout(2_000) });
     await Promise.all([
       repeatUntil(done, 100, async () => {
-        const status = await fetch(`${balancer.origins.strict}/v1/pets?limit=5`, {
-          headers: { authorization: `Bearer ${API_KEY}` },
-          signal: AbortSignal.timeout(5_000),
-        }).then(
-          async (response) => (await response.arrayBuffer(), response.status),
-          () => 0,
-        );
+        const status = await statusOf(`${balancer.origins.strict}/v1/pets?limit=5`, 5_000, API_KEY);
         counts.requests += 1;
-        if (status >= 200 && status < 300) counts.answered2xx += 1;
+        if (status !== null && status >= 200 && status < 300) counts.answered2xx += 1;
       }),
       repeatUntil(done, 250, async () => {
         const [states, ready, metrics] = await Promise.all([
           balancer.states(),
-          bounded('/health/ready').then(
-            (r) => r.status,
-            () => 0,
-          ),
-          bounded('/metrics', { authorization: `Bearer ${METRICS_TOKEN}` }).then(
+          statusOf(`${origin}/health/ready`),
+          fetch(`${origin}/metrics`, {
+            headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+            signal: AbortSignal.timeout(2_000),
+          }).then(
             (r) => r.text(),
             () => '',
           ),
@@ -466,9 +444,8 @@ async function healthyMinute(lane: Lane): Promise<void> {
   });
   expect(receiver.received).toEqual([]);
   // The rules were evaluated all along, over series that exist.
-  const answer = (await (
-    await fetch(`${lane.prometheusOrigin}/api/v1/query?query=${encodeURIComponent(`sum(up{job="${JOB}"})`)}`)
-  ).json()) as { data: { result: { value: [number, string] }[] } };
+  const query = `${lane.prometheusOrigin}/api/v1/query?query=${encodeURIComponent(`sum(up{job="${JOB}"})`)}`;
+  const answer = await getJson<{ data: { result: { value: [number, string] }[] } }>(query);
   expect(answer.data.result[0].value[1]).toBe('2');
 }
 
@@ -488,7 +465,11 @@ async function outageUnderTraffic(lane: Lane): Promise<void> {
     `${expected.join(', ')} (for both instances) to be delivered firing`,
     () =>
       expected.every((name) => receiver.names('firing').includes(name)) &&
-      receiver.instances('firing', 'AnimalStoreNotReady').length === 2,
+      new Set(
+        receiver.received
+          .filter((n) => n.status === 'firing' && n.alertname === 'AnimalStoreNotReady')
+          .map((n) => n.labels.instance),
+      ).size === 2,
     240_000,
   );
   // The slow burn may join them; nothing else: no latency burn, no load shedding.
@@ -541,8 +522,7 @@ async function outageUnderTraffic(lane: Lane): Promise<void> {
  */
 async function stoppedThenFlapping(lane: Lane): Promise<void> {
   const { receiver, database } = lane;
-  await lane.behindBalancer();
-  receiver.begin('database stopped behind HAProxy');
+  await lane.behindBalancer('database stopped behind HAProxy');
   await database!.pause();
   await lane.waitForBalancer('DOWN', 'HAProxy to take both instances out');
   const outAt = Date.now();
@@ -582,8 +562,7 @@ async function stoppedThenFlapping(lane: Lane): Promise<void> {
 
 /** Every PostgreSQL process of the lane stopped 2 s in every 6 s, for 36 s, behind HAProxy. */
 async function databaseStalling(lane: Lane): Promise<void> {
-  await lane.behindBalancer();
-  lane.receiver.begin('database stalling');
+  await lane.behindBalancer('database stalling');
   // The fault: every PostgreSQL process stopped 2 s, then running 4 s (the waits are its timing).
   const stalls = (async () => {
     try {
@@ -602,14 +581,12 @@ async function databaseStalling(lane: Lane): Promise<void> {
   expect(counts.answered2xx / counts.requests).toBeGreaterThanOrEqual(0.9);
   expect(counts.out).toEqual({ a: 0, b: 0 });
 
-  lane.receiver.begin('stalls over');
-  await lane.resolvedWithoutBalancer();
+  await lane.resolvedWithoutBalancer('stalls over');
 }
 
 /** Instance 0's own path to the database cut, behind HAProxy, while instance 1's holds. */
 async function oneInstanceCutOff(lane: Lane): Promise<void> {
-  await lane.behindBalancer();
-  lane.receiver.begin('one instance cut off');
+  await lane.behindBalancer('one instance cut off');
   lane.path0!.blackHole();
   try {
     await pollUntil(async () => (await lane.balancer!.states()).strict.a === 'DOWN', {
@@ -626,8 +603,7 @@ async function oneInstanceCutOff(lane: Lane): Promise<void> {
     lane.path0!.forward();
   }
   await lane.waitForBalancer('UP', 'HAProxy to bring the instance back once its path is restored');
-  lane.receiver.begin('path restored');
-  await lane.resolvedWithoutBalancer();
+  await lane.resolvedWithoutBalancer('path restored');
 }
 
 /**
@@ -654,7 +630,7 @@ const LANES: Record<string, Record<string, Scenario>> = {
 };
 
 describe('alerts against a live Prometheus and Alertmanager', () => {
-  let scratch: string | undefined;
+  let scratch = '';
   let receiving: Server | undefined;
   let alertmanager: Daemon | undefined;
   const lanes = Object.entries(LANES).map(([name, scenarios]) => new Lane(name, Object.values(scenarios)));
@@ -670,8 +646,7 @@ describe('alerts against a live Prometheus and Alertmanager', () => {
     scratch = await mkdtemp(join(tmpdir(), 'animal-store-alerts-'));
     await chmod(scratch, 0o755);
 
-    const server = webhook(new Map(lanes.map((lane) => [lane.name, lane.receiver])));
-    receiving = server;
+    const server = (receiving = webhook(new Map(lanes.map((lane) => [lane.name, lane.receiver]))));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const alertmanagerPort = await freePort();
     await writeFile(
@@ -695,26 +670,24 @@ describe('alerts against a live Prometheus and Alertmanager', () => {
         ],
       }),
     );
-    const manager = daemon('prometheus-alertmanager', [
+    alertmanager = daemon('prometheus-alertmanager', [
       `--config.file=${join(scratch, 'alertmanager.yml')}`,
       `--storage.path=${join(scratch, 'alertmanager')}`,
       `--web.listen-address=127.0.0.1:${alertmanagerPort}`,
       // A single Alertmanager: no cluster port.
       '--cluster.listen-address=',
     ]);
-    alertmanager = manager;
-    await pollUntil(async () => (await fetch(`http://127.0.0.1:${alertmanagerPort}/-/ready`)).ok, {
+    await alertmanager.until(async () => (await fetch(`http://127.0.0.1:${alertmanagerPort}/-/ready`)).ok, {
       timeoutMs: 30_000,
       what: 'Alertmanager to be ready',
-    }).catch((error: Error) => Promise.reject(new Error(`${error.message}\n${manager.output()}`)));
+    });
 
     await writeFile(join(scratch, 'animal-store.rules.yaml'), shortenedRules());
     await writeFile(join(scratch, 'metrics-token'), METRICS_TOKEN);
-    const dir = scratch;
     await Promise.all(lanes.map((lane) => lane.startDatabase()));
     // One lane at a time: six instances starting at once on a busy machine miss the service's time to be ready.
     for (const lane of lanes) await lane.startInstances();
-    await Promise.all(lanes.map((lane) => lane.startPrometheus(dir, alertmanagerPort)));
+    await Promise.all(lanes.map((lane) => lane.startPrometheus(scratch, alertmanagerPort)));
 
     // Every lane up before any traffic: one lane's start would slow another's first requests past the latency SLO.
     for (const lane of lanes) lane.run(outcomes);

@@ -11,6 +11,7 @@ import {
   isFailure,
   Load,
   loggedErrors,
+  reporter,
   startLoad,
   storedByName,
   summarise,
@@ -28,10 +29,10 @@ import { pollUntil } from '../support/poll.js';
 import { ServiceProcess } from '../support/service-process.js';
 
 /**
- * A PostgreSQL failover (test/support/fleet/patroni-cluster.ts) under the built service, whose DATABASE_URL is
- * HAProxy's address. Under steady load, a planned switchover and then the crash (`kill -9`) of the primary's Patroni
- * and PostgreSQL; then, on the promoted node, the archive restored to the moment before a mistaken `DELETE FROM pets`.
- * The figures are printed (docs/operating.md, "High availability" and "Backups and restore", quotes them).
+ * A PostgreSQL failover (test/support/fleet/patroni-cluster.ts) under the built service on HAProxy's address: under
+ * steady load, a planned switchover, then the crash (`kill -9`) of the primary's Patroni and PostgreSQL; then the
+ * archive restored to the moment before a mistaken `DELETE FROM pets`. docs/operating.md ("High availability",
+ * "Backups and restore") quotes the figures printed.
  */
 
 const KEY = 'failover-test-key-0123456789abcdef';
@@ -39,8 +40,7 @@ const KEY = 'failover-test-key-0123456789abcdef';
 const CONNECT_TIMEOUT_MS = 2_000;
 /** HAProxy's detection: `fall` failed checks, then `rise` passed ones for the new primary. */
 const HAPROXY_DETECTION_MS = SETTINGS.interMs * (SETTINGS.fall + SETTINGS.rise);
-// Wide margins: on a machine whose two cores are shared with other test runs, Patroni's own steps (the old primary's
-// checkpoint and shutdown, the promotion) slow down several times over.
+// Wide margins: on two shared cores Patroni's own steps (checkpoint, shutdown, promotion) slow down several times over.
 /** Planned switchover: Patroni demotes and promotes at once; HAProxy and a connect timeout add to it. */
 const SWITCHOVER_BOUND_MS = HAPROXY_DETECTION_MS + CONNECT_TIMEOUT_MS + 20_000;
 /** Crash: the leader key lives ttl, the standby notices within loop_wait, then HAProxy and a connect timeout. */
@@ -53,8 +53,7 @@ const STEADY_REQUESTS = 3 * LOAD_RATE;
 /** How long a case may run at most: the load stops there whatever happens. */
 const MAX_LOAD_MS = 90_000;
 
-const report = (title: string, figures: unknown) =>
-  process.stdout.write(`failover: ${title}: ${JSON.stringify(figures)}\n`);
+const report = reporter('failover');
 
 let cluster: PatroniCluster;
 let service: ServiceProcess;
@@ -91,8 +90,8 @@ function sampleReadiness() {
 }
 
 /**
- * Steady load, then `fault(load)`, then waits until HAProxy leads to `newPrimary` and a create sent after that was
- * acknowledged, then steady load again; `/health/ready` is sampled throughout. Every wait is bounded.
+ * Steady load, `fault(load)`, a wait until HAProxy leads to `newPrimary` and a create sent after that was acknowledged,
+ * steady load again; `/health/ready` sampled throughout, every wait bounded.
  */
 async function underLoad<T>(prefix: string, newPrimary: PatroniNode, fault: (load: Load) => Promise<T>) {
   const load = startLoad({
@@ -180,8 +179,8 @@ function expectFailoverHeld(
 }
 
 /**
- * What a careful client does: a create with an Idempotency-Key, sent again with the same key after a 503 (waiting
- * Retry-After) or a lost connection, until it is answered otherwise, then once more; bounded.
+ * A careful client: a create with an Idempotency-Key, resent after a 503 (Retry-After) or a lost connection until
+ * answered otherwise, then once more.
  */
 async function createUntilAnswered(name: string) {
   const started = Date.now();
@@ -289,8 +288,8 @@ async function petsTable(url: string): Promise<{ rows: number; json: string }> {
 }
 
 /**
- * The operator's copy back (docs/operating.md, "Backups and restore"): the restored rows out with `\copy`, then
- * into the live table in one transaction, keeping their ids and skipping any row the table still has.
+ * The operator's copy back (docs/operating.md, "Backups and restore"): the restored rows out with `\copy`, then into
+ * the live table in one transaction, keeping their ids and skipping any row the table still has.
  */
 async function copyPetsBack(restoredUrl: string, liveUrl: string): Promise<void> {
   const dir = await workDirectory('pitr-copy');
@@ -317,8 +316,7 @@ async function copyPetsBack(restoredUrl: string, liveUrl: string): Promise<void>
 describe('continuous archiving and point-in-time recovery (pgBackRest, WAL archived from every node)', () => {
   it(`a restore to the moment before a mistaken DELETE FROM pets brings back all ${PITR_CREATES} animals created under load, field for field`, async () => {
     const primary = (await cluster.primary())!;
-    // pgBackRest restores from the newest backup that stopped before the target, counted in whole seconds: the
-    // backup ends before the animals are created.
+    // pgBackRest restores the newest backup that stopped before the target (whole seconds): it ends before the creates.
     const backupStarted = Date.now();
     await cluster.pgBackRest(['--type=full', 'backup'], 300_000);
     const backupMs = Date.now() - backupStarted;

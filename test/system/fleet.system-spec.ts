@@ -24,6 +24,7 @@ import {
   expectAcknowledgedStoredOnce,
   isFailure,
   loggedErrors,
+  reporter,
   startLoad,
   storedByName,
   summarise,
@@ -33,10 +34,10 @@ import { startRedisServer, RedisServer } from '../support/redis-server.js';
 import { ServiceProcess, startService } from '../support/service-process.js';
 
 /**
- * A fleet as operators run it, from Debian's packages on 127.0.0.1: PostgreSQL, PgBouncer in transaction mode,
- * Redis, HAProxy health-checking /health/ready, and three instances of the built service sharing
- * CURSOR_SECRET, REDIS_URL and the database through PgBouncer. Migrations run once, directly against
- * PostgreSQL. The figures are printed (docs/operating.md, "Running several instances", quotes them).
+ * A fleet as operators run it, from Debian's packages on 127.0.0.1: PostgreSQL, PgBouncer in transaction mode, Redis,
+ * HAProxy health-checking /health/ready, and three built instances sharing CURSOR_SECRET, REDIS_URL and the database
+ * through PgBouncer; migrations run once, directly on PostgreSQL. docs/operating.md ("Running several instances")
+ * quotes the figures printed.
  */
 
 /** The roles compose/roles.sh makes: the service's (rows only, with the requests' timeouts) and the owner's. */
@@ -59,8 +60,7 @@ const MAX_LOAD_COUNT = 4_000;
 /** Before and after the kill: the balancer marks the instance down within about a second. */
 const KILL_LOAD_COUNT = LOAD_RATE * 12;
 
-const report = (title: string, figures: unknown) =>
-  process.stdout.write(`fleet: ${title}: ${JSON.stringify(figures)}\n`);
+const report = reporter('fleet');
 
 let postgres: PostgresCluster;
 let bouncer: PgBouncer;
@@ -114,6 +114,16 @@ const balancerSees = (name: Name, state: 'UP' | 'DOWN') =>
   );
 
 const bearer = (key = KEY) => ({ authorization: `Bearer ${key}` });
+const create = (instance: ServiceProcess, name: string, idempotencyKey?: string) =>
+  fetch(`${instance.origin}/v1/pets`, {
+    method: 'POST',
+    headers: {
+      ...bearer(),
+      'content-type': 'application/json',
+      ...(idempotencyKey && { 'idempotency-key': idempotencyKey }),
+    },
+    body: JSON.stringify({ name, categoryId: 1 }),
+  });
 const cli = (script: string, args: string[], databaseUrl: string) =>
   run(process.execPath, [`dist/src/cli/${script}.js`, ...args], {
     PATH: process.env.PATH ?? '',
@@ -205,14 +215,7 @@ describe('a fleet through PgBouncer in transaction mode', () => {
 
 describe('guarantees across instances', () => {
   it('a cursor issued by one instance works on another', async () => {
-    for (const name of ['cursor-1', 'cursor-2']) {
-      const created = await fetch(`${instances.a.origin}/v1/pets`, {
-        method: 'POST',
-        headers: { ...bearer(), 'content-type': 'application/json' },
-        body: JSON.stringify({ name, categoryId: 1 }),
-      });
-      expect(created.status).toBe(201);
-    }
+    for (const name of ['cursor-1', 'cursor-2']) expect((await create(instances.a, name)).status).toBe(201);
     const first = await fetch(`${instances.a.origin}/v1/pets?limit=1`, { headers: bearer() });
     const next = /<([^>]+)>/.exec(first.headers.get('link') ?? '')?.[1];
     expect(next).toMatch(/cursor=/);
@@ -268,13 +271,8 @@ describe('guarantees across instances', () => {
   }, 60_000);
 
   it('an Idempotency-Key create sent to one instance and repeated on another returns the same animal, one row', async () => {
-    const init = {
-      method: 'POST',
-      headers: { ...bearer(), 'content-type': 'application/json', 'idempotency-key': 'fleet-idempotent-1' },
-      body: JSON.stringify({ name: 'fleet-idempotent', categoryId: 1 }),
-    };
-    const first = await fetch(`${instances.a.origin}/v1/pets`, init);
-    const again = await fetch(`${instances.c.origin}/v1/pets`, init);
+    const first = await create(instances.a, 'fleet-idempotent', 'fleet-idempotent-1');
+    const again = await create(instances.c, 'fleet-idempotent', 'fleet-idempotent-1');
     expect([first.status, again.status, again.headers.get('idempotent-replayed')]).toEqual([201, 201, 'true']);
     expect(await again.json()).toEqual(await first.json());
     expect(await stored("SELECT id FROM pets WHERE name = 'fleet-idempotent'")).toHaveLength(1);
@@ -375,37 +373,33 @@ describe('rolling restart under load (about 50 requests/s through each frontend 
   });
 });
 
-describe('kill -9 of one instance under the same loads', () => {
-  it('through both frontends: measures failures and how fast the balancer routes around; no acknowledged write is lost', async () => {
-    const victim: Name = 'b';
-    const loads = startLoads('kill9', { count: KILL_LOAD_COUNT });
-    await new Promise((wake) => setTimeout(wake, 5_000));
-    const killedAt = Date.now();
-    instances[victim].kill('SIGKILL');
-    await instances[victim].exited;
-    await balancerSees(victim, 'DOWN');
-    const markedDownAfterMs = Date.now() - killedAt;
-    const results = await loads.done();
-    await startInstance(victim);
-    await balancerSees(victim, 'UP');
-    for (const result of results) {
-      const failed = result.outcomes.filter(isFailure);
-      const lastFailureAfterMs = failed.length ? Math.max(...failed.map((o) => o.answeredAt)) - killedAt : null;
-      report(`kill -9 of ${victim} through the ${result.frontend} frontend (${retries(result.frontend)})`, {
-        ...figures(result, killedAt),
-        markedDownAfterMs,
-        lastFailureAfterMs,
-      });
-      expectAcknowledgedStoredOnce(result.outcomes, result.stored);
-    }
-  }, 120_000);
-});
+it('kill -9 of one instance under the same loads, through both frontends: measures failures and how fast the balancer routes around; no acknowledged write is lost', async () => {
+  const victim: Name = 'b';
+  const loads = startLoads('kill9', { count: KILL_LOAD_COUNT });
+  await new Promise((wake) => setTimeout(wake, 5_000));
+  const killedAt = Date.now();
+  instances[victim].kill('SIGKILL');
+  await instances[victim].exited;
+  await balancerSees(victim, 'DOWN');
+  const markedDownAfterMs = Date.now() - killedAt;
+  const results = await loads.done();
+  await startInstance(victim);
+  await balancerSees(victim, 'UP');
+  for (const result of results) {
+    const failed = result.outcomes.filter(isFailure);
+    const lastFailureAfterMs = failed.length ? Math.max(...failed.map((o) => o.answeredAt)) - killedAt : null;
+    report(`kill -9 of ${victim} through the ${result.frontend} frontend (${retries(result.frontend)})`, {
+      ...figures(result, killedAt),
+      markedDownAfterMs,
+      lastFailureAfterMs,
+    });
+    expectAcknowledgedStoredOnce(result.outcomes, result.stored);
+  }
+}, 120_000);
 
-describe('the logs of every instance started', () => {
-  it('hold no error, through PgBouncer, restarts included', () => {
-    const problems = everyProcess.flatMap((service) => loggedErrors(service, /Database connection lost/));
-    const lines = everyProcess.reduce((n, service) => n + service.lines.length, 0);
-    report('log lines checked', { processes: everyProcess.length, lines, problems: problems.length });
-    expect(problems).toEqual([]);
-  });
+it('the logs of every instance started hold no error, through PgBouncer, restarts included', () => {
+  const problems = everyProcess.flatMap((service) => loggedErrors(service, /Database connection lost/));
+  const lines = everyProcess.reduce((n, service) => n + service.lines.length, 0);
+  report('log lines checked', { processes: everyProcess.length, lines, problems: problems.length });
+  expect(problems).toEqual([]);
 });

@@ -2,7 +2,7 @@ import { expect } from '@jest/globals';
 import { REPLICA_CHECK_MS } from '../../src/database/read-replicas.js';
 import { RETRY_AFTER_SECONDS } from '../../src/edge/errors/to-api-error.js';
 import { queryOnce } from '../support/fleet/debian-services.js';
-import { answeredMore, countBy, Load, Outcome, startLoad } from '../support/fleet/load.js';
+import { answeredMore, countBy, Load, Outcome, reporter, startLoad } from '../support/fleet/load.js';
 import {
   APP_ROLE,
   DATABASE,
@@ -16,10 +16,9 @@ import { pollUntil } from '../support/poll.js';
 import { ServiceProcess } from '../support/service-process.js';
 
 /**
- * Reads on a PostgreSQL standby (docs/operating.md, "Reading from replicas") on the failover spec's cluster, the
- * service reading on HAProxy's replica port, for a writer that reads each of its creates back at once and a reader
- * that never writes. Who answered the reads is counted by the service (/metrics) and by each server
- * (pg_stat_statements), and the counts must agree.
+ * Reads on a PostgreSQL standby (docs/operating.md, "Reading from replicas") through HAProxy's replica port of the
+ * failover spec's cluster, for a writer that reads each of its creates back at once and a reader that never writes.
+ * Who answered is counted by the service (/metrics) and by each server (pg_stat_statements); the counts must agree.
  */
 
 const WRITER_KEY = 'replicas-writer-key-0123456789abcdef';
@@ -47,8 +46,7 @@ const PETS_READS = `SELECT coalesce(sum(calls), 0)::int AS n FROM pg_stat_statem
   WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
     AND userid = '${APP_ROLE}'::regrole AND query ~* '^select\\M.*\\mfrom pets\\M'`;
 
-const report = (title: string, figures: unknown) =>
-  process.stdout.write(`replicas: ${title}: ${JSON.stringify(figures)}\n`);
+const report = reporter('replicas');
 
 let cluster: PatroniCluster;
 let service: ServiceProcess;

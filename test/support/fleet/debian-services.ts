@@ -8,10 +8,9 @@ import { freePort, THROWAWAY_CLUSTER_FLAGS } from '../database-server.js';
 import { pollUntil } from '../poll.js';
 
 /**
- * The fleet's infrastructure from Debian's packages (`.ci/run` installs them): PostgreSQL, PgBouncer, HAProxy. Each
- * runs in the foreground on 127.0.0.1, in a temporary directory, and is stopped by its PID. PostgreSQL and the
- * programs around it refuse to run as root: as root they run as the `postgres` user the postgresql package creates
- * (through setpriv, which execs, so the PID is the server's own).
+ * The fleet's infrastructure from Debian's packages (`.ci/run` installs them), each in the foreground on 127.0.0.1 in
+ * a temporary directory, stopped by its PID. PostgreSQL and the programs around it refuse to run as root: as root they
+ * run as the package's `postgres` user through setpriv, which execs (the PID is the server's own).
  */
 
 const PG_BIN = '/usr/lib/postgresql/15/bin';
@@ -52,10 +51,7 @@ export function runOnce(command: string, args: string[], { unprivileged = false,
 
 type DaemonOptions = { unprivileged: boolean; stopSignal: NodeJS.Signals; dir: string };
 
-/**
- * A server: what it wrote to stdout and stderr so far, `exited` (whoever stopped it), and `stop`, which sends
- * `stopSignal` unless told otherwise, SIGKILL 10 s later, then removes `dir`.
- */
+/** A server: its output so far, `exited`, and `stop`: `stopSignal` (or the one given), then SIGKILL, `dir` removed. */
 export function daemon(
   command: string,
   args: string[],
@@ -67,6 +63,9 @@ export function daemon(
     pid: child.pid ?? -1,
     output,
     exited,
+    /** pollUntil, whose timeout says what the server wrote. */
+    until: (probe: () => unknown, options: { timeoutMs: number; intervalMs?: number; what: string }) =>
+      pollUntil(probe, options).catch((error: Error) => Promise.reject(new Error(`${error.message}\n${output()}`))),
     stop: async (signal = stopSignal) => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
@@ -89,9 +88,12 @@ export async function workDirectory(name: string): Promise<string> {
   return dir;
 }
 
-/** A GET's status, or null when nothing answered within `timeoutMs`. */
-export const statusOf = (url: string, timeoutMs = 2_000) =>
-  fetch(url, { signal: AbortSignal.timeout(timeoutMs) }).then(
+/** A GET's status (with `bearer`, if given), or null when nothing answered within `timeoutMs`. */
+export const statusOf = (url: string, timeoutMs = 2_000, bearer?: string) =>
+  fetch(url, {
+    headers: bearer ? { authorization: `Bearer ${bearer}` } : {},
+    signal: AbortSignal.timeout(timeoutMs),
+  }).then(
     async (response) => (await response.arrayBuffer(), response.status),
     () => null,
   );
@@ -116,12 +118,9 @@ export async function queryOnce<Row extends pg.QueryResultRow>(url: string, text
   }
 }
 
-/** Polls until a connection to `url` finds a server out of recovery (a primary), or until `stop()`. */
-export const pollUntilPrimary = (url: string, options: { timeoutMs: number; what: string }, stop = () => false) =>
-  pollUntil(
-    async () => stop() || (await queryOnce<{ r: boolean }>(url, 'SELECT pg_is_in_recovery() AS r'))[0].r === false,
-    options,
-  );
+/** Whether a connection to `url` finds a server out of recovery (a primary). */
+export const isPrimary = async (url: string) =>
+  (await queryOnce<{ r: boolean }>(url, 'SELECT pg_is_in_recovery() AS r'))[0].r === false;
 
 export async function startPostgres() {
   const dir = await workDirectory('pg');
@@ -135,7 +134,7 @@ export async function startPostgres() {
   // SIGINT: a fast shutdown.
   const server = daemon(pgProgram('postgres'), args, { unprivileged: true, stopSignal: 'SIGINT', dir });
   const url = pgUrl(port);
-  await pollUntilPrimary(url(), { timeoutMs: 30_000, what: `PostgreSQL to accept connections (${server.output()})` });
+  await server.until(() => isPrimary(url()), { timeoutMs: 30_000, what: 'PostgreSQL to accept connections' });
   return { ...server, port, url };
 }
 export type PostgresCluster = Awaited<ReturnType<typeof startPostgres>>;
@@ -167,7 +166,7 @@ export async function startPgBouncer(postgres: PostgresCluster, users: string[],
   await writeFile(join(dir, 'pgbouncer.ini'), config.join('\n'), { mode: 0o644 });
   const bouncer = daemon('pgbouncer', [join(dir, 'pgbouncer.ini')], { unprivileged: true, stopSignal: 'SIGINT', dir });
   const url = pgUrl(port);
-  await pollUntilPrimary(url(), { timeoutMs: 20_000, what: `PgBouncer to accept connections (${bouncer.output()})` });
+  await bouncer.until(() => isPrimary(url()), { timeoutMs: 20_000, what: 'PgBouncer to accept connections' });
   return { ...bouncer, port, url };
 }
 export type PgBouncer = Awaited<ReturnType<typeof startPgBouncer>>;
@@ -211,10 +210,7 @@ export async function startHaproxyOn(name: string, sections: string[], stopSigna
       (result[row[px]] ??= {})[row[sv]] = row[status];
     return result;
   };
-  await pollUntil(() => states().then(() => true), {
-    timeoutMs: 10_000,
-    what: `HAProxy to start (${haproxy.output()})`,
-  });
+  await haproxy.until(() => states().then(() => true), { timeoutMs: 10_000, what: 'HAProxy to start' });
   return { ...haproxy, states };
 }
 

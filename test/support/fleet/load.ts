@@ -117,6 +117,10 @@ export const answeredMore = (
   return pollUntil(() => load.outcomes.length >= target, { timeoutMs, intervalMs: 50, what });
 };
 
+/** Prints a test's figures, under the spec's `name`, for the docs to quote. */
+export const reporter = (name: string) => (title: string, figures: unknown) =>
+  process.stdout.write(`${name}: ${title}: ${JSON.stringify(figures)}\n`);
+
 export function countBy(values: string[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const value of values) counts[value] = (counts[value] ?? 0) + 1;

@@ -11,7 +11,7 @@ import {
   daemon,
   pgProgram,
   pgUrl,
-  pollUntilPrimary,
+  isPrimary,
   queryOnce,
   startHaproxyOn,
   statusOf,
@@ -20,17 +20,15 @@ import {
 import { createPgBackRest } from './pgbackrest.js';
 
 /**
- * A PostgreSQL cluster with automatic failover from Debian's packages (`.ci/run` installs them): one etcd, two
- * Patroni nodes running PostgreSQL 15 in synchronous mode, and HAProxy sending connections to the node whose
- * Patroni answers `GET /primary` with 200, and on a second port to the standbys whose Patroni answers
- * `GET /replica?lag=…` with 200. Every node archives its WAL with pgBackRest into one repository
- * (docs/operating.md, "Backups and restore").
+ * A PostgreSQL cluster with automatic failover from Debian's packages: one etcd, two Patroni nodes running PostgreSQL
+ * 15 in synchronous mode, and HAProxy leading to the node whose Patroni answers `GET /primary` with 200, and on a
+ * second port to the standbys answering `GET /replica?lag=…` with 200. Every node archives its WAL with pgBackRest
+ * into one repository (docs/operating.md, "Backups and restore").
  */
 
 /**
- * What shapes a failover's window (docs/operating.md, "High availability"), shorter than Patroni's defaults
- * (30/10/10) so that the crash case fits a bounded suite. Patroni's documentation sets loop_wait + 2 x retry_timeout
- * <= ttl; Patroni 3.0 accepts a ttl below 20, later versions do not.
+ * What shapes a failover's window (docs/operating.md, "High availability"), below Patroni's defaults (30/10/10) so that
+ * the crash case fits a bounded suite: loop_wait + 2 x retry_timeout <= ttl, and Patroni 3.0 accepts a ttl below 20.
  */
 export const SETTINGS = {
   // Patroni (s): the leader key's life (a crashed primary's expires after it), its loop's period, and how long it
@@ -42,8 +40,7 @@ export const SETTINGS = {
   interMs: 500,
   fall: 2,
   rise: 1,
-  // archive_timeout (s): a segment with a write in it is archived within this. Far below a production setting
-  // ("Backups and restore"), so that the point-in-time case waits little.
+  // archive_timeout (s), far below a production setting ("Backups and restore"): the point-in-time case waits little.
   archiveTimeout: 5,
 };
 
@@ -139,7 +136,6 @@ async function startNode(name: string, cluster: NodeContext) {
       const pid = Number((await readFile(join(dataDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]);
       return Number.isInteger(pid) && pid > 0 && signalled(pid) ? pid : null;
     },
-    /** `GET` on this node's REST API: the status, or null when it does not answer. */
     rest: (path: string) => statusOf(`http://127.0.0.1:${restPort}${path}`),
   };
 }
@@ -204,18 +200,18 @@ export async function startPatroniCluster() {
     };
     const etcd = daemon('etcd', flags(etcdOptions));
     started.push(etcd);
-    await pollUntil(async () => (await statusOf(`${etcdUrl}/health`)) === 200, {
+    await etcd.until(async () => (await statusOf(`${etcdUrl}/health`)) === 200, {
       timeoutMs: 20_000,
-      what: `etcd to answer (${etcd.output()})`,
+      what: 'etcd to answer',
     });
     for (const name of ['node1', 'node2']) {
       const node = await startNode(name, { etcdClient, pgBackRest, directories, launchPatroni });
       nodes.push(node);
       // The first node bootstraps the cluster; the second then clones it.
-      await pollUntil(async () => (await node.rest(name === 'node1' ? '/primary' : '/sync')) === 200, {
+      await node.patroni.until(async () => (await node.rest(name === 'node1' ? '/primary' : '/sync')) === 200, {
         timeoutMs: 90_000,
         intervalMs: 200,
-        what: `Patroni ${name} to be ${name === 'node1' ? 'primary' : 'a synchronous standby'} (${node.patroni.output()})`,
+        what: `Patroni ${name} to be ${name === 'node1' ? 'primary' : 'a synchronous standby'}`,
       });
       await notePostmaster(node);
     }
@@ -248,18 +244,14 @@ export async function startPatroniCluster() {
     const url = pgUrl(port);
     // HAProxy counts a server up until its checks have failed `fall` times: wait until only the primary is, and
     // only the standby on the replica port.
-    await pollUntil(
+    await balancer.until(
       async () => {
         const { primary, replica } = await balancer.states();
         return [primary.node1, primary.node2, replica.node1, replica.node2].join() === 'UP,DOWN,DOWN,UP';
       },
-      {
-        timeoutMs: 20_000,
-        intervalMs: 50,
-        what: `HAProxy to lead to the primary and the standby (${balancer.output()})`,
-      },
+      { timeoutMs: 20_000, intervalMs: 50, what: 'HAProxy to lead to the primary and the standby' },
     );
-    await pollUntilPrimary(url(), { timeoutMs: 20_000, what: `HAProxy to lead to the primary (${balancer.output()})` });
+    await balancer.until(() => isPrimary(url()), { timeoutMs: 20_000, what: 'HAProxy to lead to the primary' });
 
     /** The node whose Patroni answers `/primary` with 200, or null. */
     const primary = async () => {

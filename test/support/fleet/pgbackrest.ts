@@ -1,13 +1,13 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freePort } from '../database-server.js';
-import { daemon, pgProgram, pgUrl, pollUntilPrimary, runOnce, settingFlags, workDirectory } from './debian-services.js';
+import { pollUntil } from '../poll.js';
+import { daemon, isPrimary, pgProgram, pgUrl, runOnce, settingFlags, workDirectory } from './debian-services.js';
 
 /**
- * Continuous archiving and point-in-time recovery with pgBackRest (Debian's `pgbackrest`; `.ci/run` installs it):
- * one repository on local disk, shared by every node as a mounted volume or a repository host would be in
- * production, and on each host a configuration of its own naming its own data directory, as
- * `/etc/pgbackrest/pgbackrest.conf` does on a real host. pgBackRest runs as `postgres`, as PostgreSQL does.
+ * Continuous archiving and point-in-time recovery with Debian's pgBackRest, run as `postgres`: one repository on local
+ * disk, shared by every node as a mounted volume or a repository host would be, and on each host a configuration naming
+ * its own data directory, as `/etc/pgbackrest/pgbackrest.conf` does on a real host.
  */
 
 const STANZA = 'animal-store';
@@ -56,9 +56,9 @@ export async function createPgBackRest() {
     archiveCommand: (configFile: string) => `pgbackrest --config=${configFile} --stanza=${STANZA} archive-push "%p"`,
     run,
     /**
-     * Restores the newest backup into a new data directory and replays the archive up to `target` (a time PostgreSQL
-     * reads), then promotes the copy and starts it on a port of its own, with archiving off so that it never pushes
-     * WAL into the cluster's repository. Stopped by `remove()` at the latest.
+     * The newest backup restored into a new data directory, the archive replayed up to `target` (a time PostgreSQL
+     * reads), promoted and started on a port of its own, archiving off so that it never pushes WAL into the cluster's
+     * repository. Stopped by `remove()` at the latest.
      */
     restoreToTime: async (configFile: string, target: string) => {
       const dir = await workDirectory('pitr');
@@ -93,7 +93,10 @@ export async function createPgBackRest() {
         if (!promoted) throw new Error(`The restored copy exited before its recovery ended: ${server.output()}`);
       });
       await Promise.race([
-        pollUntilPrimary(url(), { timeoutMs: 120_000, what: 'the restored copy to be promoted' }, () => exited),
+        pollUntil(async () => exited || (await isPrimary(url())), {
+          timeoutMs: 120_000,
+          what: 'the restored copy to be promoted',
+        }),
         exitedEarly,
       ]);
       promoted = true;
