@@ -4,6 +4,7 @@ import { Reflector } from '@nestjs/core';
 import { ApiExtension, ApiOperation } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Counter, Registry } from 'prom-client';
+import type { Observable } from 'rxjs';
 import type { AuthenticatedRequest } from '../auth/api-key-identity.js';
 import { IntervalThrottle } from '../common/interval-throttle.js';
 
@@ -55,7 +56,7 @@ export class DeprecationInterceptor implements NestInterceptor {
     });
   }
 
-  intercept(context: ExecutionContext, next: CallHandler) {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const handler = context.getHandler();
     let operation = this.operations.get(handler);
     if (!operation) {
