@@ -27,8 +27,9 @@ export class DatabaseFaultLog implements OnApplicationShutdown {
   record(fault: DatabaseFault): void {
     this.faults.inc({ sqlstate_class: fault.sqlClass });
     const series = this.series.get(fault.code);
-    if (series) Object.assign(series, { last: fault, failed: series.failed + 1 });
-    else this.writeAndHold(fault, 1);
+    if (!series) return this.writeAndHold(fault, 1);
+    series.last = fault;
+    series.failed += 1;
   }
 
   /** The failures since each kind's last line are written before the process goes. */

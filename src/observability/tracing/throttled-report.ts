@@ -5,7 +5,10 @@ export function throttledReport(write: (message: string) => void, intervalMs: nu
   const reported = new IntervalThrottle<'report'>({ intervalMs, maxKeys: 1, now });
   let heldBack = 0;
   return (message: string): void => {
-    if (!reported.admit('report')) return void (heldBack += 1);
+    if (!reported.admit('report')) {
+      heldBack += 1;
+      return;
+    }
     write(heldBack > 0 ? `${message} (${heldBack} more since the last report)` : message);
     heldBack = 0;
   };
