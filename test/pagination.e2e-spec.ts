@@ -1,7 +1,6 @@
 import { expect } from '@jest/globals';
 import type { Client } from 'pg';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
-import { PageCursorCodec } from '../src/pets/page-cursor.codec.js';
 import { PetStatus } from '../src/pets/pet-status.enum.js';
 import { pageStatement, PetPageQuery } from '../src/pets/pets.repository.js';
 import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp } from './support/test-app.js';
@@ -42,13 +41,6 @@ async function walk(origin: string, path: string, alongside: () => Promise<unkno
 }
 
 const ids = (pages: Pet[][]) => pages.flat().map((pet) => pet.id);
-
-function expectInvalidCursor(response: ApiResponse): void {
-  expect(response.status).toBe(400);
-  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-  expect(response.body).toEqual({ code: 'invalid_cursor', message: expect.any(String), status: 400 });
-  expect(response.headers.get('link')).toBeNull();
-}
 
 describe('keyset pagination of GET /v1/pets', () => {
   let t: TestApp;
@@ -91,59 +83,25 @@ describe('keyset pagination of GET /v1/pets', () => {
     }
   });
 
-  it('puts the default limit in the link', async () => {
-    const response = await get('/v1/pets');
-    expect(response.body).toHaveLength(20);
-    expect(nextLink(response)).toMatch(/^\/v1\/pets\?limit=20&cursor=/);
-  });
-
-  it('sends no link when everything fits on the first page; limit=1 and limit=100 give that many', async () => {
-    const response = await get(`/v1/pets?status=${PetStatus.Sold}&limit=100`);
-    expect(response.body).toHaveLength(83);
-    expect(nextLink(response)).toBeUndefined();
+  it('puts the default limit in the link, and none when everything fits; limit=1 and limit=100 give that many', async () => {
+    const first = await get('/v1/pets');
+    expect(first.body).toHaveLength(20);
+    expect(nextLink(first)).toMatch(/^\/v1\/pets\?limit=20&cursor=/);
+    const sold = await get(`/v1/pets?status=${PetStatus.Sold}&limit=100`);
+    expect(sold.body).toHaveLength(83);
+    expect(nextLink(sold)).toBeUndefined();
     expect(ids([(await get('/v1/pets?limit=1')).body])).toEqual(all.slice(0, 1));
     expect(ids([(await get('/v1/pets?limit=100')).body])).toEqual(all.slice(0, 100));
   });
 
-  describe('refuses cursors it did not issue for this list', () => {
-    let cursor: string;
-    let availableCursor: string;
-
-    beforeAll(async () => {
-      cursor = cursorOf(nextLink(await get('/v1/pets?limit=7'))!);
-      availableCursor = cursorOf(nextLink(await get(`/v1/pets?limit=7&status=${PetStatus.Available}`))!);
-    });
-
-    it.each([
-      ['garbage', 'not-a-cursor'],
-      ['empty', ''],
-      [
-        'signed with another secret',
-        new PageCursorCodec('some-other-deployment-secret-0123456789').encode({ after: 7 }),
-      ],
-      ['huge', 'A'.repeat(8_000)],
-      ['percent-encoded junk', '%00%FF%2F..%2F'],
-    ])('%s: 400 invalid_cursor', async (_name, value) => {
-      expectInvalidCursor(await get(`/v1/pets?limit=7&cursor=${value}`));
-    });
-
-    it('a cursor sent with a different status than it was issued for: 400 invalid_cursor', async () => {
-      expectInvalidCursor(await get(`/v1/pets?limit=7&status=${PetStatus.Sold}&cursor=${availableCursor}`));
-      expectInvalidCursor(await get(`/v1/pets?limit=7&cursor=${availableCursor}`));
-      expectInvalidCursor(await get(`/v1/pets?limit=7&status=${PetStatus.Available}&cursor=${cursor}`));
-    });
-
-    it('accepts a cursor with another limit, which only changes the page size', async () => {
-      const response = await get(`/v1/pets?limit=3&cursor=${cursor}`);
-      expect(response.body.map((pet) => pet.id)).toEqual(all.slice(7, 10));
-      expect(nextLink(response)).toMatch(/^\/v1\/pets\?limit=3&cursor=/);
-    });
-
-    it('a repeated cursor parameter is a validation error', async () => {
-      const response = await get(`/v1/pets?cursor=${cursor}&cursor=${cursor}`);
-      expect(response.status).toBe(400);
-      expect(response.body).toMatchObject({ code: 'validation_failed', status: 400 });
-    });
+  it('accepts a cursor with another limit, which only changes the page size, and refuses it repeated', async () => {
+    const cursor = cursorOf(nextLink(await get('/v1/pets?limit=7'))!);
+    const response = await get(`/v1/pets?limit=3&cursor=${cursor}`);
+    expect(response.body.map((pet) => pet.id)).toEqual(all.slice(7, 10));
+    expect(nextLink(response)).toMatch(/^\/v1\/pets\?limit=3&cursor=/);
+    const repeated = await get(`/v1/pets?cursor=${cursor}&cursor=${cursor}`);
+    expect(repeated.status).toBe(400);
+    expect(repeated.body).toMatchObject({ code: 'validation_failed', status: 400 });
   });
 
   // Last: it adds animals.
