@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import type {
+  HeaderObject,
   OpenAPIObject,
   OperationObject,
   ParameterObject,
@@ -54,11 +55,8 @@ const CONTRACT_REFUSALS = new Set(['validation_failed', 'invalid_json']);
 /** A query or path value as the schema's type reads it: only a canonical decimal is an integer. */
 const CANONICAL_INTEGER = /^-?(0|[1-9][0-9]*)$/;
 
-interface Route {
-  template: string;
-  pattern: RegExp;
-  operations: Partial<Record<string, OperationObject>>;
-}
+type Route = { template: string; pattern: RegExp; operations: Partial<Record<string, OperationObject>> };
+type Found = { template: string; method: string; operation: OperationObject };
 
 export const pointer = (...segments: string[]) =>
   `${DOCUMENT_ID}#/${segments.map((s) => s.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
@@ -157,12 +155,7 @@ export class OpenApiResponseValidator {
     }
   }
 
-  private problem(
-    verb: string,
-    url: URL,
-    response: ResponseToValidate,
-    request?: RequestToValidate,
-  ): string | undefined {
+  private problem(verb: string, url: URL, response: ResponseToValidate, request?: RequestToValidate) {
     const pathname = url.pathname;
     const found = this.findOperation(verb, pathname);
     if (!found) {
@@ -182,16 +175,13 @@ export class OpenApiResponseValidator {
       return `status ${response.status} is not declared for ${operation.operationId} (declared: ${listed})`;
     }
     const declared = operation.responses[statusKey] as ResponseObject;
-    const missing = Object.entries(declared.headers ?? {})
-      .filter(([name, header]) => 'required' in header && header.required && !response.headers.has(name))
-      .map(([name]) => name);
-    if (missing.length > 0) return `required header(s) missing: ${missing.join(', ')}`;
-    const declaredNames = new Set(Object.keys(declared.headers ?? {}).map((name) => name.toLowerCase()));
-    const undeclared = [...response.headers.keys()].filter(
-      (name) => !declaredNames.has(name) && !HEADERS_OF_EVERY_RESPONSE.has(name),
-    );
+    const headers = Object.entries(declared.headers ?? {}) as [string, HeaderObject][];
+    const missing = headers.filter(([name, header]) => header.required && !response.headers.has(name));
+    if (missing.length > 0) return `required header(s) missing: ${missing.map(([name]) => name).join(', ')}`;
+    const allowed = new Set([...HEADERS_OF_EVERY_RESPONSE, ...headers.map(([name]) => name.toLowerCase())]);
+    const undeclared = [...response.headers.keys()].filter((name) => !allowed.has(name));
     if (undeclared.length > 0) return `header(s) sent but not declared for this response: ${undeclared.join(', ')}`;
-    for (const name of Object.keys(declared.headers ?? {})) {
+    for (const [name] of headers) {
       const value = response.headers.get(name);
       if (value === null) continue;
       const schemaRef = pointer('paths', template, method, 'responses', statusKey, 'headers', name, 'schema');
@@ -201,8 +191,7 @@ export class OpenApiResponseValidator {
       }
     }
     if (request && response.status === 400 && CONTRACT_REFUSALS.has(errorCode(response.text))) {
-      const refusal = this.requestRefusal(template, method, operation, url, request);
-      if (refusal === undefined)
+      if (this.requestRefusal(found, url, request) === undefined)
         return 'the document accepts this request, yet the service refused it for a reason the document does not state';
     }
 
@@ -234,13 +223,7 @@ export class OpenApiResponseValidator {
   }
 
   /** Why the document refuses the request (parameters and body), or undefined when it accepts it. */
-  private requestRefusal(
-    template: string,
-    method: string,
-    operation: OperationObject,
-    url: URL,
-    request: RequestToValidate,
-  ): string | undefined {
+  private requestRefusal({ template, method, operation }: Found, url: URL, request: RequestToValidate) {
     if (headBeyondStatedLimit(url, request.headers)) return 'the request line and headers may exceed the stated limit';
     const templateSegments = template.split('/');
     const segments = url.pathname.slice(this.basePath.length).split('/');
@@ -295,7 +278,7 @@ export class OpenApiResponseValidator {
     return schema.type === 'integer' && CANONICAL_INTEGER.test(text) ? Number(text) : text;
   }
 
-  private findOperation(verb: string, pathname: string) {
+  private findOperation(verb: string, pathname: string): Found | undefined {
     if (!pathname.startsWith(`${this.basePath}/`)) return undefined;
     const relative = pathname.slice(this.basePath.length);
     const route = this.routes.find((candidate) => candidate.pattern.test(relative));
