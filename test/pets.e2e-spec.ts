@@ -131,11 +131,7 @@ describe('pets (e2e)', () => {
 
       it.each<[string, unknown, string]>([
         ['categoryId as the string "5"', { name: 'Rex', categoryId: '5' }, CATEGORY_RULE],
-        [
-          'categoryId written as 1e400, which JSON.parse makes Infinity',
-          '{"name":"Rex","categoryId":1e400}',
-          CATEGORY_RULE,
-        ],
+        ['categoryId as 1e400, which JSON.parse makes Infinity', '{"name":"Rex","categoryId":1e400}', CATEGORY_RULE],
         ['no name', { categoryId: 1 }, NAME_RULE],
         ['nothing: an empty object, naming both required fields', {}, `${NAME_RULE.slice(0, -1)}; ${CATEGORY_RULE}`],
         ['the status "lost"', { name: 'Rex', categoryId: 1, status: 'lost' }, STATUS_RULE],

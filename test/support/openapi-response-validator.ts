@@ -36,17 +36,10 @@ export interface RequestToValidate {
 
 /** Headers that are not the operation's: framing, security headers, the request id (described once), CORS. */
 const HEADERS_OF_EVERY_RESPONSE = new Set([
-  'content-type',
-  'content-length',
-  'date',
-  'connection',
-  'keep-alive',
-  'transfer-encoding',
+  ...'content-type content-length date connection keep-alive transfer-encoding'.split(' '),
   REQUEST_ID_HEADER.toLowerCase(),
   ...apiSecurityHeaderNames(),
-  'access-control-allow-origin',
-  'access-control-expose-headers',
-  'vary',
+  ...'access-control-allow-origin access-control-expose-headers vary'.split(' '),
 ]);
 
 /** Error codes that mean "the request breaks the contract"; 400 invalid_cursor has its reason in the document. */
