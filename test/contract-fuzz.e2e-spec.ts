@@ -60,7 +60,6 @@ const queryString = (pairs: [string, string][]) =>
 /** The canonical decimal form of an integer, as a query parameter must be written. */
 const DECIMAL_INTEGER = /^(0|-?[1-9][0-9]*)$/;
 
-/** A JSON object member, `"name":value`. */
 const jsonMember = ([name, value]: [string, unknown]) => `${JSON.stringify(name)}:${JSON.stringify(value)}`;
 
 describe('contract fuzzing (e2e)', () => {

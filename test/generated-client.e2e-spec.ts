@@ -148,9 +148,8 @@ describe('clients generated from the served document', () => {
       });
     });
 
-    // A name the client lets through must be accepted, and one it stops must be refused, except where the
-    // document states the rule in words only (no unpaired surrogate, not only Unicode whitespace): the service
-    // refuses those, so the client must not be trusted on them (docs/clients.md says so).
+    // Client and service agree on every name, except by a rule the document states in words only (no unpaired
+    // surrogate, not only Unicode whitespace): the service refuses those, the client cannot (docs/clients.md).
     it('agrees with the service on every hostile name of the fuzzing suite', async () => {
       const document = (await request<OpenAPIObject>(t.origin, '/docs-json')).body;
       const newPet = document.components!.schemas!.NewPet as SchemaObject;

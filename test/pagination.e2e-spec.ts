@@ -22,10 +22,7 @@ function nextLink(response: ApiResponse): string | undefined {
 
 const cursorOf = (path: string) => new URLSearchParams(path.split('?')[1]).get('cursor')!;
 
-/**
- * Follows `next` links from `path` to the last page; `alongside` runs concurrently with each page request.
- * `links` holds the `next` target of every page but the last.
- */
+/** Follows `next` links from `path` to the last page, running `alongside` with each page request. */
 async function walk(origin: string, path: string, alongside: () => Promise<unknown> = () => Promise.resolve()) {
   const result: { pages: Pet[][]; links: string[] } = { pages: [], links: [] };
   let next: string | undefined = path;

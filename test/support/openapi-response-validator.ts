@@ -134,9 +134,8 @@ export class OpenApiResponseValidator {
   }
 
   /**
-   * Throws an Error describing how the response departs from the document. Given the request, also throws
-   * when the document accepts it (schemas, plus the rules it states in words) and the service refused it as
-   * breaking the contract: a reason the document does not state.
+   * Throws an Error describing how the response departs from the document. Given the request, also throws when the
+   * service refused as breaking the contract a request the document (schemas and rules in words) accepts.
    */
   validate(method: string, url: URL, response: ResponseToValidate, request?: RequestToValidate): void {
     const verb = method.toUpperCase();
