@@ -1,12 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import type {
-  OperationObject,
-  ReferenceObject,
-  RequestBodyObject,
-  ResponseObject,
-  SchemaObject,
-} from '@nestjs/swagger';
+import { DocumentBuilder, type OpenAPIObject, type OperationObject, SwaggerModule } from '@nestjs/swagger';
+import type { ReferenceObject, RequestBodyObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
 import { maxHeaderSize } from 'node:http';
 import { API_KEY_SCOPES } from '../auth/api-key-scope.js';
 import { API_PREFIX, BODY_LIMIT_BYTES } from '../edge/http.constants.js';

@@ -13,14 +13,12 @@ const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
  */
 export const IDEMPOTENCY_KEY_PATTERN = String.raw`^[\x21-\x7e]+(?: +[\x21-\x7e]+)*$`;
 const PRINTABLE_KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
+const INVALID = `${IDEMPOTENCY_KEY_HEADER} must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters.`;
 
 export function parseIdempotencyKey(value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.length > IDEMPOTENCY_KEY_MAX_LENGTH || !PRINTABLE_KEY.test(value)) {
-    throw validationFailed(
-      `${IDEMPOTENCY_KEY_HEADER} must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters.`,
-    );
-  }
+  if (typeof value !== 'string' || value.length > IDEMPOTENCY_KEY_MAX_LENGTH || !PRINTABLE_KEY.test(value))
+    throw validationFailed(INVALID);
   return value;
 }
 
