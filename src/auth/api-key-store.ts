@@ -17,7 +17,6 @@ const toCached = (record: ApiKeyRecord) => ({
   identity: { id: record.id, name: record.name, scopes: record.scopes, lineage: record.lineage },
   replacedBy: record.replacedBy,
   revoked: record.revokedAt !== null,
-  // Epoch ms; Infinity when the key never expires.
   expiresAt: record.expiresAt?.getTime() ?? Infinity,
 });
 type CachedKey = ReturnType<typeof toCached>;
@@ -25,10 +24,7 @@ type CachedKey = ReturnType<typeof toCached>;
 const refusalOf = (key: CachedKey, now: number): InvalidKeyReason | null =>
   key.revoked ? 'revoked' : now >= key.expiresAt ? 'expired' : null;
 
-/**
- * Keys by SHA-256 digest, never compared raw: API_KEYS first (by the ids their configuration gives them), then issued
- * keys, each answer cached (unknown ones as `false`; one query per digest through lru-cache's fetch).
- */
+/** Keys by SHA-256 digest, never raw: API_KEYS first, then issued keys, each answer cached (unknown ones as false). */
 @Injectable()
 export class ApiKeyStore {
   private readonly env = new Map<string, ApiKeyIdentity>();
@@ -72,10 +68,7 @@ export class ApiKeyStore {
     return cached.identity;
   }
 
-  /**
-   * Why `key` is refused; null: it may be valid. From the cache, else by the same lookup by digest as `verify`, made
-   * only if `mayLookUp` or the digest was lately found; undefined: not known, as that needed a lookup.
-   */
+  /** Why `key` is refused (null: may be valid); looked up only if `mayLookUp` or lately found, else undefined. */
   async refusalIfKnown(key: string, mayLookUp: boolean): Promise<InvalidKeyReason | null | undefined> {
     const digest = keyDigest(key);
     if (this.env.has(digest)) return null;

@@ -8,10 +8,7 @@ import { ApiKeyStore } from './api-key-store.js';
 import { keyRefused } from './key-refused.error.js';
 import { AuthFailureLimiter, Refusal } from './rate-limit/auth-failure-limiter.js';
 
-/**
- * The request as passport-http-bearer, the one parser of `Authorization: Bearer`, sees it: headers only. `access_token`
- * in the query or body (RFC 6750 §2.2-2.3) is ignored, since URLs end up in logs.
- */
+/** Headers only for passport-http-bearer: `access_token` in the query or body (RFC 6750 §2.2-2.3) would reach logs. */
 export const headersOnly = (request: Pick<FastifyRequest, 'headers'> & { ip?: string }) =>
   ({ headers: request.headers, ip: request.ip }) as never;
 
@@ -30,10 +27,7 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
     super.authenticate(headersOnly(request), options);
   }
 
-  /**
-   * The key's identity, or its refusal: 401, or 429 past the address's failed-authentication budget (docs/operating.md,
-   * "Rate limits and security headers"). An expired key keeps its 401: its client has a replacement, not a retry.
-   */
+  /** An expired key keeps its 401 past the address's budget (AuthFailureLimiter): its client needs a replacement. */
   validate(request: Pick<FastifyRequest, 'ip'>, key: string): Promise<ApiKeyIdentity> {
     return this.failures.decide(request.ip, async (lookupsLeft) => {
       // Past the budget, a key the store cannot answer without a lookup it may not make is answered as unknown.

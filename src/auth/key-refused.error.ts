@@ -16,10 +16,7 @@ export function keyRefused(reason: InvalidKeyReason): ApiError {
 
 /** A valid key without the scope the operation needs (RFC 6750 §3.1). */
 export function insufficientScope(scope: ApiKeyScope): ApiError {
-  return new ApiError(
-    403,
-    ErrorCode.InsufficientScope,
-    `This operation needs the ${scope} scope, which the API key does not have: use a key issued with ${scope}.`,
-    { 'WWW-Authenticate': bearerChallenge({ error: 'insufficient_scope', scope }) },
-  );
+  const message = `This operation needs the ${scope} scope, which the API key does not have: use a key issued with ${scope}.`;
+  const challenge = bearerChallenge({ error: 'insufficient_scope', scope });
+  return new ApiError(403, ErrorCode.InsufficientScope, message, { 'WWW-Authenticate': challenge });
 }

@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, type OpenAPIObject, type OperationObject, SwaggerModule } from '@nestjs/swagger';
 import type { ReferenceObject, RequestBodyObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
 import { maxHeaderSize } from 'node:http';
 import { API_KEY_SCOPES } from '../auth/api-key-scope.js';
@@ -50,32 +50,28 @@ export function createOpenApiDocument(
   options.servers = options.servers?.map((server) => ({ ...server, 'x-internal': false }));
   const document = SwaggerModule.createDocument(app, options, { ignoreGlobalPrefix: true });
   const noStore = () => enumHeader('Every answer depends on the API key: no cache may store it.', true, [NO_STORE[1]]);
-  for (const item of Object.values(document.paths)) {
-    for (const operation of [item.get, item.put, item.post, item.patch, item.delete]) {
-      if (!operation) continue;
-      // The validation pipe refuses unknown properties (src/edge/request-validation.pipe.ts).
-      for (const media of Object.values((operation.requestBody as RequestBodyObject | undefined)?.content ?? {})) {
-        const ref = (media.schema as ReferenceObject | undefined)?.$ref;
-        const schema = (ref ? document.components?.schemas?.[ref.split('/').pop()!] : media.schema) as
-          SchemaObject | undefined;
-        if (schema?.type === 'object') schema.additionalProperties = false;
-      }
-      const extended = operation as { [DEPRECATION_HEADERS_EXTENSION]?: Record<string, string> };
-      const deprecation = extended[DEPRECATION_HEADERS_EXTENSION];
-      delete extended[DEPRECATION_HEADERS_EXTENSION];
-      // Cache-Control: sent on every response by the edge (src/edge/security-headers.ts).
-      for (const [status, response] of Object.entries(operation.responses) as [string, ResponseObject][]) {
-        const { description, headers, ...rest } = response;
-        const all = { ...interceptedHeaders(status, deprecation), ...headers, 'Cache-Control': noStore() };
-        operation.responses[status] = { description, headers: all, ...rest };
-      }
-      const scopes = (operation as { [REQUIRED_SCOPES_EXTENSION]?: string[] })[REQUIRED_SCOPES_EXTENSION];
-      if (scopes) {
-        operation.description =
-          `${operation.description ?? ''}\n\nNeeds an API key with the ${scopes.map((s) => `\`${s}\``).join(' and ')} ` +
-          'scope, or one without scopes; any other key is answered 403 `insufficient_scope`.';
-      }
+  for (const operation of Object.values(document.paths).flatMap((item) => Object.values(item) as OperationObject[])) {
+    // The validation pipe refuses unknown properties (src/edge/request-validation.pipe.ts).
+    for (const media of Object.values((operation.requestBody as RequestBodyObject | undefined)?.content ?? {})) {
+      const ref = (media.schema as ReferenceObject | undefined)?.$ref;
+      const schema = (ref ? document.components?.schemas?.[ref.split('/').pop()!] : media.schema) as
+        SchemaObject | undefined;
+      if (schema?.type === 'object') schema.additionalProperties = false;
     }
+    const extended = operation as { [DEPRECATION_HEADERS_EXTENSION]?: Record<string, string> };
+    const deprecation = extended[DEPRECATION_HEADERS_EXTENSION];
+    delete extended[DEPRECATION_HEADERS_EXTENSION];
+    // Cache-Control: sent on every response by the edge (src/edge/security-headers.ts).
+    for (const [status, response] of Object.entries(operation.responses) as [string, ResponseObject][]) {
+      const { description, headers, ...rest } = response;
+      const all = { ...interceptedHeaders(status, deprecation), ...headers, 'Cache-Control': noStore() };
+      operation.responses[status] = { description, headers: all, ...rest };
+    }
+    const scopes = (operation as { [REQUIRED_SCOPES_EXTENSION]?: string[] })[REQUIRED_SCOPES_EXTENSION];
+    if (scopes)
+      operation.description =
+        `${operation.description ?? ''}\n\nNeeds an API key with the ${scopes.map((s) => `\`${s}\``).join(' and ')} ` +
+        'scope, or one without scopes; any other key is answered 403 `insufficient_scope`.';
   }
   return document;
 }

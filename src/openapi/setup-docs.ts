@@ -43,10 +43,9 @@ export function setupDocs(app: NestFastifyApplication, document: OpenAPIObject):
   const fastify = app.getHttpAdapter().getInstance();
   // From /docs/, Try it out would reach /docs/v1; relative, so it stays under a proxy's path prefix; registered
   // first, as SwaggerModule skips its own /docs/ route when the path is taken.
-  fastify.get(`/${DOCS_PATH}/`, (request, reply) => {
-    const query = request.url.indexOf('?');
-    return reply.redirect(`../${DOCS_PATH}${query < 0 ? '' : request.url.slice(query)}`, 301);
-  });
+  fastify.get(`/${DOCS_PATH}/`, (request, reply) =>
+    reply.redirect(`../${DOCS_PATH}${request.url.replace(/^[^?]*/, '')}`, 301),
+  );
   // Gzipped when the browser takes it, cacheable, with an ETag; ahead of `/docs/*` (a parameter wins over a wildcard).
   fastify.get<{ Params: { asset: string } }>(`/${DOCS_PATH}/:asset`, async (request, reply) => {
     const name = request.params.asset;

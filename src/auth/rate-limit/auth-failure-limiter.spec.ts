@@ -5,8 +5,8 @@ import { AuthFailureLimiter, MAX_BLOCKED_ADDRESSES, Refusal } from './auth-failu
 import { MemoryRateLimitStorage } from './memory-rate-limit-storage.js';
 
 // Storage for as many counters as the limiter remembers blocked addresses, and three times as many addresses, each
-// going over its budget: both caps are reached.
-const COUNTERS = MAX_BLOCKED_ADDRESSES;
+// going over its budget: both caps are reached. The caps are set small; the limiter's own default is checked apart.
+const COUNTERS = 100;
 const ADDRESSES = 3 * COUNTERS;
 const sizeOf = (owner: object, cache: string) => (owner as Record<string, { size: number }>)[cache].size;
 
@@ -19,7 +19,8 @@ const address = (n: number) =>
 describe('AuthFailureLimiter under address rotation', () => {
   it(`holds at most the capped numbers of counters and blocked addresses for ${ADDRESSES.toLocaleString('en')} distinct addresses`, async () => {
     const storage = new MemoryRateLimitStorage(Date.now, COUNTERS);
-    const limiter = new AuthFailureLimiter(storage, { ...defaultConfig(), authFailureLimitPerMinute: 1 });
+    const config = { ...defaultConfig(), authFailureLimitPerMinute: 1 };
+    const limiter = new AuthFailureLimiter(storage, config, COUNTERS);
     // One refusal for every credential: the limiter's cost is measured here, not that of building errors.
     const refusal = new Refusal(new ApiError(401, ErrorCode.Unauthorized, 'Not valid.'));
     const refused = () => Promise.resolve(refusal);
@@ -33,7 +34,9 @@ describe('AuthFailureLimiter under address rotation', () => {
     }
     expect(blocked).toBe(ADDRESSES);
     expect(sizeOf(storage, 'windows')).toBe(COUNTERS);
-    expect(sizeOf(limiter, 'blocked')).toBe(MAX_BLOCKED_ADDRESSES);
+    expect(sizeOf(limiter, 'blocked')).toBe(COUNTERS);
+    const blockedCap = (owner: AuthFailureLimiter) => (owner as unknown as Record<string, { max: number }>).blocked.max;
+    expect(blockedCap(new AuthFailureLimiter(storage, config))).toBe(MAX_BLOCKED_ADDRESSES);
     // The most recent addresses are the ones still remembered; the first are forgotten.
     const remembered = (n: number) =>
       limiter.decide(address(n), (lookupsLeft) => Promise.resolve(lookupsLeft !== null));

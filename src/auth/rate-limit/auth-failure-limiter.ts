@@ -1,5 +1,5 @@
 // Hand-written: throttler's guard counts every request, this budget only failed authentications (in throttler's storage).
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectThrottlerStorage, type ThrottlerStorage } from '@nestjs/throttler';
 import { LRUCache } from 'lru-cache';
 import { type AppConfig, RATE_LIMIT_WINDOW_MS } from '../../config/app-config.js';
@@ -25,15 +25,16 @@ export class Refusal {
 @Injectable()
 export class AuthFailureLimiter {
   /** Address key -> when its block ends (epoch ms), its keys refused since (docs/operating.md, "Rate limits"). */
-  private readonly blocked = new LRUCache<string, { until: number; lookupsSpent: number }>({
-    max: MAX_BLOCKED_ADDRESSES,
-    ttl: RATE_LIMIT_WINDOW_MS,
-  });
+  private readonly blocked: LRUCache<string, { until: number; lookupsSpent: number }>;
 
   constructor(
     @InjectThrottlerStorage() private readonly storage: ThrottlerStorage,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+    // Nest provides no `Number`: the service always remembers MAX_BLOCKED_ADDRESSES; a spec may fill a smaller cap.
+    @Optional() maxBlockedAddresses = MAX_BLOCKED_ADDRESSES,
+  ) {
+    this.blocked = new LRUCache({ max: maxBlockedAddresses, ttl: RATE_LIMIT_WINDOW_MS });
+  }
 
   /**
    * What one credential presented from `ip` gets: what `judge` accepts, or its refusal. Past the budget `judge` is told

@@ -3,10 +3,7 @@ import ipaddr from 'ipaddr.js';
 
 const IPV4_MAPPED = ipaddr.IPv6.parseCIDR('::ffff:0:0/96');
 
-/**
- * What the address budget counts: an IPv4 address (mapped ones too), or an IPv6 address's /64 network. The mapped
- * range is matched alone: ipaddr.js's `range()` tries every special range in turn.
- */
+/** An IPv4 address (mapped ones too) or an IPv6 /64; only the mapped range is matched, as `range()` tries them all. */
 export function clientAddressKey(ip: string): string {
   if (isIPv4(ip)) return ip;
   if (ipaddr.IPv6.isValid(ip)) {

@@ -7,10 +7,8 @@ import { AuthFailureLimiter } from './auth-failure-limiter.js';
 import { MemoryRateLimitStorage } from './memory-rate-limit-storage.js';
 import { rateLimitStorageGauge } from './rate-limit-storage-gauge.js';
 
-/**
- * @nestjs/throttler with the per-key budget (RATE_LIMIT_PER_MINUTE, 0: off), counted in Redis when REDIS_URL is set.
- * Throttler provides the storage under its own token, so Nest connects and closes the Redis one with the application.
- */
+// The per-key budget (RATE_LIMIT_PER_MINUTE, 0: off), in Redis when REDIS_URL is set; throttler provides the storage
+// under its own token, so Nest connects and closes the Redis one with the application.
 @Module({
   imports: [
     ThrottlerModule.forRootAsync({

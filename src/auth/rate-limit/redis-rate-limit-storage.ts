@@ -31,10 +31,8 @@ interface ThrottleCommands {
 }
 
 const REPORT_FAILURE_EVERY_MS = 10_000;
-/**
- * Counters in Redis, one budget per key across the fleet. While Redis is unreachable they are kept in this process's
- * memory (one warning per outage, never two within REPORT_FAILURE_EVERY_MS), until ioredis reconnects by itself.
- */
+// Counters in Redis, one budget per key across the fleet; while Redis is unreachable, in this process's memory (one
+// warning per outage, never two within REPORT_FAILURE_EVERY_MS) until ioredis reconnects by itself.
 export class RedisRateLimitStorage implements ThrottlerStorage, OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('RedisRateLimitStorage');
   private readonly redis: Redis & ThrottleCommands;
@@ -82,15 +80,9 @@ export class RedisRateLimitStorage implements ThrottlerStorage, OnModuleInit, On
     // The hash tag keeps both keys in one slot of a Redis Cluster.
     const base = `throttle:${name}:{${key}}`;
     try {
-      const [hits, windowLeft, blocked] = await this.redis.throttleIncrement(
-        `${base}:hits`,
-        `${base}:blocked`,
-        ttl,
-        limit,
-        blockMs,
-      );
+      const reply = await this.redis.throttleIncrement(`${base}:hits`, `${base}:blocked`, ttl, limit, blockMs);
       // While blocked, the block's time left is the window's too.
-      return rateLimitRecord(hits, windowLeft, blocked === 1);
+      return rateLimitRecord(reply[0], reply[1], reply[2] === 1);
     } catch (error) {
       // Connected, but this command failed (a timeout): this hit is counted in memory.
       if (this.mayWarn()) this.logger.warn(`A Redis command failed (${(error as Error).message}): counted in memory`);

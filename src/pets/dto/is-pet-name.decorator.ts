@@ -5,17 +5,12 @@ export const NAME_MAX_LENGTH = 255;
 // C0 controls, DEL and C1 controls (PostgreSQL rejects NUL in text), as \xHH escapes every regex engine reads alike.
 const CONTROLS = String.raw`\x00-\x1f\x7f-\x9f`;
 
-/**
- * The document's `pattern`: no control character, and one character that is neither a control nor a space.
- * Leading spaces and the first other character are disjoint classes, so the pattern never backtracks.
- */
+/** No control character, and one neither a control nor a space: disjoint from leading spaces, so no backtracking. */
 export const NAME_PATTERN = `^ *[^${CONTROLS} ][^${CONTROLS}]*$`;
 const NAME = new RegExp(NAME_PATTERN);
 
-/**
- * The part no pattern states portably (Unicode whitespace, lone surrogates), so the document states it in words.
- * A lone surrogate cannot be stored as sent: PostgreSQL would receive U+FFFD instead.
- */
+// What no pattern states portably, so the document says it in words; a lone surrogate could not be stored as sent
+// (PostgreSQL would receive U+FFFD).
 export const NAME_UNICODE_RULE = {
   description:
     'The name must also contain a character that is not Unicode whitespace (ECMA-262 `\\s`), and must be ' +

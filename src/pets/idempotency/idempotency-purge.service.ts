@@ -29,14 +29,11 @@ export class IdempotencyPurgeService implements OnApplicationBootstrap, OnApplic
       help: 'Purges of expired Idempotency-Keys that failed (logged with their cause); retried at the next hourly run.',
       registers: [registry],
     });
-    const oldest = () => this.oldest;
-    new Gauge({
+    const gauge: Gauge = new Gauge({
       name: 'animal_store_idempotency_oldest_key_age_seconds',
       help: `Age of the oldest stored Idempotency-Key (read after each purge; 0: none). Above ${IDEMPOTENCY_RETENTION_HOURS} h plus an hour, the purge is not keeping up.`,
       registers: [registry],
-      collect() {
-        this.set(Math.max(0, (Date.now() - oldest()) / 1000));
-      },
+      collect: () => gauge.set(Math.max(0, (Date.now() - this.oldest) / 1000)),
     });
   }
 
