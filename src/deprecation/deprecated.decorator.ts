@@ -76,11 +76,12 @@ export class DeprecationInterceptor implements NestInterceptor {
     const request = http.getRequest<AuthenticatedRequest>();
     const keyId = request.user?.id ?? 'unknown';
     operation.calls.inc();
-    if (operation.logged.admit(keyId))
+    if (operation.logged.admit(keyId)) {
       this.logger.warn(
         { reqId: request.id, operation: operation.operationId, keyId },
         `Deprecated operation ${operation.operationId} called by API key ${keyId} (logged once per key every ${DEPRECATION_LOG_INTERVAL_MS / 60_000} minutes; every call is counted in animal_store_deprecated_calls_total)`,
       );
+    }
     return next.handle();
   }
 }

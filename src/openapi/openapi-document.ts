@@ -68,10 +68,11 @@ export function createOpenApiDocument(
       operation.responses[status] = { description, headers: all, ...rest };
     }
     const scopes = (operation as { [REQUIRED_SCOPES_EXTENSION]?: string[] })[REQUIRED_SCOPES_EXTENSION];
-    if (scopes)
+    if (scopes) {
       operation.description =
         `${operation.description ?? ''}\n\nNeeds an API key with the ${scopes.map((s) => `\`${s}\``).join(' and ')} ` +
         'scope, or one without scopes; any other key is answered 403 `insufficient_scope`.';
+    }
   }
   return document;
 }
