@@ -16,10 +16,9 @@ import { ServiceProcess, startService } from '../support/service-process.js';
 import { createTestDatabase } from '../support/test-database.js';
 
 /**
- * The shipped alert rules, durations shortened, in Debian's Prometheus scraping two built instances every second, and
- * Debian's Alertmanager delivering to a webhook here, each notification logged to test/artifacts/alerts-live.log. Three
- * lanes run side by side, each a whole deployment as the rules see it (they aggregate by job): its own PostgreSQL, two
- * instances and a Prometheus labelling its alerts with `lane`; they share Alertmanager and the webhook.
+ * The shipped alert rules, durations shortened, in Debian's Prometheus and Alertmanager, delivered to a webhook here and
+ * logged to test/artifacts/alerts-live.log. Three lanes side by side, each a deployment as the rules see it (they
+ * aggregate by job): its PostgreSQL, two built instances, a Prometheus labelling its alerts with `lane`.
  */
 const ALERTS = join(ROOT, 'k8s', 'alerts');
 const LOG = join(ROOT, 'test', 'artifacts', 'alerts-live.log');
@@ -356,9 +355,10 @@ class Lane {
     this.receiver.begin(scenario);
   }
 
-  /** The fault over (`scenario` begun, if given): every alert delivered resolved, then traffic straight again. */
+  /** The fault over (`scenario` begun, if given): both instances back in HAProxy, every alert delivered resolved. */
   async resolvedWithoutBalancer(scenario?: string): Promise<void> {
     if (scenario) this.receiver.begin(scenario);
+    await this.waitForBalancer('HAProxy to have both instances in once the fault is over', 'UP');
     await this.waitFor('every alert to be delivered resolved', () => this.receiver.allResolved(), 240_000);
     await this.balancer!.stop();
     this.balancer = undefined;
@@ -509,7 +509,6 @@ async function stoppedThenFlapping(lane: Lane): Promise<void> {
 
   receiver.begin('database back behind HAProxy');
   await database!.start();
-  await lane.waitForBalancer('HAProxy to bring both instances back once the database holds', 'UP');
   // The page among them: it was delivered firing above.
   await lane.resolvedWithoutBalancer();
 }
@@ -539,7 +538,6 @@ async function oneInstanceCutOff(lane: Lane): Promise<void> {
   } finally {
     lane.path0!.forward();
   }
-  await lane.waitForBalancer('HAProxy to bring the instance back once its path is restored', 'UP');
   await lane.resolvedWithoutBalancer('path restored');
 }
 
