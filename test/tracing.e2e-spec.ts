@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { generateApiKey } from '../src/auth/api-keys/api-key-format.js';
 import { ROOT } from './support/built-service.js';
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
+import { callerContext, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
 import { pollUntil } from './support/poll.js';
 import { ProductionService, startProductionService } from './support/production-service.js';
 import { ServiceProcess } from './support/service-process.js';
@@ -16,13 +16,6 @@ const CURSOR_SECRET = 'tracing-cursor-secret-0123456789abcdef';
 const SPAN_KIND = { INTERNAL: 1, SERVER: 2, CLIENT: 3 };
 const STATUS = { UNSET: 0, ERROR: 2 };
 const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
-
-/** A caller's W3C trace context: a new trace id and parent span id each time. */
-function callerContext(): { traceId: string; parentId: string; traceparent: string } {
-  const traceId = randomBytes(16).toString('hex');
-  const parentId = randomBytes(8).toString('hex');
-  return { traceId, parentId, traceparent: `00-${traceId}-${parentId}-01` };
-}
 
 /**
  * The built service with tracing on (OTLP/JSON to a receiver this file runs), through the real HTTP server and a
@@ -63,15 +56,6 @@ describe('traces', () => {
       },
     });
 
-  /** The spans of one trace, once its SERVER span has arrived. */
-  const traceOf = (traceId: string) =>
-    pollUntil(
-      () => {
-        const spans = receiver.spans.filter((span) => span.traceId === traceId);
-        return spans.some((span) => span.kind === SPAN_KIND.SERVER) && spans;
-      },
-      { what: `the spans of trace ${traceId}` },
-    );
   const serverSpan = (spans: ReceivedSpan[]) => spans.find((span) => span.kind === SPAN_KIND.SERVER)!;
   const childrenOf = (spans: ReceivedSpan[], parent: ReceivedSpan) =>
     spans.filter((span) => span.parentSpanId === parent.spanId);
@@ -80,7 +64,7 @@ describe('traces', () => {
     const caller = callerContext();
     const response = await call('/v1/pets?limit=2', { traceparent: caller.traceparent });
     expect(response.status).toBe(200);
-    const spans = await traceOf(caller.traceId);
+    const spans = await receiver.trace(caller.traceId);
 
     const server = serverSpan(spans);
     expect(server).toMatchObject({
@@ -116,40 +100,14 @@ describe('traces', () => {
     expect(spans.map((span) => span.spanId)).toContain(line.span_id);
   });
 
-  it('records statements with their placeholders, never the values', async () => {
-    const caller = callerContext();
-    const name = `Marker-${randomBytes(6).toString('hex')}`;
-    const created = await call('/v1/pets', {
-      method: 'POST',
-      body: JSON.stringify({ name, categoryId: 1 }),
-      traceparent: caller.traceparent,
-    });
-    expect(created.status).toBe(201);
-    const spans = await traceOf(caller.traceId);
-    const insert = spans.find((span) => /^INSERT INTO pets /.test(String(span.attributes['db.query.text'])));
-    expect(insert?.attributes['db.query.text']).toMatch(/\$1/);
-    expect(JSON.stringify(spans)).not.toContain(name);
-  });
-
-  it('leaves a 4xx’s status unset', async () => {
-    const missing = callerContext();
+  it('leaves a 4xx’s status unset, and marks a 503 for a database fault and a 500 as errors with their code', async () => {
+    const [missing, refused, unavailable, internal] = Array.from({ length: 4 }, callerContext);
     expect((await call('/v1/pets/999999', { traceparent: missing.traceparent })).status).toBe(404);
-    const refused = callerContext();
-    const unauthorized = await call('/v1/pets', {
-      traceparent: refused.traceparent,
-      headers: { authorization: 'Bearer not-a-key-0123456789' },
-    });
-    expect(unauthorized.status).toBe(401);
-    for (const traceId of [missing.traceId, refused.traceId]) {
-      expect(serverSpan(await traceOf(traceId)).status).toEqual({ code: STATUS.UNSET, message: '' });
-    }
-  });
-
-  it('marks a 503 for a database fault and a 500 as errors with their code', async () => {
-    const unavailable = callerContext();
+    const headers = { authorization: 'Bearer not-a-key-0123456789' };
+    expect((await call('/v1/pets', { traceparent: refused.traceparent, headers })).status).toBe(401);
     await setDatabaseReadOnly(sql, true);
     try {
-      const refused = await pollUntil(async () => {
+      const answer = await pollUntil(async () => {
         const response = await call('/v1/pets', {
           method: 'POST',
           body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
@@ -157,25 +115,27 @@ describe('traces', () => {
         });
         return response.status === 503 && response;
       });
-      expect(refused.status).toBe(503);
+      expect(answer.status).toBe(503);
     } finally {
       await setDatabaseReadOnly(sql, false);
     }
-    const internal = callerContext();
     await sql.query('ALTER TABLE pets RENAME TO pets_elsewhere');
     try {
       expect((await call('/v1/pets', { traceparent: internal.traceparent })).status).toBe(500);
     } finally {
       await sql.query('ALTER TABLE pets_elsewhere RENAME TO pets');
     }
-    for (const [{ traceId }, code] of [
-      [unavailable, 'service_unavailable'],
-      [internal, 'internal_error'],
-    ] as const) {
-      const server = serverSpan(await traceOf(traceId));
-      expect(server.status).toEqual({ code: STATUS.ERROR, message: code });
-      expect(server.attributes['error.type']).toBe(code);
-    }
+    const servers: ReceivedSpan[] = [];
+    for (const { traceId } of [missing, refused, unavailable, internal])
+      servers.push(serverSpan(await receiver.trace(traceId)));
+    const unset = { code: STATUS.UNSET, message: '' };
+    const errors = ['service_unavailable', 'internal_error'];
+    expect(servers.map((span) => span.status)).toEqual([
+      unset,
+      unset,
+      ...errors.map((message) => ({ code: STATUS.ERROR, message })),
+    ]);
+    expect(servers.slice(2).map((span) => span.attributes['error.type'])).toEqual(errors);
   });
 
   it('exports no key sent in a URL: the path without its query string, key-shaped values redacted, even percent-encoded', async () => {
@@ -201,7 +161,7 @@ describe('traces', () => {
       const caller = callerContext();
       const response = await fetch(`${service.origin}${url}`, { headers: { traceparent: caller.traceparent } });
       expect(response.status).toBeGreaterThanOrEqual(400);
-      servers.push(serverSpan(await traceOf(caller.traceId)));
+      servers.push(serverSpan(await receiver.trace(caller.traceId)));
     }
 
     // The bytes as they reached the collector.
@@ -217,24 +177,28 @@ describe('traces', () => {
     expect(fastifyPaths).toEqual(sent.map(([, path]) => path));
   });
 
-  it('traces neither the probes nor /metrics, and puts no key, Authorization header or token in any span', async () => {
+  it('traces neither the probes nor /metrics, and puts no key, Authorization header, token or SQL value in any span', async () => {
     const caller = callerContext();
     const probes = ['/health/live', '/health/ready', '/metrics'];
     for (const path of probes) {
       const headers: Record<string, string> = path === '/metrics' ? { authorization: `Bearer ${METRICS_TOKEN}` } : {};
       expect((await call(path, { headers, traceparent: caller.traceparent })).status).toBe(200);
     }
-    // A traced request after them: once its spans are in, the probes' would have been too.
+    // A traced create after them: once its spans are in, the probes' would have been too.
     const after = callerContext();
-    await call('/v1/pets', { traceparent: after.traceparent });
-    await traceOf(after.traceId);
+    const name = `Marker-${randomBytes(6).toString('hex')}`;
+    const body = JSON.stringify({ name, categoryId: 1 });
+    expect((await call('/v1/pets', { method: 'POST', body, traceparent: after.traceparent })).status).toBe(201);
+    const statements = (await receiver.trace(after.traceId)).map((span) => String(span.attributes['db.query.text']));
+    // Statements keep their placeholders, never the values.
+    expect(statements.find((text) => text.startsWith('INSERT INTO pets '))).toMatch(/\$1/);
     expect(receiver.spans.filter((span) => span.traceId === caller.traceId)).toEqual([]);
     expect(
       receiver.spans.filter((span) => probes.some((path) => String(span.attributes['url.path']).startsWith(path))),
     ).toEqual([]);
 
     const everything = JSON.stringify(receiver.spans).toLowerCase();
-    const secrets = [KEY, METRICS_TOKEN, CURSOR_SECRET, 'Bearer', 'authorization'];
+    const secrets = [KEY, METRICS_TOKEN, CURSOR_SECRET, 'Bearer', 'authorization', name];
     expect(secrets.filter((secret) => everything.includes(secret.toLowerCase()))).toEqual([]);
   });
 });

@@ -1,6 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { buffer } from 'node:stream/consumers';
 import protobuf from 'protobufjs';
+import { pollUntil } from './poll.js';
+
+const SERVER_KIND = 2;
 
 /** A span as the receiver got it, whichever the protocol: ids in hex, attributes as plain values. */
 export interface ReceivedSpan {
@@ -95,10 +100,19 @@ function spansOf(contentType: string, body: Buffer): ReceivedSpan[] {
   );
 }
 
+/** A caller's W3C trace context: a new trace id and parent span id each time. */
+export function callerContext(): { traceId: string; parentId: string; traceparent: string } {
+  const traceId = randomBytes(16).toString('hex');
+  const parentId = randomBytes(8).toString('hex');
+  return { traceId, parentId, traceparent: `00-${traceId}-${parentId}-01` };
+}
+
 export interface OtlpReceiver {
   /** The base URL, for OTEL_EXPORTER_OTLP_ENDPOINT (the exporter posts to /v1/traces). */
   endpoint: string;
   spans: ReceivedSpan[];
+  /** The spans of one trace, once its SERVER span has arrived. */
+  trace(traceId: string): Promise<ReceivedSpan[]>;
   /** The Content-Type of every export request received. */
   contentTypes: string[];
   /** The body of every export request, as it arrived: what the collector would store. */
@@ -111,11 +125,8 @@ export interface OtlpReceiver {
 /** An OTLP/HTTP trace receiver on 127.0.0.1 that keeps what it is sent, in either protocol. */
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const server: Server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
+    void buffer(request).then((body) => {
       const contentType = request.headers['content-type'] ?? '';
-      const body = Buffer.concat(chunks);
       receiver.contentTypes.push(contentType);
       receiver.bodies.push(body);
       receiver.spans.push(...spansOf(contentType, body));
@@ -127,6 +138,14 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const receiver: OtlpReceiver = {
     endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     spans: [],
+    trace: (traceId) =>
+      pollUntil(
+        () => {
+          const spans = receiver.spans.filter((span) => span.traceId === traceId);
+          return spans.some((span) => span.kind === SERVER_KIND) && spans;
+        },
+        { what: `the spans of trace ${traceId}` },
+      ),
     contentTypes: [],
     bodies: [],
     answering: true,

@@ -1,11 +1,10 @@
-import { execFile } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { text } from 'node:stream/consumers';
 import { Client } from 'pg';
 import { startTcpProxy, type TcpProxy } from '../../dev/tcp-proxy.js';
 import { parse, stringify } from 'yaml';
@@ -17,12 +16,9 @@ import { ServiceProcess, startService } from '../support/service-process.js';
 import { createTestDatabase } from '../support/test-database.js';
 
 /**
- * The alert rules against the running service: Debian's Prometheus scrapes two built instances every second and
- * evaluates k8s/alerts/animal-store.rules.yaml with its durations shortened; Debian's Alertmanager delivers to a
- * webhook here. Each scenario causes a fault and asserts the alerts delivered firing, then resolved; every notification
- * is logged, with the time since the fault, to test/artifacts/alerts-live.log. Three lanes run side by side, each a
- * whole deployment as the rules see it (they aggregate by job): its own PostgreSQL, two instances, and a Prometheus
- * labelling its alerts with `lane`. They share Alertmanager and the webhook.
+ * The shipped alert rules, durations shortened, in Debian's Prometheus and Alertmanager, delivered to a webhook here and
+ * logged to test/artifacts/alerts-live.log. Three lanes side by side, each a deployment as the rules see it (they
+ * aggregate by job): its PostgreSQL, two built instances, a Prometheus labelling its alerts with `lane`.
  */
 const ALERTS = join(ROOT, 'k8s', 'alerts');
 const LOG = join(ROOT, 'test', 'artifacts', 'alerts-live.log');
@@ -33,10 +29,7 @@ const JOB = 'animal-store';
 const EXPIRING = 'AnimalStoreApiKeysExpiringSoon';
 const UNREACHABLE = 'AnimalStoreDatabaseUnreachable';
 
-/**
- * Every duration of the rules, `for:` and range windows alike, divided by this: one factor keeps each rule's shape (a
- * window shorter than its `for:` stays shorter), and the shortest window, 2m, becomes 6 samples, enough for rate().
- */
+/** One factor for all durations keeps each rule's shape; the shortest window keeps enough samples for rate(). */
 const TIME_SCALE = 20;
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3_600, d: 86_400 };
 
@@ -78,7 +71,7 @@ interface Notification extends Alert {
 class Receiver {
   /** What the current scenario was delivered. */
   readonly received: Notification[] = [];
-  /** Each alert's (by its labels) latest status, across scenarios. */
+  /** Each alert's latest status, by its labels, across scenarios. */
   private readonly latest = new Map<string, string>();
   private since = Date.now();
   private scenario = 'start';
@@ -90,7 +83,6 @@ class Receiver {
     this.note(`+${(notification.at / 1000).toFixed(1)}s ${status} ${JSON.stringify(labels)}`);
   }
 
-  /** A line in the log, under the current scenario. */
   note(text: string): void {
     appendFileSync(LOG, `${new Date().toISOString()} [${this.scenario}] ${text}\n`);
   }
@@ -103,7 +95,6 @@ class Receiver {
     this.note('fault');
   }
 
-  /** Milliseconds since the current scenario's fault. */
   elapsed(): number {
     return Date.now() - this.since;
   }
@@ -123,12 +114,9 @@ class Receiver {
 /** Alertmanager's webhook: each alert to its lane's receiver, by its `lane` label. */
 function webhook(receivers: Map<string, Receiver>): Server {
   return createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    request.on('end', () => {
-      for (const alert of (JSON.parse(body) as { alerts: Alert[] }).alerts) {
+    void text(request).then((body) => {
+      for (const alert of (JSON.parse(body) as { alerts: Alert[] }).alerts)
         receivers.get(alert.labels.lane)?.record(alert);
-      }
       response.end();
     });
   });
@@ -138,6 +126,22 @@ type Scenario = (lane: Lane) => Promise<void>;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const getJson = async <T>(url: string) => (await (await fetch(url)).json()) as T;
+
+/** For `ms`, each step in turn, over and over: its action, then its wait (the waits are a fault's timing). */
+async function alternate(ms: number, ...steps: [() => Promise<void>, number][]): Promise<void> {
+  for (const end = Date.now() + ms; Date.now() < end;) {
+    for (const [act, waitMs] of steps) {
+      await act();
+      await sleep(waitMs);
+    }
+  }
+}
+
+/** Until `ms` since `from` have passed, or sooner once `broken` (what must not happen) holds. */
+async function watch(from: number, ms: number, broken: () => boolean): Promise<void> {
+  const what = `${ms} ms to pass`;
+  await pollUntil(() => broken() || Date.now() - from >= ms, { timeoutMs: ms + 15_000, intervalMs: 250, what });
+}
 
 /** Runs `step` again and again, `intervalMs` apart, until `done` settles. */
 async function repeatUntil(done: Promise<unknown>, intervalMs: number, step: () => Promise<void>): Promise<void> {
@@ -156,7 +160,7 @@ async function repeatUntil(done: Promise<unknown>, intervalMs: number, step: () 
   }
 }
 
-/** Everything one lane's scenarios act on and watch: its PostgreSQL, its two instances, its Prometheus, its HAProxy. */
+/** What one lane's scenarios act on and watch. */
 class Lane {
   readonly receiver = new Receiver();
   database?: EmbeddedServer;
@@ -235,27 +239,22 @@ class Lane {
       // Alerts go to Alertmanager every second while they fire (by default every minute).
       '--rules.alert.resend-delay=1s',
     ]);
-    await this.prometheus.until(
-      async () => {
-        const targets = (
-          await getJson<{ data: { activeTargets: { health: string }[] } }>(`${this.prometheusOrigin}/api/v1/targets`)
-        ).data.activeTargets;
-        return targets.length === 2 && targets.every((target) => target.health === 'up');
-      },
-      { timeoutMs: 60_000, what: `Prometheus of lane ${this.name} to scrape both instances` },
-    );
-
     // Before its first scrapes a fresh Prometheus has no `up` series, and AnimalStoreDown (absent) may fire and resolve
     // at once: the scenarios start once nothing is pending, firing or left to deliver.
-    await pollUntil(
+    await this.prometheus.until(
       async () => {
-        const held = await this.prometheusAlerts();
+        type Targets = { data: { activeTargets: { health: string }[] } };
+        const targets = (await getJson<Targets>(`${this.prometheusOrigin}/api/v1/targets`)).data.activeTargets;
         const queued = await getJson<Alert[]>(`http://127.0.0.1:${alertmanagerPort}/api/v2/alerts`);
         return (
-          held.length === 0 && queued.every((alert) => alert.labels.lane !== this.name) && this.receiver.allResolved()
+          targets.length === 2 &&
+          targets.every((target) => target.health === 'up') &&
+          (await this.prometheusAlerts()).length === 0 &&
+          queued.every((alert) => alert.labels.lane !== this.name) &&
+          this.receiver.allResolved()
         );
       },
-      { timeoutMs: 60_000, intervalMs: 250, what: `no alert of lane ${this.name} held by Prometheus or Alertmanager` },
+      { timeoutMs: 120_000, intervalMs: 250, what: `both instances scraped, no alert held (lane ${this.name})` },
     );
   }
 
@@ -267,9 +266,8 @@ class Lane {
     for (const scenario of this.scenarios) {
       // Each in turn, whatever the previous one's outcome (as tests in a file run).
       const result = previous.then(() => scenario(this));
-      // Its test reports a failure; until then it is not an unhandled rejection.
-      result.catch(() => undefined);
       outcomes.set(scenario, result);
+      // Handled here too: its test reports a failure; until then it is not an unhandled rejection.
       previous = result.catch(() => undefined);
     }
   }
@@ -288,9 +286,8 @@ class Lane {
   }
 
   /**
-   * Mixed traffic on every live instance, as clients and a load balancer make it: lists, creates, a path that does not
-   * exist (404), an invalid query and an invalid body (400), and the readiness probe; not the deprecated getPet, which
-   * has its own alert. At most 4 rounds a second; each request bounded.
+   * Traffic as clients and a load balancer make it: lists, creates, a 404, two 400s and the readiness probe; not the
+   * deprecated getPet, which has its own alert.
    */
   private async runTraffic(): Promise<void> {
     const headers = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
@@ -317,7 +314,7 @@ class Lane {
     }
   }
 
-  /** The alerts this lane's Prometheus holds now (pending or firing), by name: what a failed wait says it saw. */
+  /** The alerts this lane's Prometheus holds (pending or firing): what a failed wait says it saw. */
   async prometheusAlerts(): Promise<string[]> {
     type Alerts = { data: { alerts: { labels: Record<string, string>; state: string }[] } };
     const answer = await getJson<Alerts>(`${this.prometheusOrigin}/api/v1/alerts`);
@@ -334,44 +331,34 @@ class Lane {
     );
   }
 
-  /** Waits for `alertname` to be delivered firing (and for `also`), then checks the labels it was delivered with. */
-  async waitForFiring(alertname: string, labels: Record<string, string>, also = () => true): Promise<void> {
-    const { receiver } = this;
-    await this.waitFor(
-      `${alertname} to be delivered firing`,
-      () => receiver.names('firing').includes(alertname) && also(),
-      180_000,
-    );
-    expect(receiver.received.find((n) => n.alertname === alertname)!.labels).toMatchObject(labels);
+  /** Waits for `alertname` to be delivered firing, then checks the labels it was delivered with. */
+  async waitForFiring(alertname: string, labels: Record<string, string>): Promise<void> {
+    const delivered = () => this.receiver.names('firing').includes(alertname);
+    await this.waitFor(`${alertname} to be delivered firing`, delivered, 180_000);
+    expect(this.receiver.received.find((n) => n.alertname === alertname)!.labels).toMatchObject(labels);
   }
 
-  /** Each server's state in HAProxy's strict backend: 'UP', 'DOWN', or a transition such as 'DOWN 1/2'. */
-  async balancerStates(): Promise<string[]> {
-    return Object.values((await this.balancer!.states()).strict);
+  /** Until HAProxy's strict backend holds instance 0 (`a`) and 1 (`b`) in these states, not in a transition. */
+  async waitForBalancer(what: string, a: 'UP' | 'DOWN', b = a): Promise<void> {
+    const holds = async () => {
+      const { strict } = await this.balancer!.states();
+      return strict.a === a && strict.b === b;
+    };
+    await pollUntil(holds, { timeoutMs: 90_000, intervalMs: 250, what: `${what} (lane ${this.name})` });
   }
 
-  async waitForBalancer(state: 'UP' | 'DOWN', what: string): Promise<void> {
-    await pollUntil(async () => (await this.balancerStates()).every((s) => s === state), {
-      timeoutMs: 90_000,
-      intervalMs: 250,
-      what: `${what} (lane ${this.name})`,
-    });
-  }
-
-  /**
-   * Both instances behind HAProxy with the shipped checks (compose/haproxy.cfg): every 1 s, out after 2 failures, in
-   * after 2 passes; then `scenario` begins.
-   */
+  /** Both instances behind HAProxy with the shipped checks (compose/haproxy.cfg), then `scenario` begins. */
   async behindBalancer(scenario: string): Promise<void> {
     const [a, b] = this.instances.map(({ origin }) => Number(new URL(origin).port));
     this.balancer = await startHaproxy({ a, b }, { interMs: 1_000, fall: 2, rise: 2 });
-    await this.waitForBalancer('UP', 'HAProxy to see both instances up');
+    await this.waitForBalancer('HAProxy to see both instances up', 'UP');
     this.receiver.begin(scenario);
   }
 
-  /** The fault over (`scenario` begun, if given): every alert delivered resolved, then traffic straight again. */
+  /** The fault over (`scenario` begun, if given): both instances back in HAProxy, every alert delivered resolved. */
   async resolvedWithoutBalancer(scenario?: string): Promise<void> {
     if (scenario) this.receiver.begin(scenario);
+    await this.waitForBalancer('HAProxy to have both instances in once the fault is over', 'UP');
     await this.waitFor('every alert to be delivered resolved', () => this.receiver.allResolved(), 240_000);
     await this.balancer!.stop();
     this.balancer = undefined;
@@ -381,26 +368,22 @@ class Lane {
   async signalPostgres(signal: 'SIGSTOP' | 'SIGCONT'): Promise<void> {
     const pidFile = await readFile(join(this.database!.directory, 'postgres', 'postmaster.pid'), 'utf8');
     const postmaster = Number(pidFile.split('\n')[0]);
-    const children = () =>
-      promisify(execFile)('pkill', [`--signal=${signal}`, '-P', String(postmaster)]).catch(
-        (error: { code?: number }) => {
-          // pkill exits 1 when no process matched.
-          if (error.code !== 1) throw error;
-        },
-      );
+    const children = async () => {
+      const pkill = await run('pkill', [`--signal=${signal}`, '-P', String(postmaster)]);
+      // pkill exits 1 when no process matched.
+      if (pkill.code !== 0 && pkill.code !== 1) throw new Error(`pkill failed: ${pkill.stderr}`);
+    };
     // Frozen from the top (no new child meanwhile), resumed from the bottom.
     if (signal === 'SIGSTOP') process.kill(postmaster, signal);
     await children();
     if (signal === 'SIGCONT') process.kill(postmaster, signal);
   }
 
-  /**
-   * Until `done` settles: lists through HAProxy, one at a time, and how many answered 2xx; and every 250 ms, HAProxy's
-   * view of each instance (in how many samples each was out), instance 0's readiness and its database gauge.
-   */
+  /** Until `done` settles: lists through HAProxy; samples of HAProxy's view, instance 0's readiness and its gauge. */
   async measure(done: Promise<unknown>) {
     const balancer = this.balancer!;
     const { origin } = this.instances[0];
+    const headers = { authorization: `Bearer ${METRICS_TOKEN}` };
     const counts = { requests: 0, answered2xx: 0, samples: 0, out: { a: 0, b: 0 }, unready: 0, reachable: 0 };
     await Promise.all([
       repeatUntil(done, 100, async () => {
@@ -409,16 +392,11 @@ class Lane {
         if (status !== null && status >= 200 && status < 300) counts.answered2xx += 1;
       }),
       repeatUntil(done, 250, async () => {
+        const scraped = fetch(`${origin}/metrics`, { headers, signal: AbortSignal.timeout(2_000) });
         const [states, ready, metrics] = await Promise.all([
           balancer.states(),
           statusOf(`${origin}/health/ready`),
-          fetch(`${origin}/metrics`, {
-            headers: { authorization: `Bearer ${METRICS_TOKEN}` },
-            signal: AbortSignal.timeout(2_000),
-          }).then(
-            (r) => r.text(),
-            () => '',
-          ),
+          scraped.then((response) => response.text()).catch(() => ''),
         ]);
         counts.samples += 1;
         for (const server of ['a', 'b'] as const) if (states.strict[server].startsWith('DOWN')) counts.out[server] += 1;
@@ -431,17 +409,10 @@ class Lane {
   }
 }
 
-/** A healthy minute of mixed traffic delivers nothing. */
 async function healthyMinute(lane: Lane): Promise<void> {
   const { receiver } = lane;
   receiver.begin('healthy minute');
-  const end = Date.now() + 60_000;
-  // Bounded: a minute, in steps of a second, stopping at the first delivery.
-  await pollUntil(() => receiver.received.length > 0 || Date.now() >= end, {
-    timeoutMs: 70_000,
-    intervalMs: 1_000,
-    what: 'the minute to pass',
-  });
+  await watch(Date.now(), 60_000, () => receiver.received.length > 0);
   expect(receiver.received).toEqual([]);
   // The rules were evaluated all along, over series that exist.
   const query = `${lane.prometheusOrigin}/api/v1/query?query=${encodeURIComponent(`sum(up{job="${JOB}"})`)}`;
@@ -449,7 +420,6 @@ async function healthyMinute(lane: Lane): Promise<void> {
   expect(answer.data.result[0].value[1]).toBe('2');
 }
 
-/** The database stopped under traffic, then started again while a key in its last 3 days fires and is revoked. */
 async function outageUnderTraffic(lane: Lane): Promise<void> {
   const { receiver, database } = lane;
   receiver.begin('database stopped under traffic');
@@ -488,19 +458,19 @@ async function outageUnderTraffic(lane: Lane): Promise<void> {
 
   // Meanwhile (the slow burn takes longest to resolve), an alert that shares nothing with the outage's: a key issued a
   // year ago, in its last 3 days (keys whose whole life is 7 days or less are not counted).
-  expect(await apikey(lane.databaseUrl, 'create', 'alerts-live-expiring', '--expires-in', '30d')).toMatchObject({
-    code: 0,
-  });
+  const key = 'alerts-live-expiring';
+  expect(await apikey(lane.databaseUrl, 'create', key, '--expires-in', '30d')).toMatchObject({ code: 0 });
   const sql = new Client({ connectionString: lane.databaseUrl });
   await sql.connect();
   try {
     await sql.query(
       `UPDATE api_keys SET created_at = now() - interval '362 days', expires_at = now() + interval '3 days'
-        WHERE name = 'alerts-live-expiring'`,
+        WHERE name = $1`,
+      [key],
     );
     await lane.waitForFiring(EXPIRING, { job: JOB, severity: 'warning' });
     const revokedAt = receiver.elapsed();
-    await sql.query(`UPDATE api_keys SET revoked_at = now() WHERE name = 'alerts-live-expiring'`);
+    await sql.query('UPDATE api_keys SET revoked_at = now() WHERE name = $1', [key]);
     await lane.waitFor(
       'every alert to be delivered resolved',
       () => [...fired, EXPIRING].every((name) => receiver.names('resolved').includes(name)) && receiver.allResolved(),
@@ -516,37 +486,21 @@ async function outageUnderTraffic(lane: Lane): Promise<void> {
   expect(receiver.names('resolved')).toEqual([...new Set([...fired, ...receiver.names('firing')])].sort());
 }
 
-/**
- * Behind HAProxy, the database stopped until both instances are out and the page fires; then flapping (about 1 s
- * running in every 3) for 36 s; then started again.
- */
 async function stoppedThenFlapping(lane: Lane): Promise<void> {
   const { receiver, database } = lane;
   await lane.behindBalancer('database stopped behind HAProxy');
   await database!.pause();
-  await lane.waitForBalancer('DOWN', 'HAProxy to take both instances out');
+  await lane.waitForBalancer('HAProxy to take both instances out', 'DOWN');
   const outAt = Date.now();
   await lane.waitForFiring(UNREACHABLE, { job: JOB, severity: 'critical' });
   // It holds while no request reaches the instances: 15 s here is 5 minutes of the shipped rules.
-  await pollUntil(() => receiver.names('resolved').includes(UNREACHABLE) || Date.now() - outAt > 15_000, {
-    timeoutMs: 30_000,
-    intervalMs: 250,
-    what: '15 s with the instances out',
-  });
+  await watch(outAt, 15_000, () => receiver.names('resolved').includes(UNREACHABLE));
   expect(receiver.names('resolved')).not.toContain(UNREACHABLE);
-  expect(await lane.balancerStates()).toEqual(['DOWN', 'DOWN']);
+  expect((await lane.balancer!.states()).strict).toEqual({ a: 'DOWN', b: 'DOWN' });
 
   receiver.begin('flapping database');
-  // The fault itself: the database running about 1 s, then stopped 2 s (the waits are its timing).
   const counts = await lane.measure(
-    (async () => {
-      for (const end = Date.now() + 36_000; Date.now() < end;) {
-        await database!.start();
-        await sleep(1_000);
-        await database!.pause();
-        await sleep(2_000);
-      }
-    })(),
+    alternate(36_000, [() => database!.start(), 1_000], [() => database!.pause(), 2_000]),
   );
   // The database did answer some rounds: the path flapped, it was not simply down.
   expect(counts.reachable).toBeGreaterThan(0);
@@ -555,27 +509,14 @@ async function stoppedThenFlapping(lane: Lane): Promise<void> {
 
   receiver.begin('database back behind HAProxy');
   await database!.start();
-  await lane.waitForBalancer('UP', 'HAProxy to bring both instances back once the database holds');
   // The page among them: it was delivered firing above.
   await lane.resolvedWithoutBalancer();
 }
 
-/** Every PostgreSQL process of the lane stopped 2 s in every 6 s, for 36 s, behind HAProxy. */
 async function databaseStalling(lane: Lane): Promise<void> {
   await lane.behindBalancer('database stalling');
-  // The fault: every PostgreSQL process stopped 2 s, then running 4 s (the waits are its timing).
-  const stalls = (async () => {
-    try {
-      for (const end = Date.now() + 36_000; Date.now() < end;) {
-        await lane.signalPostgres('SIGSTOP');
-        await sleep(2_000);
-        await lane.signalPostgres('SIGCONT');
-        await sleep(4_000);
-      }
-    } finally {
-      await lane.signalPostgres('SIGCONT');
-    }
-  })();
+  const signal = (name: 'SIGSTOP' | 'SIGCONT') => () => lane.signalPostgres(name);
+  const stalls = alternate(36_000, [signal('SIGSTOP'), 2_000], [signal('SIGCONT'), 4_000]).finally(signal('SIGCONT'));
   const counts = await lane.measure(stalls);
   expect(counts.requests).toBeGreaterThan(0);
   expect(counts.answered2xx / counts.requests).toBeGreaterThanOrEqual(0.9);
@@ -584,16 +525,11 @@ async function databaseStalling(lane: Lane): Promise<void> {
   await lane.resolvedWithoutBalancer('stalls over');
 }
 
-/** Instance 0's own path to the database cut, behind HAProxy, while instance 1's holds. */
 async function oneInstanceCutOff(lane: Lane): Promise<void> {
   await lane.behindBalancer('one instance cut off');
   lane.path0!.blackHole();
   try {
-    await pollUntil(async () => (await lane.balancer!.states()).strict.a === 'DOWN', {
-      timeoutMs: 90_000,
-      intervalMs: 250,
-      what: 'HAProxy to take the cut-off instance out',
-    });
+    await lane.waitForBalancer('HAProxy to take the cut-off instance out', 'DOWN', 'UP');
     // With it out: 10 s of requests through HAProxy, answered by the peer.
     const counts = await lane.measure(sleep(10_000));
     expect(counts.requests).toBeGreaterThan(0);
@@ -602,7 +538,6 @@ async function oneInstanceCutOff(lane: Lane): Promise<void> {
   } finally {
     lane.path0!.forward();
   }
-  await lane.waitForBalancer('UP', 'HAProxy to bring the instance back once its path is restored');
   await lane.resolvedWithoutBalancer('path restored');
 }
 
@@ -636,8 +571,6 @@ describe('alerts against a live Prometheus and Alertmanager', () => {
   const lanes = Object.entries(LANES).map(([name, scenarios]) => new Lane(name, Object.values(scenarios)));
   /** Each scenario's outcome, which its test awaits; the lanes run them from the end of beforeAll. */
   const outcomes = new Map<Scenario, Promise<void>>();
-  const outcome = (scenario: Scenario) => () =>
-    outcomes.get(scenario) ?? Promise.reject(new Error('the lanes did not start'));
 
   beforeAll(async () => {
     mkdirSync(join(ROOT, 'test', 'artifacts'), { recursive: true });
@@ -648,26 +581,14 @@ describe('alerts against a live Prometheus and Alertmanager', () => {
 
     const server = (receiving = webhook(new Map(lanes.map((lane) => [lane.name, lane.receiver]))));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     const alertmanagerPort = await freePort();
     await writeFile(
       join(scratch, 'alertmanager.yml'),
       stringify({
-        route: {
-          receiver: 'test',
-          // Every alert on its own, delivered at once and again as soon as it changes.
-          group_by: ['...'],
-          group_wait: '1s',
-          group_interval: '1s',
-          repeat_interval: '1h',
-        },
-        receivers: [
-          {
-            name: 'test',
-            webhook_configs: [
-              { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, send_resolved: true },
-            ],
-          },
-        ],
+        // Every alert on its own, delivered at once and again as soon as it changes.
+        route: { receiver: 'test', group_by: ['...'], group_wait: '1s', group_interval: '1s', repeat_interval: '1h' },
+        receivers: [{ name: 'test', webhook_configs: [{ url, send_resolved: true }] }],
       }),
     );
     alertmanager = daemon('prometheus-alertmanager', [
@@ -703,6 +624,6 @@ describe('alerts against a live Prometheus and Alertmanager', () => {
   }, 120_000);
 
   for (const [title, scenario] of Object.values(LANES).flatMap((scenarios) => Object.entries(scenarios))) {
-    it(title, outcome(scenario), 600_000);
+    it(title, () => outcomes.get(scenario) ?? Promise.reject(new Error('the lanes did not start')), 600_000);
   }
 });
