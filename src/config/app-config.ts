@@ -190,42 +190,39 @@ const SCHEMAS = {
         refuse('CURSOR_SECRET', 'is required when NODE_ENV=production (the same value on every instance)');
       }
     })
-    .transform((env) => {
-      const database = databaseConfig(env);
-      return {
-        host: env.HOST,
-        port: env.PORT,
-        ...database,
-        replicas: { urls: env.DATABASE_REPLICA_URL, maxLagMs: env.DATABASE_REPLICA_MAX_LAG_MS },
-        preparedStatements: env.DATABASE_PREPARED_STATEMENTS,
-        apiKeys: env.API_KEYS,
-        logLevel: env.LOG_LEVEL,
-        cursorSecret: env.CURSOR_SECRET,
-        publicBaseUrl: env.PUBLIC_BASE_URL,
-        stagingBaseUrl: env.STAGING_BASE_URL,
-        shutdownDrainDelayMs: env.SHUTDOWN_DRAIN_DELAY_MS ?? (database.production ? 5_000 : 0),
-        shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
-        readinessOutageGraceMs: env.READINESS_OUTAGE_GRACE_MS,
-        readinessRecoveryMs: env.READINESS_RECOVERY_MS,
-        trustProxy: env.TRUST_PROXY,
-        corsOrigins: env.CORS_ORIGINS,
-        metricsToken: env.METRICS_TOKEN,
-        loadShedding: {
-          maxInFlight: env.LOAD_SHEDDING_MAX_IN_FLIGHT,
-          maxEventLoopDelayMs: env.LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS,
-          maxEventLoopUtilization: env.LOAD_SHEDDING_MAX_EVENT_LOOP_UTILIZATION,
-        },
-        rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
-        authFailureLimitPerMinute: env.AUTH_FAILURE_LIMIT_PER_MINUTE,
-        redisUrl: env.REDIS_URL,
-        edgeLimits: {
-          headersTimeoutMs: env.HEADERS_TIMEOUT_MS,
-          requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
-          keepAliveTimeoutMs: env.KEEP_ALIVE_TIMEOUT_MS,
-          maxConnections: env.MAX_CONNECTIONS,
-        },
-      };
-    }),
+    .transform((env) => ({
+      host: env.HOST,
+      port: env.PORT,
+      ...databaseConfig(env),
+      replicas: { urls: env.DATABASE_REPLICA_URL, maxLagMs: env.DATABASE_REPLICA_MAX_LAG_MS },
+      preparedStatements: env.DATABASE_PREPARED_STATEMENTS,
+      apiKeys: env.API_KEYS,
+      logLevel: env.LOG_LEVEL,
+      cursorSecret: env.CURSOR_SECRET,
+      publicBaseUrl: env.PUBLIC_BASE_URL,
+      stagingBaseUrl: env.STAGING_BASE_URL,
+      shutdownDrainDelayMs: env.SHUTDOWN_DRAIN_DELAY_MS ?? (env.NODE_ENV === 'production' ? 5_000 : 0),
+      shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
+      readinessOutageGraceMs: env.READINESS_OUTAGE_GRACE_MS,
+      readinessRecoveryMs: env.READINESS_RECOVERY_MS,
+      trustProxy: env.TRUST_PROXY,
+      corsOrigins: env.CORS_ORIGINS,
+      metricsToken: env.METRICS_TOKEN,
+      loadShedding: {
+        maxInFlight: env.LOAD_SHEDDING_MAX_IN_FLIGHT,
+        maxEventLoopDelayMs: env.LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS,
+        maxEventLoopUtilization: env.LOAD_SHEDDING_MAX_EVENT_LOOP_UTILIZATION,
+      },
+      rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
+      authFailureLimitPerMinute: env.AUTH_FAILURE_LIMIT_PER_MINUTE,
+      redisUrl: env.REDIS_URL,
+      edgeLimits: {
+        headersTimeoutMs: env.HEADERS_TIMEOUT_MS,
+        requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
+        keepAliveTimeoutMs: env.KEEP_ALIVE_TIMEOUT_MS,
+        maxConnections: env.MAX_CONNECTIONS,
+      },
+    })),
 };
 
 export type DatabaseConfig = z.output<typeof SCHEMAS.database>;
