@@ -66,7 +66,6 @@ const TOKEN_RULE = '16 to 512 printable characters without spaces';
 /** An API_KEYS entry `name:key`: the name, not the position, identifies the key (logs, rate limits, Idempotency-Keys). */
 const NAMED_KEY = /^([a-z][a-z0-9-]{0,31}):(.*)$/;
 const keyOfEntry = (entry: string) => NAMED_KEY.exec(entry)?.[2] ?? entry;
-/** API_KEYS: each key with its id, `env-` and its name, or its position in the list for a plain entry. */
 const apiKeyEntries = list(
   z.string().refine((entry) => TOKEN.test(keyOfEntry(entry)), {
     error: ({ path = [] }) => `entry ${Number(path[1]) + 1} must be ${TOKEN_RULE}, optionally after a name and a colon`,

@@ -1,7 +1,6 @@
 import type { DynamicModule } from '@nestjs/common';
 import type { AppConfig } from './app-config.js';
 
-/** Injection token of the typed configuration: `@Inject(APP_CONFIG) config: AppConfig`. */
 export const APP_CONFIG = Symbol('AppConfig');
 
 export class ConfigModule {
