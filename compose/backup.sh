@@ -20,7 +20,7 @@
 #                          other, and the newest backup is the guard's new baseline
 #
 # Settings: BACKUP_INTERVAL (default 24h: a whole number above 0 followed by s, m, h or d, at most 3650d: the rule of
-# the key CLI's durations, src/cli/duration.ts), BACKUP_KEEP (default 7), BACKUP_KEEP_WEEKLY (default 4),
+# the key CLI's durations in src/cli/apikey-commands.ts), BACKUP_KEEP (default 7), BACKUP_KEEP_WEEKLY (default 4),
 # BACKUP_KEEP_MONTHLY (default 12),
 # BACKUP_TARGET (the directory, /backups), BACKUP_METRICS (the Prometheus textfile, default
 # $BACKUP_TARGET/metrics/animal-store-backup.prom; empty: none).

@@ -3,14 +3,14 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseDuration } from '../src/cli/duration.js';
+import { parseDuration } from '../src/cli/apikey-commands.js';
 import { Problem } from '../src/config/problem.js';
 import { ROOT } from './support/built-service.js';
 
 /**
  * compose/backup.sh (the compose files' `backup` service, and k8s/backup-cronjob.yaml) reads BACKUP_INTERVAL with the
- * key CLI's rule for durations (src/cli/duration.ts). The script runs on the PostgreSQL image, without Node, so the
- * rule is written twice: these cases keep the two in step. The backups themselves: test/docker/compose.docker-spec.ts.
+ * key CLI's parseDuration. The script runs on the PostgreSQL image, without Node, so the rule is written twice: these
+ * cases keep the two in step. The backups themselves: test/docker/compose.docker-spec.ts.
  */
 const SCRIPT = join(ROOT, 'compose/backup.sh');
 

@@ -1,7 +1,6 @@
 import type { ApiKeySummary, ApiKeysRepository, RotationOutcome } from '../auth/api-keys/api-keys.repository.js';
-import { DEFAULT_OVERLAP_MS, parseArguments, runCommand } from './apikey-commands.js';
+import { DEFAULT_OVERLAP_MS, parseArguments, parseDuration, runCommand } from './apikey-commands.js';
 import { Problem } from '../config/problem.js';
-import { parseDuration } from './duration.js';
 
 const problemOf = (args: string[]) => {
   const parsed = parseArguments(args);

@@ -5,9 +5,19 @@ import { API_KEY_SCOPES, type ApiKeyScope, parseScopes } from '../auth/api-key-s
 import { keyDigest } from '../auth/key-digest.js';
 import { Problem } from '../config/problem.js';
 import { type CommandOutput, when } from './cli-database.js';
-import { parseDuration } from './duration.js';
 
-export const DEFAULT_OVERLAP_MS = 24 * 3_600_000;
+const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+export const DEFAULT_OVERLAP_MS = 24 * UNIT_MS.h;
+
+/** At most ten years: past that a duration is a typo, and PostgreSQL's timestamps would still hold it. */
+export function parseDuration(option: string, text: string): number | Problem {
+  const match = /^([1-9]\d{0,5})([smhd])$/.exec(text);
+  const ms = match ? Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] : NaN;
+  if (ms <= 3_650 * UNIT_MS.d) return ms;
+  return new Problem(
+    `Invalid duration "${text}" for ${option}: use a whole number above 0 followed by s, m, h or d (e.g. 90d, 12h, 10s), at most 3650d.`,
+  );
+}
 
 export const USAGE = `Usage: npm run apikey -- <command>
 
@@ -76,7 +86,7 @@ export function parseArguments([command = '', ...rest]: readonly string[]): ApiK
   if (expiresInMs !== null && expiresInMs < overlapMs) {
     // The new key would expire while the old one still works, and neither could then be rotated: the lineage ends.
     const overlap =
-      'overlap' in values ? `--overlap ${values.overlap}` : `the default overlap of ${DEFAULT_OVERLAP_MS / 3_600_000}h`;
+      'overlap' in values ? `--overlap ${values.overlap}` : `the default overlap of ${DEFAULT_OVERLAP_MS / UNIT_MS.h}h`;
     return new Problem(
       `--expires-in ${values['expires-in']} is shorter than ${overlap}: the new key would expire before the old one stops working. Give --expires-in at least the overlap (e.g. --expires-in 90d), or a shorter --overlap.`,
     );

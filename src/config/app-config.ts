@@ -66,7 +66,6 @@ const TOKEN_RULE = '16 to 512 printable characters without spaces';
 /** An API_KEYS entry `name:key`: the name, not the position, identifies the key (logs, rate limits, Idempotency-Keys). */
 const NAMED_KEY = /^([a-z][a-z0-9-]{0,31}):(.*)$/;
 const keyOfEntry = (entry: string) => NAMED_KEY.exec(entry)?.[2] ?? entry;
-/** API_KEYS: each key with its id, `env-` and its name, or its position in the list for a plain entry. */
 const apiKeyEntries = list(
   z.string().refine((entry) => TOKEN.test(keyOfEntry(entry)), {
     error: ({ path = [] }) => `entry ${Number(path[1]) + 1} must be ${TOKEN_RULE}, optionally after a name and a colon`,
@@ -190,42 +189,39 @@ const SCHEMAS = {
         refuse('CURSOR_SECRET', 'is required when NODE_ENV=production (the same value on every instance)');
       }
     })
-    .transform((env) => {
-      const database = databaseConfig(env);
-      return {
-        host: env.HOST,
-        port: env.PORT,
-        ...database,
-        replicas: { urls: env.DATABASE_REPLICA_URL, maxLagMs: env.DATABASE_REPLICA_MAX_LAG_MS },
-        preparedStatements: env.DATABASE_PREPARED_STATEMENTS,
-        apiKeys: env.API_KEYS,
-        logLevel: env.LOG_LEVEL,
-        cursorSecret: env.CURSOR_SECRET,
-        publicBaseUrl: env.PUBLIC_BASE_URL,
-        stagingBaseUrl: env.STAGING_BASE_URL,
-        shutdownDrainDelayMs: env.SHUTDOWN_DRAIN_DELAY_MS ?? (database.production ? 5_000 : 0),
-        shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
-        readinessOutageGraceMs: env.READINESS_OUTAGE_GRACE_MS,
-        readinessRecoveryMs: env.READINESS_RECOVERY_MS,
-        trustProxy: env.TRUST_PROXY,
-        corsOrigins: env.CORS_ORIGINS,
-        metricsToken: env.METRICS_TOKEN,
-        loadShedding: {
-          maxInFlight: env.LOAD_SHEDDING_MAX_IN_FLIGHT,
-          maxEventLoopDelayMs: env.LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS,
-          maxEventLoopUtilization: env.LOAD_SHEDDING_MAX_EVENT_LOOP_UTILIZATION,
-        },
-        rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
-        authFailureLimitPerMinute: env.AUTH_FAILURE_LIMIT_PER_MINUTE,
-        redisUrl: env.REDIS_URL,
-        edgeLimits: {
-          headersTimeoutMs: env.HEADERS_TIMEOUT_MS,
-          requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
-          keepAliveTimeoutMs: env.KEEP_ALIVE_TIMEOUT_MS,
-          maxConnections: env.MAX_CONNECTIONS,
-        },
-      };
-    }),
+    .transform((env) => ({
+      host: env.HOST,
+      port: env.PORT,
+      ...databaseConfig(env),
+      replicas: { urls: env.DATABASE_REPLICA_URL, maxLagMs: env.DATABASE_REPLICA_MAX_LAG_MS },
+      preparedStatements: env.DATABASE_PREPARED_STATEMENTS,
+      apiKeys: env.API_KEYS,
+      logLevel: env.LOG_LEVEL,
+      cursorSecret: env.CURSOR_SECRET,
+      publicBaseUrl: env.PUBLIC_BASE_URL,
+      stagingBaseUrl: env.STAGING_BASE_URL,
+      shutdownDrainDelayMs: env.SHUTDOWN_DRAIN_DELAY_MS ?? (env.NODE_ENV === 'production' ? 5_000 : 0),
+      shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
+      readinessOutageGraceMs: env.READINESS_OUTAGE_GRACE_MS,
+      readinessRecoveryMs: env.READINESS_RECOVERY_MS,
+      trustProxy: env.TRUST_PROXY,
+      corsOrigins: env.CORS_ORIGINS,
+      metricsToken: env.METRICS_TOKEN,
+      loadShedding: {
+        maxInFlight: env.LOAD_SHEDDING_MAX_IN_FLIGHT,
+        maxEventLoopDelayMs: env.LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS,
+        maxEventLoopUtilization: env.LOAD_SHEDDING_MAX_EVENT_LOOP_UTILIZATION,
+      },
+      rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
+      authFailureLimitPerMinute: env.AUTH_FAILURE_LIMIT_PER_MINUTE,
+      redisUrl: env.REDIS_URL,
+      edgeLimits: {
+        headersTimeoutMs: env.HEADERS_TIMEOUT_MS,
+        requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
+        keepAliveTimeoutMs: env.KEEP_ALIVE_TIMEOUT_MS,
+        maxConnections: env.MAX_CONNECTIONS,
+      },
+    })),
 };
 
 export type DatabaseConfig = z.output<typeof SCHEMAS.database>;
