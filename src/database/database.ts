@@ -12,14 +12,10 @@ import { databaseFault, RETRY_DEADLINE_MS } from './database-faults.js';
 import { ReadReplicas } from './read-replicas.js';
 
 /** What a unit of work runs its statements on: one transaction's connection, or the Database. */
-export interface Queryable {
-  query<T = unknown>(sql: string, parameters?: unknown[]): Promise<T>;
-}
+export type Queryable = { query<T = unknown>(sql: string, parameters?: unknown[]): Promise<T> };
 
 /** Statements and transactions: the Database, or a command's TypeORM EntityManager. */
-export interface Transactional extends Queryable {
-  transaction<T>(work: (transaction: Queryable) => Promise<T>): Promise<T>;
-}
+export type Transactional = Queryable & { transaction<T>(work: (transaction: Queryable) => Promise<T>): Promise<T> };
 
 /**
  * A statement the request paths run over and over, sent named (planned once per connection) unless
@@ -121,6 +117,7 @@ export class Database implements Transactional {
 
   /** A read on a replica that is fresh enough, else (or when it fails, or `again` says) on the primary. */
   async read<T>(statement: Statement, parameters: unknown[], { lineage, again }: ReadOptions<T> = {}): Promise<T> {
+    if (!this.replicas.configured) return this.query<T>(statement, parameters);
     const { replica, fallback } = this.replicas.pick(lineage);
     let reason = fallback;
     if (replica) {
@@ -134,7 +131,7 @@ export class Database implements Transactional {
       }
     }
     if (reason) this.fallbacks.inc({ reason });
-    return this.answered(this.replicas.configured ? 'primary' : undefined, await this.query<T>(statement, parameters));
+    return this.answered('primary', await this.query<T>(statement, parameters));
   }
 
   /** The reader's writes: its reads go to the primary until a replica must have replayed them. */
@@ -166,11 +163,9 @@ export class Database implements Transactional {
     }
   }
 
-  private answered<T>(target: 'primary' | 'replica' | undefined, rows: T): T {
-    if (target) {
-      this.reads.inc({ target });
-      trace.getActiveSpan()?.setAttribute('animal_store.read_target', target);
-    }
+  private answered<T>(target: 'primary' | 'replica', rows: T): T {
+    this.reads.inc({ target });
+    trace.getActiveSpan()?.setAttribute('animal_store.read_target', target);
     return rows;
   }
 

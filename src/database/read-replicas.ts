@@ -68,9 +68,8 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
     for (const { dataSource } of this.replicas) if (dataSource.isInitialized) await dataSource.destroy();
   }
 
-  /** A usable replica, in turn; or none, and why the read goes to the primary (nothing when none is set). */
+  /** With replicas set: a usable one, in turn; or none, and why the read goes to the primary. */
   pick(lineage?: string): { replica?: Replica; fallback?: FallbackReason } {
-    if (!this.configured) return {};
     if (lineage !== undefined && this.pinned.has(lineage)) return { fallback: 'own_write' };
     for (let i = 0; i < this.replicas.length; i++) {
       const replica = this.replicas[(this.next + i) % this.replicas.length];

@@ -32,33 +32,20 @@ async function underRunLock<T>(
 }
 
 /** Runs `step` (a migration, up or down, and its record) under docs/operating.md's "Bounds of a migration". */
-async function withMigrationTimeouts<T>(
-  runner: QueryRunner,
-  inTransaction: boolean,
-  lockTimeoutMs: number,
-  step: () => Promise<T>,
-): Promise<T> {
-  const settings = ['statement_timeout = 0', 'idle_in_transaction_session_timeout = 0'];
-  settings.push(`lock_timeout = ${Math.trunc(lockTimeoutMs)}`);
-  if (!inTransaction) {
-    await runner.query(settings.map((setting) => `SET ${setting}`).join('; '));
-    try {
-      return await step();
-    } finally {
-      // Back to the role's defaults before the connection serves anything else; a lost connection is not reused.
-      const reset = settings.map((setting) => `RESET ${setting.split(' ')[0]}`).join('; ');
-      await runner.query(reset).catch(() => undefined);
-    }
-  }
-  await runner.startTransaction();
+async function withBounds<T>(runner: QueryRunner, inTransaction: boolean, timeoutMs: number, step: () => Promise<T>) {
+  const lockTimeout = `lock_timeout = ${Math.trunc(timeoutMs)}`;
+  const settings = ['statement_timeout = 0', 'idle_in_transaction_session_timeout = 0', lockTimeout];
+  if (inTransaction)
+    return runner.manager.transaction(async () => {
+      await runner.query(settings.map((setting) => `SET LOCAL ${setting}`).join('; '));
+      return step();
+    });
+  await runner.query(settings.map((setting) => `SET ${setting}`).join('; '));
   try {
-    await runner.query(settings.map((setting) => `SET LOCAL ${setting}`).join('; '));
-    const result = await step();
-    await runner.commitTransaction();
-    return result;
-  } catch (error) {
-    if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
-    throw error;
+    return await step();
+  } finally {
+    // Back to the role's defaults before the connection serves anything else; a lost connection is not reused.
+    await runner.query(settings.map((setting) => `RESET ${setting.split(' ')[0]}`).join('; ')).catch(() => undefined);
   }
 }
 
@@ -78,7 +65,7 @@ export function runMigrations(dataSource: DataSource, { migrationLockTimeoutMs: 
         if (dropped) new Logger('Migrations').warn(`Before ${next.name}: ${dropped}.`);
       }
       try {
-        await withMigrationTimeouts(runner, inTransaction, lockTimeoutMs, () => executor.executeMigration(next));
+        await withBounds(runner, inTransaction, lockTimeoutMs, () => executor.executeMigration(next));
       } catch (error) {
         const left = inTransaction
           ? null
@@ -92,17 +79,18 @@ export function runMigrations(dataSource: DataSource, { migrationLockTimeoutMs: 
   });
 }
 
-export function revertLastMigration(dataSource: DataSource, { migrationLockTimeoutMs }: MigrationLockTimeout) {
+export function revertLastMigration(
+  dataSource: DataSource,
+  { migrationLockTimeoutMs: timeoutMs }: MigrationLockTimeout,
+) {
   return underRunLock(dataSource, async (executor, runner) => {
     const [last] = await executor.getExecutedMigrations();
     const known = last && dataSource.migrations.find((migration) => migration.name === last.name);
     const inTransaction = known?.transaction !== false;
     // In a transaction we start (or none), the executor only runs down() and deletes the record.
     executor.transaction = 'none';
-    await withMigrationTimeouts(runner, inTransaction, migrationLockTimeoutMs, () =>
-      executor.undoLastMigration(),
-    ).catch((error: unknown) => {
-      throw lockTimeoutExplained(error, migrationLockTimeoutMs, 'nothing was reverted');
+    await withBounds(runner, inTransaction, timeoutMs, () => executor.undoLastMigration()).catch((error: unknown) => {
+      throw lockTimeoutExplained(error, timeoutMs, 'nothing was reverted');
     });
   });
 }
@@ -120,14 +108,11 @@ async function dropInvalidIndexes(dataSource: DataSource, lockTimeoutMs: number,
     const said: string[] = [];
     for (const { name } of rows) {
       const drop = `DROP INDEX CONCURRENTLY IF EXISTS ${name}`;
-      try {
-        await withMigrationTimeouts(runner, false, lockTimeoutMs, () => runner.query(drop));
-        said.push(`the INVALID index ${name} ${whose} was dropped`);
-      } catch {
-        said.push(
-          `the INVALID index ${name} ${whose} could not be dropped: run \`${drop}\`, then the migrations again`,
-        );
-      }
+      const outcome = await withBounds(runner, false, lockTimeoutMs, () => runner.query(drop)).then(
+        () => 'was dropped',
+        () => `could not be dropped: run \`${drop}\`, then the migrations again`,
+      );
+      said.push(`the INVALID index ${name} ${whose} ${outcome}`);
     }
     return said.join('; ');
   } finally {
@@ -135,25 +120,22 @@ async function dropInvalidIndexes(dataSource: DataSource, lockTimeoutMs: number,
   }
 }
 
+const PARTLY_APPLIED = ` It ran outside a transaction (transaction = false): any statement of it before the failing one stays applied, so make each safe to run again.`;
+
 /** `name` failed, leaving `left` (null: it ran in a transaction): one line naming what was applied and what to do. */
 function failure(error: unknown, name: string, applied: readonly Migration[], timeoutMs: number, left: string | null) {
   const names = new Intl.ListFormat('en-GB').format(applied.map((migration) => migration.name));
   const were = applied.length === 1 ? 'was' : 'were';
-  const leftover = left ? ` ${left[0].toUpperCase()}${left.slice(1)}.` : '';
-  const partly =
-    left === null
-      ? ''
-      : ` It ran outside a transaction (transaction = false): any statement of it before the failing one stays applied, so make each safe to run again.`;
+  const after = left === null ? '' : `${left && ` ${left[0].toUpperCase()}${left.slice(1)}.`}${PARTLY_APPLIED}`;
   const outcome = names ? `${names} ${were} applied and recorded, ${name} was not` : 'nothing was applied';
-  const stopped = ` The migration that stopped: ${name}.${leftover}${partly}`;
-  const explained = lockTimeoutExplained(error, timeoutMs, outcome, stopped);
+  const explained = lockTimeoutExplained(error, timeoutMs, outcome, ` The migration that stopped: ${name}.${after}`);
   if (explained instanceof MigrationLockTimeoutError) return explained;
   const cause = (error instanceof Error ? error.message : String(error)).split('\n')[0];
   const before = names
     ? `${names} before it ${were} applied and recorded`
     : 'nothing before it was applied in this run';
   return new Error(
-    `${name} failed: ${cause}; it is not recorded as applied, and ${before}.${leftover}${partly} ` +
+    `${name} failed: ${cause}; it is not recorded as applied, and ${before}.${after} ` +
       `Fix ${name}, then run the migrations again: they resume with it.`,
     { cause: error },
   );
@@ -168,7 +150,6 @@ function lockTimeoutExplained(error: unknown, timeoutMs: number, outcome: string
   const query = (error as { query?: unknown }).query;
   const statement = (typeof query === 'string' ? query : '').trim().replace(/\s+/g, ' ');
   const relation = RELATION.exec(statement)?.[1];
-  // A concurrent build also waits for every transaction older than it on the database (a pg_dump included).
   const holders = /\bCONCURRENTLY\b/i.test(statement)
     ? ` (a concurrent index build waits for every older transaction of this database, not only for the table's lock holders; find them, oldest first: SELECT pid, state, xact_start, query FROM pg_stat_activity WHERE datname = current_database() AND xact_start IS NOT NULL AND pid <> pg_backend_pid() ORDER BY xact_start)`
     : relation

@@ -38,6 +38,12 @@ const SUMMARY = `id::text AS id, name, prefix, scopes, created_at AS "createdAt"
   expires_at AS "expiresAt", revoked_at AS "revokedAt", replaced_by::text AS "replacedBy", ${STATE} AS state`;
 /** The id of the lineage's first key, which holds null. */
 const LINEAGE = 'coalesce(lineage_id, id)';
+const BY_ID = `SELECT ${SUMMARY} FROM api_keys WHERE id = $1`;
+const INSERT = `INSERT INTO api_keys (name, prefix, digest, scopes, expires_at)
+  VALUES ($1, $2, $3, $4, now() + $5::bigint * interval '1 millisecond') RETURNING ${SUMMARY}`;
+const REVOKE = `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING ${SUMMARY}`;
+const BY_DIGEST = `SELECT id::text AS id, name, scopes, expires_at AS "expiresAt", revoked_at AS "revokedAt",
+  ${LINEAGE}::text AS lineage, replaced_by::text AS "replacedBy" FROM api_keys WHERE digest = $1`;
 
 @Injectable()
 export class ApiKeysRepository {
@@ -45,14 +51,7 @@ export class ApiKeysRepository {
   constructor(@Inject(Database) private readonly keys: Transactional) {}
 
   async findByDigest(digest: string): Promise<ApiKeyRecord | undefined> {
-    const rows = await this.keys
-      .query<ApiKeyRecord[]>(
-        `SELECT id::text AS id, name, scopes, expires_at AS "expiresAt", revoked_at AS "revokedAt",
-                ${LINEAGE}::text AS lineage, replaced_by::text AS "replacedBy"
-           FROM api_keys WHERE digest = $1`,
-        [digest],
-      )
-      .catch(redactParameters);
+    const rows = await this.keys.query<ApiKeyRecord[]>(BY_DIGEST, [digest]).catch(redactParameters);
     return rows[0];
   }
 
@@ -69,14 +68,9 @@ export class ApiKeysRepository {
     return rows[0].count;
   }
 
-  async insert(key: NewApiKeyRow): Promise<ApiKeySummary> {
-    const rows = await this.keys
-      .query<ApiKeySummary[]>(
-        `INSERT INTO api_keys (name, prefix, digest, scopes, expires_at)
-         VALUES ($1, $2, $3, $4, now() + $5::bigint * interval '1 millisecond') RETURNING ${SUMMARY}`,
-        [key.name, key.prefix, key.digest, key.scopes, key.expiresInMs],
-      )
-      .catch(redactParameters);
+  async insert({ name, prefix, digest, scopes, expiresInMs }: NewApiKeyRow): Promise<ApiKeySummary> {
+    const parameters = [name, prefix, digest, scopes, expiresInMs];
+    const rows = await this.keys.query<ApiKeySummary[]>(INSERT, parameters).catch(redactParameters);
     return rows[0];
   }
 
@@ -84,19 +78,12 @@ export class ApiKeysRepository {
    * The replacement inherits name, scopes, lineage and, unless `expiresInMs` says, expiry; the old key expires
    * `overlapMs` from now or sooner. Only an active key is rotated, at most once (its row lock, the conditional UPDATE).
    */
-  rotate(
-    id: string,
-    overlapMs: number,
-    replacement: Pick<NewApiKeyRow, 'prefix' | 'digest' | 'expiresInMs'>,
-  ): Promise<RotationOutcome> {
+  rotate(id: string, overlapMs: number, replacement: Pick<NewApiKeyRow, 'prefix' | 'digest' | 'expiresInMs'>) {
     return this.keys
       .transaction(async (tx): Promise<RotationOutcome> => {
-        const [key]: ApiKeySummary[] = await tx.query(`SELECT ${SUMMARY} FROM api_keys WHERE id = $1 FOR UPDATE`, [id]);
+        const [key]: ApiKeySummary[] = await tx.query(`${BY_ID} FOR UPDATE`, [id]);
         if (key.state !== 'active') {
-          const [successor]: ApiKeySummary[] =
-            key.replacedBy === null
-              ? []
-              : await tx.query(`SELECT ${SUMMARY} FROM api_keys WHERE id = $1`, [key.replacedBy]);
+          const [successor]: ApiKeySummary[] = await tx.query(BY_ID, [key.replacedBy]);
           return { rotated: false, key, replacement: successor ?? null };
         }
         const [created]: ApiKeySummary[] = await tx.query(
@@ -130,10 +117,7 @@ export class ApiKeysRepository {
   }
 
   async revoke(id: string): Promise<ApiKeySummary> {
-    const [rows]: [ApiKeySummary[], number] = await this.keys.query(
-      `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING ${SUMMARY}`,
-      [id],
-    );
+    const [rows]: [ApiKeySummary[], number] = await this.keys.query(REVOKE, [id]);
     return rows[0];
   }
 
