@@ -22,8 +22,7 @@ import { API_PREFIX, BODY_LIMIT_BYTES } from './edge/http.constants.js';
 import { closeWhileDraining, ShutdownState } from './edge/shutdown-state.js';
 import { OPERATIONS_ROUTES } from './observability/operations-routes.js';
 import { withoutControllerHeadings } from './observability/logging/route-lines.js';
-import { requestLog } from './observability/logging/request-log.js';
-import { requestMetrics } from './observability/metrics/request-metrics.js';
+import { requestOutcome } from './observability/request-outcome.js';
 
 /** The Fastify server: proxies trusted (TRUST_PROXY, none by default), time limits and the connection cap. */
 export function createFastifyAdapter({ trustProxy, edgeLimits, corsOrigins }: AppConfig): FastifyAdapter {
@@ -70,7 +69,6 @@ export async function createApp(
   const document = createOpenApiDocument(app, config);
   // The request pipeline in the order it takes effect (docs/development.md), loaded now so Nest's routes inherit it.
   const exempt = Object.values(OPERATIONS_ROUTES).map((route) => `/${route}`);
-  const [shutdown, registry] = [app.get(ShutdownState), app.get<Registry>(Registry)];
   const fastify = app.getHttpAdapter().getInstance();
   await fastify
     .register(connectionLimits, config.edgeLimits)
@@ -96,9 +94,8 @@ export async function createApp(
       ],
     })
     .register(eventLoopShedding, { ...config.loadShedding, exempt })
-    .register(closeWhileDraining, { shutdown })
-    .register(requestMetrics, { registry })
-    .register(requestLog);
+    .register(closeWhileDraining, { shutdown: app.get<ShutdownState>(ShutdownState) })
+    .register(requestOutcome, { registry: app.get<Registry>(Registry) });
   setupDocs(app, document);
   await app.init();
   await fastify.ready();

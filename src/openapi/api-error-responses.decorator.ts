@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, type HeadersObject, type SchemaObject } from '@nestjs/swagger';
 import { RATE_LIMIT_HEADERS } from '../auth/rate-limit/rate-limited.error.js';
 import { MAX_LIMIT_PER_MINUTE, RATE_LIMIT_WINDOW_MS } from '../config/app-config.js';
-import { ErrorBodyDto } from '../edge/errors/api-error.js';
+import { ErrorBody } from '../edge/errors/api-error.js';
 import { CODE_BY_STATUS } from '../edge/errors/error-code.js';
 import { RETRY_AFTER_SECONDS } from '../edge/errors/to-api-error.js';
 import { bearerChallenge } from '../edge/http.constants.js';
@@ -110,7 +110,7 @@ export function ApiErrorResponses(own: Partial<Record<OperationErrorStatus, stri
   return applyDecorators(
     ...responses.map(({ status, description, headers }) => {
       const example = { code: CODE_BY_STATUS[Number(status)], message: description, status: Number(status) };
-      return ApiResponse({ status: Number(status), description, type: ErrorBodyDto, example, headers });
+      return ApiResponse({ status: Number(status), description, type: ErrorBody, example, headers });
     }),
   );
 }

@@ -2,7 +2,7 @@ import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { ApiExtension, ApiResponse } from '@nestjs/swagger';
 import { type ApiKeyScope, REQUIRED_SCOPE } from '../auth/api-key-scope.js';
 import { insufficientScope } from '../auth/key-refused.error.js';
-import { ErrorBodyDto } from '../edge/errors/api-error.js';
+import { ErrorBody } from '../edge/errors/api-error.js';
 import { bearerChallenge } from '../edge/http.constants.js';
 import { enumHeader } from './api-error-responses.decorator.js';
 
@@ -18,7 +18,7 @@ export const RequiresScope = (scope: ApiKeyScope) =>
     ApiResponse({
       status: 403,
       description: `The API key is valid but limited to scopes without \`${scope}\`, which this operation needs.`,
-      type: ErrorBodyDto,
+      type: ErrorBody,
       example: insufficientScope(scope).toBody(),
       headers: {
         'WWW-Authenticate': enumHeader(

@@ -4,7 +4,7 @@ import { ERROR_CODES, ErrorCode } from './error-code.js';
 
 /** The documented shape of every error response (`ApiError.toBody()`); `Error` is taken in TypeScript. */
 @ApiSchema({ name: 'Error', description: 'Every error response has this shape, with media type application/json.' })
-export class ErrorBodyDto {
+export class ErrorBody {
   @ApiProperty({
     enum: ERROR_CODES,
     enumName: 'ErrorCode',
@@ -26,8 +26,6 @@ export class ErrorBodyDto {
   })
   status: number;
 }
-
-export type ErrorBody = ErrorBodyDto;
 
 /** An error that knows how it leaves: status, stable code, a message safe to show, the headers its status needs. */
 export class ApiError extends HttpException {

@@ -106,11 +106,8 @@ export class ReadinessRound implements OnApplicationShutdown {
 }
 
 /** A check refused only for lack of a connection slot passes (docs/operating.md, "Resilience"). */
-async function unlessCrowded(check: Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
-  try {
-    return await check;
-  } catch (error) {
+const unlessCrowded = (check: Promise<Record<string, unknown>>) =>
+  check.catch((error: unknown): Record<string, unknown> => {
     if (databaseFault(error)?.answer === 'retry-until-deadline') return { crowded: true };
     throw error;
-  }
-}
+  });
