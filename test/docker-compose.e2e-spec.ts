@@ -158,13 +158,10 @@ describe('docker-compose.yml', () => {
         .map(([variable]) => `${name}.${variable}`),
     );
     expect(written).toEqual([]);
-    for (const file of [
-      'docker-compose.yml',
-      'docker-compose.fleet.yml',
-      'docker-compose.replica.yml',
-      'compose/services.yml',
-    ])
-      expect({ file, examples: /example-|change-me/.test(await read(file)) }).toEqual({ file, examples: false });
+    for (const file of ['docker-compose', 'docker-compose.fleet', 'docker-compose.replica', 'compose/services']) {
+      const examples = /example-|change-me/.test(await read(`${file}.yml`));
+      expect({ file, examples }).toEqual({ file, examples: false });
+    }
   });
 });
 
@@ -249,8 +246,6 @@ describe('Dockerfile', () => {
     const stages = dockerfile.match(/^FROM .+$/gm) ?? [];
     expect(stages.length).toBeGreaterThanOrEqual(2);
     for (const stage of stages) expect(stage).toMatch(/^FROM (\$\{NODE_IMAGE\}|dependencies)( |$)/);
-    expect(dockerfile).toMatch(/npm ci --omit=dev/);
-    expect(dockerfile).toMatch(/^RUN npm run build\b/m);
     const installs = dockerfile.match(/^RUN [^\n]*(\\\n[^\n]*)*npm ci\b.*$/gm) ?? [];
     expect(installs).toHaveLength(2);
     for (const install of installs) expect(install).toContain('--mount=type=secret,id=npm-ca,required=false');
