@@ -66,10 +66,8 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  if (service && !serviceExited) {
-    service.kill('SIGKILL');
-    await service.exited;
-  }
+  service?.kill('SIGKILL');
+  await service?.exited;
   await cluster?.stop();
 }, 60_000);
 

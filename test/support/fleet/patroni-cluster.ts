@@ -45,8 +45,6 @@ function signalled(pid: number, signal: NodeJS.Signals | 0 = 0): boolean {
   }
 }
 
-const flags = (options: Record<string, string>) => Object.entries(options).flatMap(([name, v]) => [`--${name}`, v]);
-
 type PgBackRest = Awaited<ReturnType<typeof createPgBackRest>>;
 interface NodeContext {
   etcdClient: number;
@@ -185,7 +183,10 @@ export async function startPatroniCluster() {
       'initial-cluster': `animal-store-etcd=${peerUrl}`,
       'log-level': 'warn',
     };
-    const etcd = daemon('etcd', flags(etcdOptions));
+    const etcd = daemon(
+      'etcd',
+      Object.entries(etcdOptions).map(([name, value]) => `--${name}=${value}`),
+    );
     started.push(etcd);
     await etcd.until(async () => (await statusOf(`${etcdUrl}/health`)) === 200, {
       timeoutMs: 20_000,
