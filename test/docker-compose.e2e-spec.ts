@@ -89,24 +89,20 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(compose).sort()).toEqual(['api', 'backup', 'db', 'grants', 'migrate', 'roles', 'secrets']);
 
     const { secrets, db, migrate, api, roles, grants, backup } = compose;
-    expect(secrets.restart).toBe('no');
     expect(db.image).toBe('${POSTGRES_IMAGE:-postgres:18}');
     expect(db.volumes).toEqual(['db-data:/var/lib/postgresql', 'secrets:/run/animal-store:ro']);
     expect(Object.keys(volumes).sort()).toEqual(['api-secrets', 'db-data', 'owner-secrets', 'secrets']);
-    expect(db.healthcheck?.test.join(' ')).toMatch(/pg_isready/);
     expect(db.depends_on).toEqual({ secrets: { condition: 'service_completed_successfully' } });
 
     for (const service of [secrets, migrate, api]) expect(service.image).toBe('animal-store:local');
-    expect(migrate.command).toEqual(['node', 'dist/src/cli/migrations.js', 'run']);
     // The roles are made (or a volume from before them upgraded) on every `up`, as the superuser, before anything
     // else connects; the migrations run as the owner, the API as the service's role.
     expect(roles.image).toBe(db.image);
     expect(roles.depends_on).toEqual({ db: { condition: 'service_healthy' } });
-    expect(roles.restart).toBe('no');
     expect(migrate.depends_on).toEqual({ roles: { condition: 'service_completed_successfully' } });
     expect(migrate.environment).toMatchObject({ DATABASE_ROLE: 'owner' });
     expect(api.environment).toMatchObject({ DATABASE_ROLE: 'api' });
-    expect(migrate.restart).toBe('no');
+    for (const service of [secrets, roles, migrate]) expect(service.restart).toBe('no');
     // The same script again once the migrations have made the tables: the api's grants are per table.
     expect({ ...grants, depends_on: undefined }).toEqual({ ...roles, depends_on: undefined });
     expect(grants.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' } });
@@ -119,7 +115,6 @@ describe('docker-compose.yml', () => {
 
     expect(api.depends_on).toEqual({ grants: { condition: 'service_completed_successfully' } });
     expect(api.command).toEqual(START_PROD);
-    expect(api.ports).toEqual(['${PORT:-3000}:3000']);
     expect(api.restart).toBe('unless-stopped');
     expect(api.environment).toMatchObject({ HOST: '0.0.0.0', PORT: 3000, MIGRATIONS_RUN: 'false' });
   });
@@ -161,13 +156,10 @@ describe('docker-compose.yml', () => {
         .map(([variable]) => `${name}.${variable}`),
     );
     expect(written).toEqual([]);
-    for (const file of [
-      'docker-compose.yml',
-      'docker-compose.fleet.yml',
-      'docker-compose.replica.yml',
-      'compose/services.yml',
-    ])
-      expect({ file, examples: /example-|change-me/.test(await read(file)) }).toEqual({ file, examples: false });
+    for (const file of ['docker-compose', 'docker-compose.fleet', 'docker-compose.replica', 'compose/services']) {
+      const examples = /example-|change-me/.test(await read(`${file}.yml`));
+      expect({ file, examples }).toEqual({ file, examples: false });
+    }
   });
 });
 
@@ -193,24 +185,17 @@ describe('docker-compose.fleet.yml', () => {
       expect({ key, value: api[key] }).toEqual({ key, value: single.api[key] });
     expect(api.ports).toBeUndefined();
     expect(lb.image).toBe('${HAPROXY_IMAGE:-haproxy:2.6}');
-    expect(lb.ports).toEqual(['${PORT:-3000}:80']);
     expect(api.environment).toMatchObject({ MIGRATIONS_RUN: 'false', REDIS_URL: 'redis://redis:6379', PORT: 3000 });
     expect(haproxy).toMatch(/^\s*option httpchk GET \/health\/ready$/m);
-    expect(haproxy).toMatch(new RegExp(`server-template api \\d+ api:${api.environment!.PORT} check`));
     expect(haproxy).toMatch(/disable-l7-retry if !METH_GET !METH_HEAD !\{ req.hdr\(idempotency-key\) -m found \}/);
   });
 
-  it('drains longer than HAProxy takes to mark a replica down, and stops only after the drain and grace period', () => {
-    const { api, lb } = fleet;
-    const [, inter, fall] = /default-server inter (\d+)s fall (\d+)/.exec(haproxy)!.map(Number);
-    expect(Number(api.environment!.SHUTDOWN_DRAIN_DELAY_MS)).toBeGreaterThanOrEqual(inter * fall * 1000);
+  it('stops a replica only after its drain and grace period', () => {
+    const { api } = fleet;
     const stopGraceMs = Number(/^(\d+)s$/.exec(api.stop_grace_period!)![1]) * 1000;
     expect(stopGraceMs).toBeGreaterThan(
       Number(api.environment!.SHUTDOWN_DRAIN_DELAY_MS) + Number(api.environment!.SHUTDOWN_GRACE_MS),
     );
-    // Only the balancer's forwarded address is believed.
-    const lbAddress = (lb.networks as { fleet: { ipv4_address: string } }).fleet.ipv4_address;
-    expect(api.environment!.TRUST_PROXY).toBe(lbAddress);
   });
 });
 
@@ -227,8 +212,6 @@ describe('docker-compose.replica.yml, on top of the fleet', () => {
     const { api, db, 'postgres-replica': replica } = withReplica;
     expect(fleet.api.environment).not.toHaveProperty('DATABASE_REPLICA_HOST');
     expect(fleet.db.command).toBeUndefined();
-    expect(api.environment).toMatchObject({ DATABASE_REPLICA_HOST: 'postgres-replica' });
-    expect(api.entrypoint?.join(' ')).toContain('DATABASE_REPLICA_URL=');
     // Not a dependency: an instance reads from the primary while the replica is away.
     expect(api.depends_on).toEqual(fleet.api.depends_on);
     // The same server and client authentication as the primary it copies.
@@ -246,7 +229,6 @@ describe('docker-compose.replica.yml, on top of the fleet', () => {
         name === 'postgres-replica' ? ['replication-secrets'] : [...secretVolumes(fleet[name]), ...(added[name] ?? [])];
       expect({ name, volumes: secretVolumes(service) }).toEqual({ name, volumes: expected });
     }
-    expect(replica.volumes).toContain('replication-secrets:/run/animal-store:ro');
     expect(withReplica.roles.environment?.REPLICATION_PASSWORD_FILE).toMatch(/^\/run\/animal-store-replication\//);
   });
 });
@@ -262,8 +244,6 @@ describe('Dockerfile', () => {
     const stages = dockerfile.match(/^FROM .+$/gm) ?? [];
     expect(stages.length).toBeGreaterThanOrEqual(2);
     for (const stage of stages) expect(stage).toMatch(/^FROM (\$\{NODE_IMAGE\}|dependencies)( |$)/);
-    expect(dockerfile).toMatch(/npm ci --omit=dev/);
-    expect(dockerfile).toMatch(/^RUN npm run build\b/m);
     const installs = dockerfile.match(/^RUN [^\n]*(\\\n[^\n]*)*npm ci\b.*$/gm) ?? [];
     expect(installs).toHaveLength(2);
     for (const install of installs) expect(install).toContain('--mount=type=secret,id=npm-ca,required=false');

@@ -10,7 +10,6 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { parseAllDocuments } from 'yaml';
 import { OPERATIONS_ROUTES } from '../src/observability/operations-routes.js';
 import { loadConfig } from '../src/config/app-config.js';
-import { SESSION_TIMEOUTS } from '../src/database/session-timeouts.js';
 import { ROOT } from './support/built-service.js';
 
 /**
@@ -240,13 +239,6 @@ describe('Kubernetes manifests (k8s/)', () => {
       expect(container.env!.find((variable) => variable.name === 'PGHOST')!.value).toBe(
         new URL(ownerSecret().stringData!.DATABASE_URL).hostname,
       );
-    });
-
-    it("the script gives the service's role the requests' timeouts, SESSION_TIMEOUTS, and the owner none", () => {
-      const given = [...rolesScript.matchAll(/\('(\w+_timeout)', (\d+)\)/g)].map(([, name, ms]) => [name, Number(ms)]);
-      expect(given).toEqual(Object.entries(SESSION_TIMEOUTS));
-      expect(rolesScript).toMatch(/ALTER ROLE animal_store_api IN DATABASE %I SET %s = %s/);
-      expect(rolesScript).not.toMatch(/ALTER ROLE animal_store_owner IN DATABASE/);
     });
   });
 

@@ -29,10 +29,8 @@ import { pollUntil } from '../support/poll.js';
 import { ServiceProcess } from '../support/service-process.js';
 
 /**
- * A PostgreSQL failover (test/support/fleet/patroni-cluster.ts) under the built service on HAProxy's address: under
- * steady load, a planned switchover, then the crash (`kill -9`) of the primary's Patroni and PostgreSQL; then the
- * archive restored to the moment before a mistaken `DELETE FROM pets`. docs/operating.md ("High availability",
- * "Backups and restore") quotes the figures printed.
+ * PostgreSQL failovers under load (a switchover, then `kill -9` of the primary), then a restore to the moment before a
+ * mistaken `DELETE FROM pets`. docs/operating.md ("High availability", "Backups and restore") quotes the figures printed.
  */
 
 const KEY = 'failover-test-key-0123456789abcdef';
@@ -68,10 +66,8 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  if (service && !serviceExited) {
-    service.kill('SIGKILL');
-    await service.exited;
-  }
+  service?.kill('SIGKILL');
+  await service?.exited;
   await cluster?.stop();
 }, 60_000);
 
@@ -89,10 +85,7 @@ function sampleReadiness() {
   return { samples, stop: () => ((stopped = true), done) };
 }
 
-/**
- * Steady load, `fault(load)`, a wait until HAProxy leads to `newPrimary` and a create sent after that was acknowledged,
- * steady load again; `/health/ready` sampled throughout, every wait bounded.
- */
+/** Steady load, `fault(load)`, HAProxy on `newPrimary` and a create acknowledged after it, steady load again. */
 async function underLoad<T>(prefix: string, newPrimary: PatroniNode, fault: (load: Load) => Promise<T>) {
   const load = startLoad({
     origin: service.origin,
@@ -178,10 +171,7 @@ function expectFailoverHeld(
   expect(loggedErrors(service)).toEqual([]);
 }
 
-/**
- * A careful client: a create with an Idempotency-Key, resent after a 503 (Retry-After) or a lost connection until
- * answered otherwise, then once more.
- */
+/** A careful client: a create with an Idempotency-Key resent after a 503 or a lost connection, then once more. */
 async function createUntilAnswered(name: string) {
   const started = Date.now();
   const send = () =>
@@ -220,7 +210,6 @@ async function createUntilAnswered(name: string) {
   }
   throw new Error(`no answer but 503 after ${attempts.length} attempts`);
 }
-let crashRetry: Awaited<ReturnType<typeof createUntilAnswered>> | undefined;
 
 describe('a PostgreSQL failover under load (Patroni, synchronous mode, HAProxy on /primary)', () => {
   it(`planned switchover: only 2xx and 503 with Retry-After, a window under ${SWITCHOVER_BOUND_MS} ms, every acknowledged create stored once`, async () => {
@@ -236,12 +225,12 @@ describe('a PostgreSQL failover under load (Patroni, synchronous mode, HAProxy o
     expectFailoverHeld(measured, SWITCHOVER_BOUND_MS);
   }, 180_000);
 
-  it(`kill -9 of the primary's Patroni and PostgreSQL: only 2xx and 503 with Retry-After, a window under ${CRASH_BOUND_MS} ms, every acknowledged create stored once`, async () => {
+  it(`kill -9 of the primary's Patroni and PostgreSQL: only 2xx and 503 with Retry-After, a window under ${CRASH_BOUND_MS} ms, every acknowledged create stored once, one retried with its Idempotency-Key across the crash stored once`, async () => {
     const victim = (await cluster.primary())!;
     const survivor = cluster.nodes.find((node) => node !== victim)!;
     // Only a synchronous standby may be promoted in synchronous mode: the old primary must have caught up.
     await cluster.waitForSyncStandby(survivor);
-    let retry: Promise<typeof crashRetry> | undefined;
+    let retry: ReturnType<typeof createUntilAnswered> | undefined;
     const measured = await underLoad('crash', survivor, async (load) => {
       const crashedAt = Date.now();
       await cluster.crash(victim);
@@ -254,22 +243,19 @@ describe('a PostgreSQL failover under load (Patroni, synchronous mode, HAProxy o
       // It runs beside the wait for the new primary; its result is awaited below.
       retry.catch(() => undefined);
     });
-    crashRetry = await retry;
+    const crashRetry = await retry;
     const entries = service.lines.map((line) => JSON.parse(line) as { level?: number; context?: string; msg?: string });
     const warnings = entries.filter((e) => e.level === 40).map((e) => `${e.context}: ${e.msg?.slice(0, 100)}`);
     report(`kill -9 of ${victim.name}'s Patroni and PostgreSQL, ${survivor.name} promoted`, {
       ...measured.figures,
       serviceWarningsThroughBothFailovers: countBy(warnings),
     });
-    expectFailoverHeld(measured, CRASH_BOUND_MS);
-  }, 240_000);
-
-  it('a create with an Idempotency-Key that failed mid-failover, retried with the same key until answered, stores exactly one animal', () => {
     report('idempotent create retried across the crash', crashRetry);
+    expectFailoverHeld(measured, CRASH_BOUND_MS);
     // The first attempt fell in the failover: a 503 or a lost connection, never a 500.
     expect(crashRetry?.attempts[0]).toMatch(/^(503|lost: .+)$/);
     expect(crashRetry).toMatchObject({ finalStatus: 201, replayedStatus: 201, rows: 1 });
-  });
+  }, 240_000);
 });
 
 /** The animals the point-in-time case creates under load before the mistake, and its requests a second. */
@@ -287,10 +273,7 @@ async function petsTable(url: string): Promise<{ rows: number; json: string }> {
   return { rows: Number(row.rows), json: row.json ?? '[]' };
 }
 
-/**
- * The operator's copy back (docs/operating.md, "Backups and restore"): the restored rows out with `\copy`, then into
- * the live table in one transaction, keeping their ids and skipping any row the table still has.
- */
+/** The operator's copy back ("Backups and restore"): `\copy` out, then in at once, ids kept, rows still there skipped. */
 async function copyPetsBack(restoredUrl: string, liveUrl: string): Promise<void> {
   const dir = await workDirectory('pitr-copy');
   try {

@@ -16,9 +16,8 @@ import { pollUntil } from '../support/poll.js';
 import { ServiceProcess } from '../support/service-process.js';
 
 /**
- * Reads on a PostgreSQL standby (docs/operating.md, "Reading from replicas") through HAProxy's replica port of the
- * failover spec's cluster, for a writer that reads each of its creates back at once and a reader that never writes.
- * Who answered is counted by the service (/metrics) and by each server (pg_stat_statements); the counts must agree.
+ * Reads on a PostgreSQL standby (docs/operating.md, "Reading from replicas") through HAProxy's replica port, for a
+ * writer reading each create back at once and a reader; the service's and the servers' counts of who answered agree.
  */
 
 const WRITER_KEY = 'replicas-writer-key-0123456789abcdef';

@@ -20,29 +20,16 @@ import {
 import { createPgBackRest } from './pgbackrest.js';
 
 /**
- * A PostgreSQL cluster with automatic failover from Debian's packages: one etcd, two Patroni nodes running PostgreSQL
- * 15 in synchronous mode, and HAProxy leading to the node whose Patroni answers `GET /primary` with 200, and on a
- * second port to the standbys answering `GET /replica?lag=…` with 200. Every node archives its WAL with pgBackRest
- * into one repository (docs/operating.md, "Backups and restore").
+ * From Debian's packages: etcd, two Patroni nodes (PostgreSQL 15, synchronous mode) archiving with pgBackRest into one
+ * repository, and HAProxy leading to Patroni's `/primary` on one port and to its `/replica?lag=…` on another.
  */
 
 /**
  * What shapes a failover's window (docs/operating.md, "High availability"), below Patroni's defaults (30/10/10) so that
  * the crash case fits a bounded suite: loop_wait + 2 x retry_timeout <= ttl, and Patroni 3.0 accepts a ttl below 20.
+ * Patroni's in seconds, HAProxy's check interval in ms; archive_timeout (s) far below a production setting.
  */
-export const SETTINGS = {
-  // Patroni (s): the leader key's life (a crashed primary's expires after it), its loop's period, and how long it
-  // retries etcd and PostgreSQL before demoting.
-  ttl: 10,
-  loopWait: 2,
-  retryTimeout: 4,
-  // HAProxy: check interval (ms), failed checks before a node is marked down, passed ones before up.
-  interMs: 500,
-  fall: 2,
-  rise: 1,
-  // archive_timeout (s), far below a production setting ("Backups and restore"): the point-in-time case waits little.
-  archiveTimeout: 5,
-};
+export const SETTINGS = { ttl: 10, loopWait: 2, retryTimeout: 4, interMs: 500, fall: 2, rise: 1, archiveTimeout: 5 };
 
 /** The service's role, an ordinary one as in production, and the database it owns. */
 export const APP_ROLE = 'animal_store';
@@ -57,8 +44,6 @@ function signalled(pid: number, signal: NodeJS.Signals | 0 = 0): boolean {
     return false;
   }
 }
-
-const flags = (options: Record<string, string>) => Object.entries(options).flatMap(([name, v]) => [`--${name}`, v]);
 
 type PgBackRest = Awaited<ReturnType<typeof createPgBackRest>>;
 interface NodeContext {
@@ -198,7 +183,10 @@ export async function startPatroniCluster() {
       'initial-cluster': `animal-store-etcd=${peerUrl}`,
       'log-level': 'warn',
     };
-    const etcd = daemon('etcd', flags(etcdOptions));
+    const etcd = daemon(
+      'etcd',
+      Object.entries(etcdOptions).map(([name, value]) => `--${name}=${value}`),
+    );
     started.push(etcd);
     await etcd.until(async () => (await statusOf(`${etcdUrl}/health`)) === 200, {
       timeoutMs: 20_000,
@@ -325,10 +313,7 @@ export async function startPatroniCluster() {
 }
 export type PatroniCluster = Awaited<ReturnType<typeof startPatroniCluster>>;
 
-/**
- * The service's role and database on `cluster`, migrated by the built CLI, then the built service on HAProxy's
- * primary port as in production (`env` added), ready.
- */
+/** The service's role and database on `cluster`, migrated, then the built service on HAProxy's primary port, ready. */
 export async function startServiceOnCluster(cluster: PatroniCluster, env: Record<string, string>) {
   await ensureBuilt();
   await queryOnce(cluster.url(), `CREATE ROLE ${APP_ROLE} LOGIN`);

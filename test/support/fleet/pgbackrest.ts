@@ -5,9 +5,8 @@ import { pollUntil } from '../poll.js';
 import { daemon, isPrimary, pgProgram, pgUrl, runOnce, settingFlags, workDirectory } from './debian-services.js';
 
 /**
- * Continuous archiving and point-in-time recovery with Debian's pgBackRest, run as `postgres`: one repository on local
- * disk, shared by every node as a mounted volume or a repository host would be, and on each host a configuration naming
- * its own data directory, as `/etc/pgbackrest/pgbackrest.conf` does on a real host.
+ * Debian's pgBackRest, run as `postgres`: one repository on local disk shared by every node (as a mounted volume would
+ * be), and per host a configuration naming its own data directory, as `/etc/pgbackrest/pgbackrest.conf` does.
  */
 
 const STANZA = 'animal-store';
@@ -56,9 +55,8 @@ export async function createPgBackRest() {
     archiveCommand: (configFile: string) => `pgbackrest --config=${configFile} --stanza=${STANZA} archive-push "%p"`,
     run,
     /**
-     * The newest backup restored into a new data directory, the archive replayed up to `target` (a time PostgreSQL
-     * reads), promoted and started on a port of its own, archiving off so that it never pushes WAL into the cluster's
-     * repository. Stopped by `remove()` at the latest.
+     * The newest backup restored aside, replayed up to `target` (a time PostgreSQL reads), promoted on a port of its
+     * own, archiving off so that it never pushes WAL into the cluster's repository. Stopped by `remove()` at the latest.
      */
     restoreToTime: async (configFile: string, target: string) => {
       const dir = await workDirectory('pitr');
