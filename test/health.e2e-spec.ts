@@ -1,6 +1,6 @@
-import { Client } from 'pg';
 import { startTcpProxy } from '../dev/tcp-proxy.js';
 import { Database } from '../src/database/database.js';
+import { openTransaction } from './support/database-migrations.js';
 import { EmbeddedServer, startEmbeddedServer } from './support/database-server.js';
 import { pollUntil } from './support/poll.js';
 import { ApiResponse, auth, request, startTestApp } from './support/test-app.js';
@@ -45,10 +45,8 @@ describe('health probes', () => {
     answer.status === 200 && answer.body.details?.[check]?.status === status;
   /** `work`, while another session holds `table` in ACCESS EXCLUSIVE mode. */
   const whileLocked = async <T>(table: string, work: () => Promise<T>): Promise<T> => {
-    const locker = new Client({ connectionString: t.database.url });
-    await locker.connect();
+    const locker = await openTransaction(t.database.url, 'BEGIN', `LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
     try {
-      await locker.query(`BEGIN; LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
       return await work();
     } finally {
       await locker.query('ROLLBACK');
