@@ -310,8 +310,8 @@ describe('a full disk (the tables on a filesystem with no space left)', () => {
   );
 });
 
-describe('serialization failures and deadlocks', () => {
-  const t = testAppPerBlock();
+describe('a full local pool (its one connection busy), serialization failures and deadlocks', () => {
+  const t = testAppPerBlock({ databasePool: { ...DATABASE_POOL_DEFAULTS, max: 1 } });
   let dataSource: DataSource;
   let retrying: Database;
 
@@ -341,6 +341,20 @@ describe('serialization failures and deadlocks', () => {
   };
   const conflict = (failures: number, sqlstate: string) => `SELECT conflict(${failures}, '${sqlstate}') AS ok`;
 
+  // First: every fault class is still at 0.
+  it('answers 503 and counts the fault as the pool, apart from an unreachable server (08), every class at 0 before', async () => {
+    expect(Object.values(await faultCounts(t.origin)).every((count) => count === 0)).toBe(true);
+    // The pool's only connection, held: the next request waits the connect timeout for it, in vain.
+    const held = await t.app.get(Database).pool.connect();
+    try {
+      expectUnavailable(await read(t.origin));
+    } finally {
+      held.release();
+    }
+    expect(await faultCounts(t.origin)).toMatchObject({ pool: 1, '08': 0 });
+    expect((await read(t.origin)).status).toBe(200);
+  }, 60_000);
+
   it.each(['40001', '40P01'])('runs a statement on its own once more after %s, then succeeds', async (sqlstate) => {
     await expect(retrying.query(conflict(1, sqlstate))).resolves.toEqual([{ ok: 1 }]);
     expect(await attempts()).toBe(2);
@@ -366,21 +380,4 @@ describe('serialization failures and deadlocks', () => {
     await expect(inTransaction(retrying)).resolves.toEqual([{ ok: 1 }]);
     expect(await attempts()).toBe(2);
   });
-});
-
-describe('a full local pool (every pooled connection busy)', () => {
-  const t = testAppPerBlock({ databasePool: { ...DATABASE_POOL_DEFAULTS, max: 1 } });
-
-  it('answers 503 and counts the fault as the pool, apart from an unreachable server (08), every class at 0 before', async () => {
-    expect(Object.values(await faultCounts(t.origin)).every((count) => count === 0)).toBe(true);
-    // The pool's only connection, held: the next request waits the connect timeout for it, in vain.
-    const held = await t.app.get(Database).pool.connect();
-    try {
-      expectUnavailable(await read(t.origin));
-    } finally {
-      held.release();
-    }
-    expect(await faultCounts(t.origin)).toMatchObject({ pool: 1, '08': 0 });
-    expect((await read(t.origin)).status).toBe(200);
-  }, 60_000);
 });

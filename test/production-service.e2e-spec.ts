@@ -69,25 +69,17 @@ describe('the production build', () => {
     const deniedLine = await completed(denied.headers.get('x-request-id')!);
     expect(deniedLine).toMatchObject({ method: 'GET', route: '/v1/pets', status: 401, keyId: null });
     // Every line is JSON (parsed() throws otherwise), one per request.
-    expect(parsed().filter((entry) => entry.reqId === 'log-check-1' && entry.msg === 'request completed')).toHaveLength(
-      1,
-    );
+    const lines = parsed().filter((entry) => entry.reqId === 'log-check-1' && entry.msg === 'request completed');
+    expect(lines).toHaveLength(1);
   });
 
   it('logs 100 clients hanging up mid-body at info with their request ids: no ERROR line, no stack, no 5xx', async () => {
     const ABORTS = 100;
     const ids = Array.from({ length: ABORTS }, (_, n) => `abort-${n}`);
+    const headers = Object.entries({ ...bearer(), 'Content-Type': 'application/json', 'Content-Length': '100' });
     for (const id of ids) {
       await exchange(service.origin, (socket) => {
-        socket.write(
-          rawRequest('POST', '/v1/pets', [
-            ['Host', 'a'],
-            ['Authorization', `Bearer ${KEY}`],
-            ['Content-Type', 'application/json'],
-            ['Content-Length', '100'],
-            ['X-Request-Id', id],
-          ]) + '{"name":',
-        );
+        socket.write(rawRequest('POST', '/v1/pets', [...headers, ['Host', 'a'], ['X-Request-Id', id]]) + '{"name":');
         setTimeout(() => socket.destroy(), 20);
       });
     }
