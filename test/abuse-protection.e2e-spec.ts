@@ -76,8 +76,7 @@ describe('revoked keys and the failed-authentication budget', () => {
   };
 
   it('answers a revoked key as an unknown one, 401 then 429 past the budget, each counted under its reason; once the address has spent its lookups, neither is looked up', async () => {
-    // Leaked strings, each presented under the budget (as a revoked key's own client keeps doing): told no more than
-    // that the key is not valid.
+    // Under the budget (as a revoked key's own client keeps calling), told no more than that the key is not valid.
     const invalid = { code: 'unauthorized', message: 'The API key is not valid.', status: 401 };
     for (const key of revokedKeys) expect((await list(key)).body).toEqual(invalid);
     const before = await refusals();
