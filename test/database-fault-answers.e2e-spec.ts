@@ -255,10 +255,7 @@ describe('a full disk (the tables on a filesystem with no space left)', () => {
     if (cannotMount) return;
     try {
       // Bounded below the hook's own limit, so that the unmount below always runs.
-      const closed = (async () => {
-        await t?.close();
-        await server?.stop();
-      })();
+      const closed = Promise.resolve(t?.close()).then(() => server?.stop());
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 45_000).unref())]);
     } finally {
       // Whatever happened above: a tmpfs left mounted outlives the run.
