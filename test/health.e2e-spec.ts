@@ -46,7 +46,6 @@ describe('health probes', () => {
     try {
       return await work();
     } finally {
-      await locker.query('ROLLBACK');
       await locker.end();
     }
   };
