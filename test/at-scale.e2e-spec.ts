@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { PURGE_BATCH_ROWS, IdempotencyPurgeService } from '../src/pets/idempotency/idempotency-purge.service.js';
 import { ApiKeysRepository } from '../src/auth/api-keys/api-keys.repository.js';
 import { LAST_USED_INTERVAL_MS } from '../src/auth/api-keys/last-used-recorder.js';
@@ -11,7 +11,6 @@ import { pollUntil } from './support/poll.js';
 import { terminateServiceSessions } from './support/test-database.js';
 
 const randomIssuedKey = () => `pet_${randomBytes(24).toString('base64url').replace(/[-_]/g, 'x').slice(0, 32)}`;
-const digestOf = (key: string) => createHash('sha256').update(key).digest('hex');
 
 /** A server of this file's own, which records every statement (pg_stat_statements). */
 let server: EmbeddedServer;
@@ -20,7 +19,6 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => server?.stop());
 
-/** What each statement run on `t`'s database since the last reset did, by its normalised text. */
 async function statementsOn(t: TestApp, pattern: string) {
   const { rows } = await t.sql.query<{ query: string; calls: string; rows: string }>(
     `SELECT query, calls, rows FROM pg_stat_statements
@@ -43,8 +41,9 @@ describe('an address past its failed-authentication budget, with many issued key
       [SEEDED_KEYS],
     );
     await t.sql.query(
-      `INSERT INTO api_keys (name, prefix, digest, expires_at) VALUES ('expired', $1, $2, now() - interval '1 minute')`,
-      [expiredKey.slice(0, 12), digestOf(expiredKey)],
+      `INSERT INTO api_keys (name, prefix, digest, expires_at)
+       VALUES ('expired', left($1, 12), encode(sha256(convert_to($1, 'UTF8')), 'hex'), now() - interval '1 minute')`,
+      [expiredKey],
     );
   }, 60_000);
 
@@ -78,7 +77,7 @@ describe('an address past its failed-authentication budget, with many issued key
   });
 });
 
-describe('the expiring-keys gauge and last-used writes, with many issued keys', () => {
+describe('one app on many issued keys: the expiring-keys gauge and last-used writes', () => {
   const t = testAppPerBlock(undefined, () => ({ adminUrl: server.adminUrl }));
   beforeAll(async () => {
     await t.sql.query(
@@ -121,45 +120,44 @@ describe('the expiring-keys gauge and last-used writes, with many issued keys', 
     await keys.touch(['1'], next, LAST_USED_INTERVAL_MS);
     expect((await version()).at).toEqual(next);
   });
-});
 
-describe('the idempotency purge, with a backlog of several batches', () => {
-  const EXPIRED_ROWS = Math.round(3.5 * PURGE_BATCH_ROWS);
-  const t = testAppPerBlock(undefined, () => ({ adminUrl: server.adminUrl }));
-  beforeAll(async () => {
-    await t.sql.query('CREATE EXTENSION pg_stat_statements');
-    await t.sql.query(
-      `INSERT INTO idempotency_keys (api_key_id, idempotency_key, request_fingerprint, created_at)
+  describe('then the idempotency purge, with a backlog of several batches', () => {
+    const EXPIRED_ROWS = Math.round(3.5 * PURGE_BATCH_ROWS);
+    beforeAll(async () => {
+      await t.sql.query('CREATE EXTENSION pg_stat_statements');
+      await t.sql.query(
+        `INSERT INTO idempotency_keys (api_key_id, idempotency_key, request_fingerprint, created_at)
        SELECT 'env-1', 'expired-' || n, 'x', now() - interval '25 hours' - n * interval '1 ms'
          FROM generate_series(1, $1) n`,
-      [EXPIRED_ROWS],
-    );
-    await t.sql.query(
-      `INSERT INTO idempotency_keys (api_key_id, idempotency_key, request_fingerprint, created_at)
+        [EXPIRED_ROWS],
+      );
+      await t.sql.query(
+        `INSERT INTO idempotency_keys (api_key_id, idempotency_key, request_fingerprint, created_at)
        VALUES ('env-1', 'young', 'x', now() - interval '23 hours')`,
-    );
-    await t.sql.query('ANALYZE idempotency_keys');
-    // The service's sessions start again under a 1 s statement timeout (the role's setting in this database).
-    const { rows } = await t.sql.query<{ name: string }>('SELECT current_database() AS name');
-    await t.sql.query(`ALTER ROLE current_user IN DATABASE ${rows[0].name} SET statement_timeout = '1s'`);
-    await terminateServiceSessions(t.sql);
-    await pollUntil(() => t.app.get(Database).pool.totalCount === 0, { what: 'the pool to drop its sessions' });
-    await t.sql.query('SELECT pg_stat_statements_reset()');
-  }, 60_000);
+      );
+      await t.sql.query('ANALYZE idempotency_keys');
+      // The service's sessions start again under a 1 s statement timeout (the role's setting in this database).
+      const { rows } = await t.sql.query<{ name: string }>('SELECT current_database() AS name');
+      await t.sql.query(`ALTER ROLE current_user IN DATABASE ${rows[0].name} SET statement_timeout = '1s'`);
+      await terminateServiceSessions(t.sql);
+      await pollUntil(() => t.app.get(Database).pool.totalCount === 0, { what: 'the pool to drop its sessions' });
+      await t.sql.query('SELECT pg_stat_statements_reset()');
+    }, 60_000);
 
-  it('deletes every expired key in batches, each under a 1 s statement timeout, and keeps the young one', async () => {
-    await t.app.get(IdempotencyPurgeService).purge();
+    it('deletes every expired key in batches, each under a 1 s statement timeout, and keeps the young one', async () => {
+      await t.app.get(IdempotencyPurgeService).purge();
 
-    const { rows } = await t.sql.query<{ idempotency_key: string }>('SELECT idempotency_key FROM idempotency_keys');
-    expect(rows).toEqual([{ idempotency_key: 'young' }]);
-    const deletes = await statementsOn(t, 'DELETE FROM idempotency_keys%');
-    expect(deletes).toHaveLength(1);
-    expect(deletes[0].rows).toBe(EXPIRED_ROWS);
-    expect(deletes[0].calls).toBe(Math.ceil(EXPIRED_ROWS / PURGE_BATCH_ROWS));
-    const metrics = (await request(t.origin, '/metrics')).text;
-    expect(metrics).toMatch(/^animal_store_idempotency_purge_failures_total 0$/m);
-    const age = Number(/^animal_store_idempotency_oldest_key_age_seconds (\S+)$/m.exec(metrics)?.[1]);
-    expect(age).toBeGreaterThanOrEqual(23 * 3600);
-    expect(age).toBeLessThan(24 * 3600);
+      const { rows } = await t.sql.query<{ idempotency_key: string }>('SELECT idempotency_key FROM idempotency_keys');
+      expect(rows).toEqual([{ idempotency_key: 'young' }]);
+      const deletes = await statementsOn(t, 'DELETE FROM idempotency_keys%');
+      expect(deletes).toHaveLength(1);
+      expect(deletes[0].rows).toBe(EXPIRED_ROWS);
+      expect(deletes[0].calls).toBe(Math.ceil(EXPIRED_ROWS / PURGE_BATCH_ROWS));
+      const metrics = (await request(t.origin, '/metrics')).text;
+      expect(metrics).toMatch(/^animal_store_idempotency_purge_failures_total 0$/m);
+      const age = Number(/^animal_store_idempotency_oldest_key_age_seconds (\S+)$/m.exec(metrics)?.[1]);
+      expect(age).toBeGreaterThanOrEqual(23 * 3600);
+      expect(age).toBeLessThan(24 * 3600);
+    });
   });
 });

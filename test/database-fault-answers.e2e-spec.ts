@@ -6,12 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { Registry } from 'prom-client';
 import { DATABASE_POOL_DEFAULTS } from '../src/config/app-config.js';
-import { dataSourceOptions } from '../src/database/data-source-options.js';
-import { DatabaseFaultLog } from '../src/database/database-fault-log.js';
 import { Database } from '../src/database/database.js';
-import { ReadReplicas } from '../src/database/read-replicas.js';
 import { toApiError } from '../src/edge/errors/to-api-error.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
 import {
@@ -25,13 +21,9 @@ import { EmbeddedServer, startEmbeddedServer } from './support/database-server.j
 import { pollUntil } from './support/poll.js';
 import { ProductionService, startProductionService } from './support/production-service.js';
 import { ServiceProcess } from './support/service-process.js';
-import {
-  createTestDatabase,
-  setDatabaseReadOnly,
-  terminateServiceSessions,
-  TestDatabase,
-} from './support/test-database.js';
+import { setDatabaseReadOnly, terminateServiceSessions } from './support/test-database.js';
 import { ApiResponse, auth, jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
+import { testAppPerBlock } from './support/test-app-per-block.js';
 
 const create = (origin: string, name: string) => request<Pet>(origin, '/v1/pets', jsonBody({ name, categoryId: 1 }));
 const read = (origin: string, path = '/v1/pets') => request<Pet[]>(origin, path, { headers: auth() });
@@ -41,11 +33,7 @@ const named = (prefix: string, count: number) => Array.from({ length: count }, (
 const createAll = (origin: string, names: string[], concurrency: number) =>
   burst(names.length, concurrency, (i) => create(origin, names[i]));
 
-/**
- * The database's faults as they happen in production, each on a real PostgreSQL: answered 503 with Retry-After
- * and the Error body (never the database's message, never a 500), reads served where they still can be, and
- * every acknowledged create stored. The partition and the server going away are in database-faults.e2e-spec.ts.
- */
+// Each fault answered 503 with Retry-After (never the database's message), reads served, acknowledged creates stored.
 describe('a read-only database (a demoted primary after a failover, a maintenance switch)', () => {
   const METRICS_TOKEN = 'fault-answers-metrics-token-0123456789';
   let running: ProductionService;
@@ -140,7 +128,6 @@ describe('a read-only database (a demoted primary after a failover, a maintenanc
 describe('a crowded database (max_connections reached by other clients)', () => {
   const MAX_CONNECTIONS = 6;
   let server: EmbeddedServer;
-  let t: TestApp;
   const holders: Client[] = [];
 
   beforeAll(async () => {
@@ -148,14 +135,10 @@ describe('a crowded database (max_connections reached by other clients)', () => 
     server = await startEmbeddedServer({
       flags: ['-c', `max_connections=${MAX_CONNECTIONS}`, '-c', 'superuser_reserved_connections=0'],
     });
-    t = await startTestApp({}, { adminUrl: server.adminUrl });
   }, 120_000);
-
-  afterAll(async () => {
-    await Promise.all(holders.map((holder) => holder.end().catch(() => undefined)));
-    await t?.close();
-    await server?.stop();
-  }, 60_000);
+  afterAll(() => Promise.all(holders.map((holder) => holder.end().catch(() => undefined))));
+  const t = testAppPerBlock({}, () => ({ adminUrl: server.adminUrl }));
+  afterAll(() => server?.stop(), 60_000);
 
   /** Another client's connection, held open; null once the server has no slot left. */
   const hold = async (): Promise<Client | null> => {
@@ -272,10 +255,7 @@ describe('a full disk (the tables on a filesystem with no space left)', () => {
     if (cannotMount) return;
     try {
       // Bounded below the hook's own limit, so that the unmount below always runs.
-      const closed = (async () => {
-        await t?.close();
-        await server?.stop();
-      })();
+      const closed = Promise.resolve(t?.close()).then(() => server?.stop());
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 45_000).unref())]);
     } finally {
       // Whatever happened above: a tmpfs left mounted outlives the run.
@@ -327,18 +307,13 @@ describe('a full disk (the tables on a filesystem with no space left)', () => {
   );
 });
 
-describe('serialization failures and deadlocks', () => {
-  let database: TestDatabase;
+describe('a full local pool (its one connection busy), serialization failures and deadlocks', () => {
+  const t = testAppPerBlock({ databasePool: { ...DATABASE_POOL_DEFAULTS, max: 1 } });
   let dataSource: DataSource;
   let retrying: Database;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    dataSource = await new DataSource(dataSourceOptions(database.url)).initialize();
-    const registry = new Registry();
-    const noReplicas = { replicas: { urls: [], maxLagMs: 0 }, databasePool: DATABASE_POOL_DEFAULTS };
-    const [replicas, faults] = [new ReadReplicas(noReplicas, dataSource, registry), new DatabaseFaultLog(registry)];
-    retrying = new Database({ preparedStatements: true }, dataSource, replicas, faults, registry);
+    [dataSource, retrying] = [t.app.get(DataSource), t.app.get(Database)];
     // A sequence counts attempts outside any transaction, so a rolled-back attempt is still counted.
     await dataSource.query(`
       CREATE SEQUENCE attempts;
@@ -349,11 +324,6 @@ describe('serialization failures and deadlocks', () => {
         END IF;
         RETURN 1;
       END $$ LANGUAGE plpgsql`);
-  });
-
-  afterAll(async () => {
-    await dataSource?.destroy();
-    await database?.drop();
   });
 
   // Each case counts its own attempts, whatever the previous one left.
@@ -367,6 +337,20 @@ describe('serialization failures and deadlocks', () => {
     return row.is_called ? Number(row.last_value) : 0;
   };
   const conflict = (failures: number, sqlstate: string) => `SELECT conflict(${failures}, '${sqlstate}') AS ok`;
+
+  // First: every fault class is still at 0.
+  it('answers 503 and counts the fault as the pool, apart from an unreachable server (08), every class at 0 before', async () => {
+    expect(Object.values(await faultCounts(t.origin)).every((count) => count === 0)).toBe(true);
+    // The pool's only connection, held: the next request waits the connect timeout for it, in vain.
+    const held = await t.app.get(Database).pool.connect();
+    try {
+      expectUnavailable(await read(t.origin));
+    } finally {
+      held.release();
+    }
+    expect(await faultCounts(t.origin)).toMatchObject({ pool: 1, '08': 0 });
+    expect((await read(t.origin)).status).toBe(200);
+  }, 60_000);
 
   it.each(['40001', '40P01'])('runs a statement on its own once more after %s, then succeeds', async (sqlstate) => {
     await expect(retrying.query(conflict(1, sqlstate))).resolves.toEqual([{ ok: 1 }]);
@@ -393,27 +377,4 @@ describe('serialization failures and deadlocks', () => {
     await expect(inTransaction(retrying)).resolves.toEqual([{ ok: 1 }]);
     expect(await attempts()).toBe(2);
   });
-});
-
-describe('a full local pool (every pooled connection busy)', () => {
-  let t: TestApp;
-
-  beforeAll(async () => {
-    t = await startTestApp({ databasePool: { ...DATABASE_POOL_DEFAULTS, max: 1 } });
-  }, 120_000);
-
-  afterAll(() => t?.close(), 60_000);
-
-  it('answers 503 and counts the fault as the pool, apart from an unreachable server (08), every class at 0 before', async () => {
-    expect(Object.values(await faultCounts(t.origin)).every((count) => count === 0)).toBe(true);
-    // The pool's only connection, held: the next request waits the connect timeout for it, in vain.
-    const held = await t.app.get(Database).pool.connect();
-    try {
-      expectUnavailable(await read(t.origin));
-    } finally {
-      held.release();
-    }
-    expect(await faultCounts(t.origin)).toMatchObject({ pool: 1, '08': 0 });
-    expect((await read(t.origin)).status).toBe(200);
-  }, 60_000);
 });

@@ -50,14 +50,13 @@ describe("database timeouts, as the roles' setup makes them", () => {
            WHERE d.datname = current_database() ORDER BY 1`,
         )
       ).rows;
-    /** The real start (createApp: the same modules as production) as the ordinary role, then its stop. */
     const startAndStop = async () => {
       const config = { ...defaultConfig(roleUrl), apiKeys: parseApiKeys(TEST_KEY) };
       await (await createApp({ ...config, migrationsRun: false }, false)).close();
     };
-    const warningsWith = (warn: jest.Spied<Logger['warn']>, text: string) =>
-      warn.mock.calls.filter(([message]) => String(message).includes(text));
     let warn: jest.Spied<Logger['warn']>;
+    const warnings = () =>
+      warn.mock.calls.filter(([message]) => String(message).includes('without a statement timeout'));
     beforeEach(() => {
       warn = jest.spyOn(Logger.prototype, 'warn');
     });
@@ -69,9 +68,8 @@ describe("database timeouts, as the roles' setup makes them", () => {
       await startAndStop();
       expect(await roleSettings()).toEqual(before);
       expect(before.map((row) => row.role)).not.toContain(role);
-      const warnings = warningsWith(warn, 'without a statement timeout');
-      expect(warnings).toHaveLength(2);
-      expect(String(warnings[0][0])).toContain(
+      expect(warnings()).toHaveLength(2);
+      expect(String(warnings()[0][0])).toContain(
         `ALTER ROLE <role> IN DATABASE "<database>" SET statement_timeout = ${SESSION_TIMEOUTS.statement_timeout};`,
       );
     }, 60_000);
@@ -88,7 +86,7 @@ describe("database timeouts, as the roles' setup makes them", () => {
       await startAndStop();
       await startAndStop();
       expect(await roleSettings()).toEqual(made);
-      expect(warningsWith(warn, 'without a statement timeout')).toHaveLength(0);
+      expect(warnings()).toHaveLength(0);
 
       const session = new pg.Client({ connectionString: roleUrl });
       await session.connect();

@@ -1,6 +1,6 @@
-import { Client } from 'pg';
 import { startTcpProxy } from '../dev/tcp-proxy.js';
 import { Database } from '../src/database/database.js';
+import { openTransaction } from './support/database-migrations.js';
 import { EmbeddedServer, startEmbeddedServer } from './support/database-server.js';
 import { pollUntil } from './support/poll.js';
 import { ApiResponse, auth, request, startTestApp } from './support/test-app.js';
@@ -14,7 +14,6 @@ const LATEST_UNREADY_MS = 2 * GRACE_MS + 5_000;
 /** The recovery period this file's app runs with (READINESS_RECOVERY_MS). */
 const RECOVERY_MS = 3_000;
 
-/** An unready answer's status and Error body. */
 const UNREADY = [
   503,
   { code: 'service_unavailable', message: 'The service is temporarily unavailable; retry later.', status: 503 },
@@ -35,7 +34,6 @@ describe('health probes', () => {
     details: Record<string, { status?: string; crowded?: boolean; cachedResponse?: boolean }>;
   }>;
   const ready = (origin = t.origin): Promise<Ready> => request(origin, '/health/ready');
-  /** Polls readiness until an answer satisfies `until`; that answer. */
   const readyWhen = (until: (answer: Ready) => boolean, options: Parameters<typeof pollUntil>[1]) =>
     pollUntil(async () => {
       const answer = await ready();
@@ -43,15 +41,11 @@ describe('health probes', () => {
     }, options);
   const readyWith = (check: string, status: string) => (answer: Ready) =>
     answer.status === 200 && answer.body.details?.[check]?.status === status;
-  /** `work`, while another session holds `table` in ACCESS EXCLUSIVE mode. */
   const whileLocked = async <T>(table: string, work: () => Promise<T>): Promise<T> => {
-    const locker = new Client({ connectionString: t.database.url });
-    await locker.connect();
+    const locker = await openTransaction(t.database.url, 'BEGIN', `LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
     try {
-      await locker.query(`BEGIN; LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
       return await work();
     } finally {
-      await locker.query('ROLLBACK');
       await locker.end();
     }
   };
@@ -73,8 +67,7 @@ describe('health probes', () => {
     });
     const probes = await Promise.all(Array.from({ length: 20 }, () => ready()));
     expect(probes.map((probe) => probe.status)).toEqual(Array(20).fill(200));
-    // terminus marks a result computed before this probe came (concurrent probes share one round, unmarked);
-    // the shutdown check runs on every probe.
+    // Concurrent probes share one round; terminus marks one computed before the probe came. Shutdown: every probe.
     const cached = probes.filter(
       (probe) => probe.body.details.database.cachedResponse && probe.body.details.migrations.cachedResponse,
     );
@@ -113,8 +106,7 @@ describe('health probes', () => {
         const pets = await request(t.origin, '/v1/pets', { headers: auth() });
         expect(pets.status).toBe(503);
         expect(pets.headers.get('retry-after')).toBe('5');
-        // Past the cached answer (READINESS_CACHE_MS), the checks fail, and the instance still answers ready: they
-        // show as degraded.
+        // Past the cached answer (READINESS_CACHE_MS) the checks fail, shown as degraded, and it still answers ready.
         await readyWhen(readyWith('database', 'degraded'), {
           timeoutMs: 5_000,
           what: 'ready to answer 200, database degraded',

@@ -12,10 +12,7 @@ import { ServiceProcess, startService } from './support/service-process.js';
 import { auth, request, startTestApp, TestApp } from './support/test-app.js';
 import { createTestDatabase, TestDatabase } from './support/test-database.js';
 
-/**
- * A second longer than the client-side query bound of the service's pool, itself a second past a request's
- * statement bound: each would cut the migration short.
- */
+/** Past the pool's client-side query bound, itself past a request's statement bound: each would cut it short. */
 const SLOW_SECONDS = SESSION_TIMEOUTS.statement_timeout / 1000 + 2;
 const SLOW: ExtraMigration = { name: 'SlowBackfill', sql: `SELECT pg_sleep(${SLOW_SECONDS})` };
 const ADD_NOTE: ExtraMigration = { name: 'AddPetNote', sql: 'ALTER TABLE "pets" ADD "note" text' };
@@ -86,19 +83,9 @@ describe("migrations are bounded by their own settings, not the requests'", () =
     expect(await applied(t.sql)).toContain('SlowBackfill1795500000000');
   }, 90_000);
 
-  describe('behind a lock another session holds on "pets"', () => {
-    let holder: Client;
-
-    beforeEach(async () => {
-      holder = await openTransaction(t.database.url, 'BEGIN', 'LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
-    });
-
-    afterEach(async () => {
-      await holder.query('ROLLBACK').catch(() => undefined);
-      await holder.end();
-    });
-
-    it('a migration stops within MIGRATION_LOCK_TIMEOUT_MS, naming the table; a request gets 503; the holder goes on', async () => {
+  it('behind a lock another session holds on "pets", a migration stops within MIGRATION_LOCK_TIMEOUT_MS naming the table, by runMigrations, migration:run and at start (run once, the service stopping: only connecting is retried); a request gets 503; the holder goes on', async () => {
+    const holder = await openTransaction(t.database.url, 'BEGIN', 'LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+    try {
       const request503 = (async () => {
         const started = Date.now();
         const response = await request(t.origin, '/v1/pets', { headers: auth() });
@@ -127,36 +114,16 @@ describe("migrations are bounded by their own settings, not the requests'", () =
       expect(waited).toBeGreaterThanOrEqual(LOCK_TIMEOUT_MS);
       expect(waited).toBeLessThan(LOCK_TIMEOUT_MS + 1_500);
 
-      const cli = await migrationRun(withNote.root, t.database.url, {
-        MIGRATION_LOCK_TIMEOUT_MS: String(LOCK_TIMEOUT_MS),
-      });
-      expect(cli).toMatchObject({
+      const env = { MIGRATION_LOCK_TIMEOUT_MS: String(LOCK_TIMEOUT_MS) };
+      expect(await migrationRun(withNote.root, t.database.url, env)).toMatchObject({
         code: 1,
         stderr: expect.stringMatching(
           /^migration failed: waited 1000 ms \(MIGRATION_LOCK_TIMEOUT_MS\) for a lock on "pets"/,
         ),
       });
-
-      const { response, elapsed } = await request503;
-      expect(response.status).toBe(503);
-      expect(response.body).toMatchObject({ code: 'service_unavailable', status: 503 });
-      expect(elapsed).toBeGreaterThanOrEqual(SESSION_TIMEOUTS.statement_timeout);
-      expect(elapsed).toBeLessThan(SESSION_TIMEOUTS.statement_timeout + 2_000);
-
-      // The lock holder's transaction was never disturbed: an aborted one would answer COMMIT with ROLLBACK.
-      expect((await holder.query('COMMIT')).command).toBe('COMMIT');
-      expect(await applied(t.sql)).not.toContain('AddPetNote1795500000001');
-    }, 60_000);
-
-    it('a migration that fails at start runs once and stops the service: only connecting is retried', async () => {
-      const env = {
-        DATABASE_URL: t.database.url,
-        MIGRATIONS_RUN: 'true',
-        MIGRATION_LOCK_TIMEOUT_MS: String(LOCK_TIMEOUT_MS),
-        LOG_LEVEL: 'info',
-        PATH: process.env.PATH ?? '',
-      };
-      const failed = await run(process.execPath, [join(withNote.root, 'dist', 'src', 'main.js')], env, 60_000, {
+      const startEnv = { ...env, DATABASE_URL: t.database.url, MIGRATIONS_RUN: 'true', LOG_LEVEL: 'info' };
+      const main = [join(withNote.root, 'dist', 'src', 'main.js')];
+      const failed = await run(process.execPath, main, { ...startEnv, PATH: process.env.PATH ?? '' }, 60_000, {
         cwd: withNote.root,
       });
       const output = failed.stdout + failed.stderr;
@@ -166,7 +133,18 @@ describe("migrations are bounded by their own settings, not the requests'", () =
         output.match(/\[Bootstrap\][^\n]*waited 1000 ms \(MIGRATION_LOCK_TIMEOUT_MS\) for a lock on "pets"/g),
       ).toHaveLength(1);
       expect(output).not.toMatch(/Retrying/);
-      expect(await applied(t.sql)).not.toContain('AddPetNote1795500000001');
-    }, 90_000);
-  });
+
+      const { response, elapsed } = await request503;
+      expect(response.status).toBe(503);
+      expect(response.body).toMatchObject({ code: 'service_unavailable', status: 503 });
+      expect(elapsed).toBeGreaterThanOrEqual(SESSION_TIMEOUTS.statement_timeout);
+      expect(elapsed).toBeLessThan(SESSION_TIMEOUTS.statement_timeout + 2_000);
+
+      // The lock holder's transaction was never disturbed: an aborted one would answer COMMIT with ROLLBACK.
+      expect((await holder.query('COMMIT')).command).toBe('COMMIT');
+    } finally {
+      await holder.end();
+    }
+    expect(await applied(t.sql)).not.toContain('AddPetNote1795500000001');
+  }, 120_000);
 });

@@ -14,7 +14,6 @@ import { createTestDatabase, TestDatabase } from './support/test-database.js';
 /** Long enough to look at the database and answer a request while the migration runs. */
 const SLOW_SECONDS = 6;
 
-/** The session of another client running `fragment` right now, if any. */
 async function sessionRunning(sql: Client, fragment: string): Promise<number | null> {
   const { rows } = await sql.query<{ pid: number }>(
     `SELECT pid FROM pg_stat_activity
@@ -136,7 +135,6 @@ describe('migration runners, on a database of their own', () => {
   let sql: Client;
   const sources: DataSource[] = [];
 
-  /** The build's migrations and `extra`, on a data source of their own, as the commands open one. */
   const open = async (...extra: (new () => MigrationInterface)[]) => {
     const dataSource = await new DataSource({
       ...commandDataSourceOptions(database.url),
@@ -228,10 +226,7 @@ describe('migration runners, on a database of their own', () => {
       expect(await index()).toEqual({ present: false });
     }, 60_000);
 
-    /**
-     * Runs `build` (a CREATE INDEX CONCURRENTLY of pets_status_name_idx) until it waits for an older snapshot, then
-     * ends its backend, as a failover or a killed Job does; returns what `build` settled with.
-     */
+    /** Ends the backend of `build` (the index's build) once it waits for an older snapshot, as a failover does. */
     const cutBuild = async (build: () => Promise<unknown>) => {
       const older = await olderSnapshot(database.url);
       try {

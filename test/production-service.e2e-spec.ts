@@ -1,6 +1,7 @@
 import { expect } from '@jest/globals';
 import { connect, Socket } from 'node:net';
 import { pollUntil } from './support/poll.js';
+import { exchange, rawRequest } from './support/raw-http.js';
 import { ProductionService, startProductionService } from './support/production-service.js';
 import { ServiceExit, ServiceProcess } from './support/service-process.js';
 
@@ -8,6 +9,7 @@ const KEY = 'production-test-key-0123456789';
 const CURSOR_SECRET = 'production-test-cursor-secret-0123456789';
 const KEY_SHAPED = `pet_${'Ab3'.repeat(10)}xy`; // like an issued key: pet_ + 32 base62
 const GRACE_MS = 10_000;
+const METRICS_TOKEN = 'production-test-metrics-token-0123456789';
 
 const bearer = (key = KEY) => ({ authorization: `Bearer ${key}` });
 const createPet = (name: string, extra: Record<string, string> = {}): RequestInit => ({
@@ -47,7 +49,7 @@ describe('the production build', () => {
     });
 
   beforeAll(async () => {
-    running = await start({ SHUTDOWN_GRACE_MS: String(GRACE_MS) });
+    running = await start({ SHUTDOWN_GRACE_MS: String(GRACE_MS), METRICS_TOKEN });
     ({ service } = running);
   }, 300_000);
   afterAll(async () => {
@@ -55,41 +57,67 @@ describe('the production build', () => {
     await running?.close();
   });
 
-  it('writes one JSON line per request with method, route, status, duration, request id and key id', async () => {
+  it('logs 100 clients hanging up mid-body at info with their request ids: no ERROR line, no stack, no 5xx', async () => {
+    const ABORTS = 100;
+    const ids = Array.from({ length: ABORTS }, (_, n) => `abort-${n}`);
+    const headers = Object.entries({ ...bearer(), 'Content-Type': 'application/json', 'Content-Length': '100' });
+    for (const id of ids) {
+      await exchange(service.origin, (socket) => {
+        socket.write(rawRequest('POST', '/v1/pets', [...headers, ['Host', 'a'], ['X-Request-Id', id]]) + '{"name":');
+        setTimeout(() => socket.destroy(), 20);
+      });
+    }
+
+    // Whatever the service makes of them, each leaves a line with its request id.
+    const about = (line: LogLine) => ids.includes(String(line.reqId));
+    await pollUntil(
+      () =>
+        new Set(
+          parsed()
+            .filter(about)
+            .map((line) => line.reqId),
+        ).size === ABORTS,
+      {
+        what: `a log line for each of the ${ABORTS} aborted requests`,
+      },
+    );
+    expect(parsed().filter((line) => Number(line.level) >= 50)).toEqual([]);
+    const abandoned = parsed().filter((line) => about(line) && String(line.msg).startsWith('request abandoned'));
+    expect(abandoned.map((line) => line.reqId).sort()).toEqual([...ids].sort());
+    for (const line of abandoned) {
+      expect(line).toMatchObject({
+        level: 30,
+        method: 'POST',
+        route: '/v1/pets',
+        status: 499,
+        msg: 'request abandoned: the client closed the connection before sending the whole body',
+      });
+      expect(line).not.toHaveProperty('err');
+    }
+    const metrics = await fetch(`${service.origin}/metrics`, { headers: bearer(METRICS_TOKEN) });
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).not.toMatch(/^http_request_duration_seconds_count\{[^}]*status="5\d\d"\} /m);
+  });
+
+  it('writes one JSON line per request with method, route, status, duration, request id and key id, and never a key, a bearer credential or a header', async () => {
     const created = await fetch(`${service.origin}/v1/pets`, createPet('Logged', { 'x-request-id': 'log-check-1' }));
     expect(created.status).toBe(201);
-    const denied = await fetch(`${service.origin}/v1/pets`, { headers: bearer('not-a-valid-key-000000') });
-    expect(denied.status).toBe(401);
+    // A key-shaped credential, sent where a request id goes too.
+    const denied = await fetch(`${service.origin}/v1/pets`, {
+      headers: { ...bearer(KEY_SHAPED), 'x-request-id': KEY_SHAPED },
+    });
+    expect([denied.status, denied.headers.get('x-request-id')]).toEqual([401, KEY_SHAPED]);
 
     const line = await completed('log-check-1');
     expect(line).toMatchObject({ level: 30, method: 'POST', route: '/v1/pets', status: 201, keyId: 'env-1' });
     expect(line.durationMs).toEqual(expect.any(Number));
-    const deniedLine = await completed(denied.headers.get('x-request-id')!);
+    const deniedLine = await completed('[redacted]');
     expect(deniedLine).toMatchObject({ method: 'GET', route: '/v1/pets', status: 401, keyId: null });
+    const unnamed = await fetch(`${service.origin}/v1/pets`, { headers: bearer('not-a-valid-key-000000') });
+    expect(await completed(unnamed.headers.get('x-request-id')!)).toMatchObject({ status: 401, keyId: null });
     // Every line is JSON (parsed() throws otherwise), one per request.
-    expect(parsed().filter((entry) => entry.reqId === 'log-check-1' && entry.msg === 'request completed')).toHaveLength(
-      1,
-    );
-  });
-
-  it('does not serve /metrics without METRICS_TOKEN, and says once at start how to serve it', async () => {
-    const metrics = await fetch(`${service.origin}/metrics`);
-    const unknown = await fetch(`${service.origin}/no-such-thing`);
-    expect(metrics.status).toBe(404);
-    expect(await metrics.json()).toEqual(await unknown.json());
-    const warnings = parsed().filter((line) => String(line.msg).startsWith('/metrics is not served'));
-    expect(warnings).toEqual([expect.objectContaining({ level: 40, context: 'Metrics' })]);
-    expect(warnings[0].msg).toContain('set METRICS_TOKEN');
-  });
-
-  it('never writes a key, a bearer credential or a header, even one sent where a request id goes', async () => {
-    const sneaky = await fetch(`${service.origin}/v1/pets`, {
-      headers: { ...bearer(KEY_SHAPED), 'x-request-id': KEY_SHAPED },
-    });
-    expect(sneaky.status).toBe(401);
-    expect(sneaky.headers.get('x-request-id')).toBe(KEY_SHAPED);
-    await completed('[redacted]');
-
+    const lines = parsed().filter((entry) => entry.reqId === 'log-check-1' && entry.msg === 'request completed');
+    expect(lines).toHaveLength(1);
     const log = service.lines.join('\n');
     expect(log).not.toContain(KEY);
     expect(log).not.toContain(KEY_SHAPED);
@@ -190,9 +218,20 @@ describe('the production build, stopping with a request that never finishes', ()
     expect(service.lines.some((line) => line.includes('Shutdown still incomplete after 1500 ms'))).toBe(true);
   }, 60_000);
 
-  it('exits at once on a second signal', async () => {
+  it('without METRICS_TOKEN serves no /metrics, saying once at start how to; exits at once on a second signal', async () => {
     running = await start({ SHUTDOWN_GRACE_MS: '120000' });
     const { service } = running;
+    const metrics = await fetch(`${service.origin}/metrics`);
+    expect(metrics.status).toBe(404);
+    expect(await metrics.json()).toEqual(await (await fetch(`${service.origin}/no-such-thing`)).json());
+    const warnings = service.lines.filter((line) => line.includes('/metrics is not served'));
+    expect(warnings.map((line) => JSON.parse(line) as LogLine)).toEqual([
+      expect.objectContaining({
+        level: 40,
+        context: 'Metrics',
+        msg: expect.stringMatching(/^\/metrics is not served.*set METRICS_TOKEN/),
+      }),
+    ]);
     socket = await startStuckRequest(service.origin);
     service.kill('SIGTERM');
     await pollUntil(() => service.lines.some((line) => line.includes('SIGTERM received')), {
