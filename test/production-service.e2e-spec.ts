@@ -224,6 +224,10 @@ describe('the production build, stopping with a request that never finishes', ()
     const metrics = await fetch(`${service.origin}/metrics`);
     expect(metrics.status).toBe(404);
     expect(await metrics.json()).toEqual(await (await fetch(`${service.origin}/no-such-thing`)).json());
+    // Ready is answered over HTTP; the start's lines may still be on their way through stdout.
+    await pollUntil(() => service.lines.some((line) => line.includes('/metrics is not served')), {
+      what: 'the warning about /metrics',
+    });
     const warnings = service.lines.filter((line) => line.includes('/metrics is not served'));
     expect(warnings.map((line) => JSON.parse(line) as LogLine)).toEqual([
       expect.objectContaining({
