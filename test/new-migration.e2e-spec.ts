@@ -2,21 +2,15 @@ import { expect } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Client } from 'pg';
-import { buildCopyWith, ensureBuilt, ROOT, run } from './support/built-service.js';
+import { buildCopyWith, ensureBuilt, ROOT, runBuilt } from './support/built-service.js';
+import { withAdmin } from './support/test-database.js';
 
 /** A copy of the build and of migrations/: the generator writes there, never into the checkout. */
 let copy: Awaited<ReturnType<typeof buildCopyWith>>;
 
 /** `npm run migration:generate` and `migration:create` as built, without the build step of their npm scripts. */
 const newMigration = (args: string[], env: Record<string, string> = {}, root = copy.root) =>
-  run(
-    process.execPath,
-    [join(root, 'dist', 'dev', 'new-migration.js'), ...args],
-    { PATH: process.env.PATH ?? '', ...env },
-    180_000,
-    { cwd: root },
-  );
+  runBuilt(root, 'dev/new-migration.js', args, env, 180_000);
 const migrationFiles = (root = copy.root) => readdir(join(root, 'migrations'));
 const checkoutStatus = () =>
   execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], {
@@ -25,14 +19,11 @@ const checkoutStatus = () =>
     timeout: 30_000,
   });
 
-async function scratchDatabases(adminUrl: string): Promise<string[]> {
-  const sql = new Client({ connectionString: adminUrl });
-  await sql.connect();
-  const { rows } = await sql
-    .query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'animal_store_scratch_%'")
-    .finally(() => sql.end());
-  return rows.map((row) => row.datname);
-}
+const scratchDatabases = (adminUrl: string) =>
+  withAdmin(adminUrl, async (sql) => {
+    const query = "SELECT datname FROM pg_database WHERE datname LIKE 'animal_store_scratch_%'";
+    return (await sql.query<{ datname: string }>(query)).rows.map((row) => row.datname);
+  });
 
 beforeAll(async () => {
   await ensureBuilt();

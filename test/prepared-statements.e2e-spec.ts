@@ -15,17 +15,11 @@ async function everyRoute(t: TestApp): Promise<number[]> {
   const [first, second] = [await create(), await create()];
   const retried = [await create({ 'idempotency-key': 'once' }), await create({ 'idempotency-key': 'once' })];
   const get = (path: string) => request(t.origin, path, { headers: auth() });
-  const page = await get('/v1/pets?limit=1');
-  const [, next] = /^<(\/v1\/pets\?[^>]*)>; rel="next"$/.exec(page.headers.get('link') ?? '') ?? [];
-  const answers = [first, second, ...retried, page].map((answer) => answer.status);
-  answers.push((await get(next)).status);
-  for (const path of [
-    ...Array.from({ length: 3 }, () => `/v1/pets/${second.body.id}`),
-    '/v1/pets?limit=1&status=available',
-  ]) {
-    answers.push((await get(path)).status);
-  }
-  return answers;
+  const reads = [await get('/v1/pets?limit=1')];
+  const [, next] = /^<(\/v1\/pets\?[^>]*)>; rel="next"$/.exec(reads[0].headers.get('link') ?? '') ?? [];
+  const byId = `/v1/pets/${second.body.id}`;
+  for (const path of [next, byId, byId, byId, '/v1/pets?limit=1&status=available']) reads.push(await get(path));
+  return [first, second, ...retried, ...reads].map((answer) => answer.status);
 }
 
 const ANSWERED = [201, 201, 201, 201, 200, 200, 200, 200, 200, 200];

@@ -4,11 +4,23 @@ import { chmod, cp, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } fro
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pollUntil } from './poll.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const MARKER = join(ROOT, 'dist', '.built-by-tests');
 const LOCK = join(ROOT, 'test', 'artifacts', 'build.lock');
 const BUILD_TIMEOUT_MS = 180_000;
+
+/** What `npm run build` reads: dist/ is stale once one of them is newer. */
+export const BUILD_SOURCES = [
+  'src',
+  'dev',
+  'migrations',
+  'package.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'nest-cli.json',
+];
 
 function newestSourceChange(): number {
   let newest = 0;
@@ -17,15 +29,8 @@ function newestSourceChange(): number {
     if (stats.isDirectory()) readdirSync(path).forEach((entry) => visit(join(path, entry)));
     else newest = Math.max(newest, stats.mtimeMs);
   };
-  ['src', 'dev', 'migrations', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'nest-cli.json'].forEach(
-    (entry) => visit(join(ROOT, entry)),
-  );
+  BUILD_SOURCES.forEach((entry) => visit(join(ROOT, entry)));
   return newest;
-}
-
-async function fresh(): Promise<boolean> {
-  const built = await stat(MARKER).catch(() => null);
-  return built !== null && built.mtimeMs >= newestSourceChange();
 }
 
 export interface Finished {
@@ -70,21 +75,16 @@ export function run(
  * lock keeps parallel Jest workers from building over each other.
  */
 export async function ensureBuilt(): Promise<void> {
-  const deadline = Date.now() + BUILD_TIMEOUT_MS;
   await mkdir(dirname(LOCK), { recursive: true });
-  for (;;) {
-    try {
-      await mkdir(LOCK);
-      break;
-    } catch {
-      const lock = await stat(LOCK).catch(() => null);
-      if (lock && Date.now() - lock.mtimeMs > BUILD_TIMEOUT_MS) await rm(LOCK, { recursive: true, force: true });
-      if (Date.now() > deadline) throw new Error(`Timed out waiting for the build lock ${LOCK}`);
-      await new Promise((wake) => setTimeout(wake, 250));
-    }
-  }
+  const taken = async () => {
+    const lock = await stat(LOCK).catch(() => null);
+    if (lock && Date.now() - lock.mtimeMs > BUILD_TIMEOUT_MS) await rm(LOCK, { recursive: true, force: true });
+    return mkdir(LOCK).then(() => true);
+  };
+  await pollUntil(taken, { timeoutMs: BUILD_TIMEOUT_MS, intervalMs: 250, what: `the build lock ${LOCK}` });
   try {
-    if (await fresh()) return;
+    const built = await stat(MARKER).catch(() => null);
+    if (built && built.mtimeMs >= newestSourceChange()) return;
     const build = await run('npm', ['run', 'build'], process.env, BUILD_TIMEOUT_MS);
     if (build.code !== 0) throw new Error(`npm run build failed:\n${build.stdout}\n${build.stderr}`);
     await writeFile(MARKER, new Date().toISOString());
@@ -93,20 +93,23 @@ export async function ensureBuilt(): Promise<void> {
   }
 }
 
+/** `node dist/<script> <args>` of a copy of the build (`root`), run from it with only PATH and `env` set. */
+export function runBuilt(root: string, script: string, args: string[], env: Record<string, string>, timeoutMs: number) {
+  const only = { PATH: process.env.PATH ?? '', ...env };
+  return run(process.execPath, [join(root, 'dist', script), ...args], only, timeoutMs, { cwd: root });
+}
+
 /** `npm run apikey -- <args>` against the given database, as an operator types it. */
-export function apikey(databaseUrl: string, ...args: string[]): Promise<Finished> {
-  return run('npm', ['run', '--silent', 'apikey', '--', ...args], { ...process.env, DATABASE_URL: databaseUrl });
+export function apikey(DATABASE_URL: string, ...args: string[]): Promise<Finished> {
+  return run('npm', ['run', '--silent', 'apikey', '--', ...args], { ...process.env, DATABASE_URL });
 }
 
 /**
  * What `npm run apikey` runs (`node dist/dev/apikey.js <args>`), without npm's own start-up: for specs that run the
  * command dozens of times. test/key-lifecycle.e2e-spec.ts runs it through npm once.
  */
-export function apikeyScript(databaseUrl: string, ...args: string[]): Promise<Finished> {
-  return run(process.execPath, [join(ROOT, 'dist', 'dev', 'apikey.js'), ...args], {
-    ...process.env,
-    DATABASE_URL: databaseUrl,
-  });
+export function apikeyScript(DATABASE_URL: string, ...args: string[]): Promise<Finished> {
+  return run(process.execPath, [join(ROOT, 'dist', 'dev', 'apikey.js'), ...args], { ...process.env, DATABASE_URL });
 }
 
 /** The column headers `npm run apikey -- list` prints, in order. */
@@ -132,18 +135,17 @@ export interface ExtraMigration {
 
 /**
  * A copy of the build (dist/, migrations/, package.json, node_modules linked) in a temporary directory, with `extra`
- * migrations appended to its compiled list: the migration commands and the service run from it as from the
- * checkout, which they never write into. `migrations` are the names the appended ones are recorded under;
- * `remove()` deletes the copy.
+ * appended to its compiled migrations under the names in `migrations`: the migration commands and the service run
+ * from it as from the checkout, which they never write into.
  */
 export async function buildCopyWith(
   extra: readonly ExtraMigration[],
 ): Promise<{ root: string; migrations: string[]; remove(): Promise<void> }> {
   const root = await mkdtemp(join(tmpdir(), 'animal-store-build-'));
-  const classes = extra.map(({ name }, i) => ({
-    name,
-    className: `${name}${1795500000000 + i}`,
-    file: `${1795500000000 + i}-${name}.js`,
+  const classes = extra.map((migration, i) => ({
+    ...migration,
+    className: `${migration.name}${1795500000000 + i}`,
+    file: `${1795500000000 + i}-${migration.name}.js`,
   }));
   try {
     // As root, an embedded PostgreSQL started from the copy runs as the `postgres` user, which must enter it.
@@ -153,12 +155,12 @@ export async function buildCopyWith(
     for (const file of ['package.json', '.prettierrc']) await cp(join(ROOT, file), join(root, file));
     await symlink(join(ROOT, 'node_modules'), join(root, 'node_modules'), 'dir');
     const migrations = join(root, 'dist', 'migrations');
-    for (const [i, { className, file }] of classes.entries()) {
+    for (const { className, file, sql, transaction } of classes) {
       await writeFile(
         join(migrations, file),
         `export class ${className} {\n  name = '${className}';\n  revertDrops = 'no data';\n` +
-          (extra[i].transaction === false ? '  transaction = false;\n' : '') +
-          `  async up(queryRunner) { await queryRunner.query(${JSON.stringify(extra[i].sql)}); }\n  async down() {}\n}\n`,
+          (transaction === false ? '  transaction = false;\n' : '') +
+          `  async up(queryRunner) { await queryRunner.query(${JSON.stringify(sql)}); }\n  async down() {}\n}\n`,
       );
     }
     const index = await readFile(join(migrations, 'index.js'), 'utf8');

@@ -5,8 +5,6 @@ import { chromium, type Page } from 'playwright-core';
 
 /** Debian's Chromium, which `.ci/run` installs: Playwright never downloads a browser of its own here. */
 const CHROMIUM = '/usr/bin/chromium';
-/** How long a page action may wait before its test fails. */
-const UI_TIMEOUT = 30_000;
 
 export interface Chromium {
   page: Page;
@@ -14,8 +12,8 @@ export interface Chromium {
 }
 
 /**
- * Headless Chromium on a throw-away profile, with its background connections off (the machine's network is closed,
- * and it would keep trying them).
+ * Headless Chromium on a throw-away profile. Playwright's default switches turn its background connections off (the
+ * machine's network is closed, and it would keep trying them).
  */
 export async function launchChromium(): Promise<Chromium> {
   const profile = await mkdtemp(join(tmpdir(), 'animal-store-chromium-'));
@@ -24,18 +22,10 @@ export async function launchChromium(): Promise<Chromium> {
     const browser = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
+      args: ['--disable-gpu'],
     });
     const page = browser.pages()[0] ?? (await browser.newPage());
-    page.setDefaultTimeout(UI_TIMEOUT);
+    page.setDefaultTimeout(30_000);
     return {
       page,
       close: async () => {

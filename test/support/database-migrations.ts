@@ -1,16 +1,9 @@
-import { join } from 'node:path';
 import { Client } from 'pg';
-import { run } from './built-service.js';
+import { runBuilt } from './built-service.js';
 
 /** `npm run migration:run` of a copy of the build (buildCopyWith), against `databaseUrl`. */
 export const migrationRun = (root: string, databaseUrl: string, env: Record<string, string> = {}, timeoutMs = 60_000) =>
-  run(
-    process.execPath,
-    [join(root, 'dist', 'src', 'cli', 'migrations.js'), 'run'],
-    { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, ...env },
-    timeoutMs,
-    { cwd: root },
-  );
+  runBuilt(root, 'src/cli/migrations.js', ['run'], { DATABASE_URL: databaseUrl, ...env }, timeoutMs);
 
 /** The migrations recorded as applied, in order. */
 export const applied = async (sql: Client) =>

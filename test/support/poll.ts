@@ -17,9 +17,6 @@ export async function pollUntil<T>(
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
-  throw new Error(
-    `Timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${describeError(lastError)}` : ''}`,
-  );
+  const cause = lastError instanceof Error ? lastError.toString() : JSON.stringify(lastError);
+  throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${cause}` : ''}`);
 }
-
-const describeError = (error: unknown): string => (error instanceof Error ? error.toString() : JSON.stringify(error));

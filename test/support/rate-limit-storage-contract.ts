@@ -3,12 +3,11 @@ import type { ThrottlerStorage as RateLimitStorage } from '@nestjs/throttler';
 
 const MINUTE = 60_000;
 
-export interface OpenStorage {
-  (): Promise<{ storage: RateLimitStorage; close: () => Promise<void> }>;
-}
-
 /** What every rate-limit storage must do, run against the in-memory one (npm test) and Redis (npm run test:system). */
-export function describeRateLimitStorage(name: string, open: OpenStorage): void {
+export function describeRateLimitStorage(
+  name: string,
+  open: () => Promise<{ storage: RateLimitStorage; close: () => Promise<void> }>,
+): void {
   describe(`rate-limit storage ${name}`, () => {
     let storage: RateLimitStorage;
     let close: () => Promise<void>;
@@ -72,14 +71,9 @@ export function describeRateLimitStorage(name: string, open: OpenStorage): void 
       const records = await Promise.all(
         Array.from({ length: 50 }, () => storage.increment(id, MINUTE, 20, 0, 'api-key')),
       );
-      expect(records.filter((record) => !record.isBlocked)).toHaveLength(20);
+      const passed = records.filter((record) => !record.isBlocked).map((record) => record.totalHits);
       // Each hit let through is counted once (refused ones may or may not add to the count: both storages refuse them).
-      expect(
-        records
-          .filter((record) => !record.isBlocked)
-          .map((record) => record.totalHits)
-          .sort((a, b) => a - b),
-      ).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      expect(passed.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     });
   });
 }

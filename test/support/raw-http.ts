@@ -38,8 +38,7 @@ function parse(raw: Buffer, closed: boolean, elapsedMs: number): RawResponse | u
   const bodyBytes = raw.subarray(end + 4);
   if (!closed && (Number.isNaN(length) || bodyBytes.length < length)) return undefined;
   const text = bodyBytes.subarray(0, Number.isNaN(length) ? undefined : length).toString('utf8');
-  let body: unknown = text;
-  if (headers.get('content-type')?.startsWith('application/json') && text) body = JSON.parse(text);
+  const body: unknown = headers.get('content-type')?.startsWith('application/json') && text ? JSON.parse(text) : text;
   return { status: Number(statusLine.split(' ')[1]), headers, text, body, closed, elapsedMs };
 }
 

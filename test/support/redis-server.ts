@@ -25,9 +25,8 @@ function answersPing(port: number): Promise<boolean> {
 }
 
 /**
- * A throw-away Debian `redis-server` on a free port (or `port`, to start one
- * again where clients expect it) with its own directory and no persistence,
- * stopped by its PID. `.ci/run` installs the package.
+ * A throw-away Debian `redis-server` on a free port (or `port`, to start one again where clients expect it) with its
+ * own directory and no persistence, stopped by its PID. `.ci/run` installs the package.
  */
 export async function startRedisServer(wantedPort?: number): Promise<RedisServer> {
   const dir = await mkdtemp(join(tmpdir(), 'animal-store-redis-'));
@@ -45,7 +44,6 @@ export async function startRedisServer(wantedPort?: number): Promise<RedisServer
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await spawned;
-  const url = `redis://127.0.0.1:${port}`;
   const deadline = Date.now() + 10_000;
   while (!(await answersPing(port))) {
     if (Date.now() > deadline || child.exitCode !== null) {
@@ -55,7 +53,7 @@ export async function startRedisServer(wantedPort?: number): Promise<RedisServer
     await new Promise((wake) => setTimeout(wake, 50));
   }
   return {
-    url,
+    url: `redis://127.0.0.1:${port}`,
     port,
     stop: async () => {
       process.kill(child.pid!, 'SIGTERM');

@@ -1,11 +1,10 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
+import { ROOT } from './built-service.js';
 import { freePort } from './database-server.js';
 import { pollUntil } from './poll.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export interface ServiceExit {
   code: number | null;
@@ -25,7 +24,7 @@ export interface ServiceProcess {
 /** What `npm start` runs: the service on the embedded PostgreSQL under DATA_DIR unless DATABASE_URL is set. */
 export const DEVELOPMENT_ENTRY = join(ROOT, 'dist', 'dev', 'start.js');
 
-export interface ServiceLocation {
+interface ServiceLocation {
   /** The compiled entry point: default dist/src/main.js of the project; DEVELOPMENT_ENTRY as `npm start` runs it. */
   main?: string;
   /** Working directory, where `.env` and a relative DATA_DIR are found (default: the project root). */
@@ -49,12 +48,8 @@ const PRODUCTION_FLAGS = (
 export async function startService(env: Record<string, string>, where: ServiceLocation = {}): Promise<ServiceProcess> {
   const port = where.port ?? (await freePort());
   const main = where.main ?? join(ROOT, 'dist', 'src', 'main.js');
-  const preload = join(
-    main === DEVELOPMENT_ENTRY ? join(ROOT, 'dist', 'src') : dirname(main),
-    'observability',
-    'tracing',
-    'preload.js',
-  );
+  const dist = main === DEVELOPMENT_ENTRY ? join(ROOT, 'dist', 'src') : dirname(main);
+  const preload = join(dist, 'observability', 'tracing', 'preload.js');
   const child = spawn(process.execPath, [...PRODUCTION_FLAGS, '--import', pathToFileURL(preload).href, main], {
     cwd: where.cwd ?? ROOT,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },

@@ -19,14 +19,10 @@ export const STATED_RULE = 'x-stated-rule';
 export function markStatedRules(document: OpenAPIObject): OpenAPIObject {
   const copy = structuredClone(document);
   for (const pointer of Object.keys(STATED_RULES)) {
-    const schema = pointer
-      .split('/')
-      .slice(1)
-      .reduce<unknown>(
-        (node, segment) =>
-          (node as Record<string, unknown> | undefined)?.[segment.replace(/~1/g, '/').replace(/~0/g, '~')],
-        copy,
-      ) as Record<string, unknown> | undefined;
+    let schema = copy as unknown as Record<string, unknown> | undefined;
+    for (const segment of pointer.slice(1).split('/')) {
+      schema = schema?.[segment.replace(/~1/g, '/').replace(/~0/g, '~')] as Record<string, unknown> | undefined;
+    }
     if (!schema) throw new Error(`The document has no schema at ${pointer}, where a rule in words was expected`);
     schema[STATED_RULE] = pointer;
   }

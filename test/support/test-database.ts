@@ -7,7 +7,7 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-async function withAdmin<T>(adminUrl: string | undefined, work: (client: Client) => Promise<T>): Promise<T> {
+export async function withAdmin<T>(adminUrl: string | undefined, work: (client: Client) => Promise<T>): Promise<T> {
   if (!adminUrl) throw new Error('TEST_DATABASE_ADMIN_URL is not set: run the tests through jest (global setup).');
   const client = new Client({ connectionString: adminUrl });
   await client.connect();
@@ -33,10 +33,8 @@ export async function createTestDatabase(adminUrl = process.env.TEST_DATABASE_AD
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
-    drop: () =>
-      withAdmin(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(
-        () => undefined,
-      ),
+    drop: async () =>
+      void (await withAdmin(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))),
   };
 }
 

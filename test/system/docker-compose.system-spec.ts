@@ -1,8 +1,6 @@
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+import { ROOT } from '../support/built-service.js';
 
 // Needs Debian's docker-compose (no engine): run by `npm run test:system`, not `npm test`.
 // With a clean environment, so the files' own defaults are what gets validated.

@@ -2,25 +2,12 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureBuilt, ROOT, run } from '../support/built-service.js';
+import { BUILD_SOURCES, ensureBuilt, ROOT, run, runBuilt } from '../support/built-service.js';
 import { freePort } from '../support/database-server.js';
 
 const root = process.getuid?.() === 0;
 // The project files a clone holds, hard-linked (a copy of node_modules would take minutes).
-const CLONED = [
-  'node_modules',
-  'dist',
-  'src',
-  'dev',
-  'migrations',
-  'test',
-  'package.json',
-  'package-lock.json',
-  'jest.config.js',
-  'tsconfig.json',
-  'tsconfig.build.json',
-  'nest-cli.json',
-];
+const CLONED = [...BUILD_SOURCES, 'node_modules', 'dist', 'test', 'package-lock.json', 'jest.config.js'];
 
 /**
  * A clone in a directory only its owner can enter, like /root on Debian and in most images. As root, PostgreSQL
@@ -40,14 +27,13 @@ describe('a clone in a directory only its owner can enter', () => {
 
   it(`the service ${root ? 'stops with one line naming the cause and the fix' : 'starts'}`, async () => {
     const env = {
-      PATH: process.env.PATH ?? '',
       PORT: String(await freePort()),
       EMBEDDED_POSTGRES_PORT: String(await freePort()),
       LOG_LEVEL: 'warn',
       // Without a root check the service would start: bounded, and stopped by the timeout below.
       SHUTDOWN_GRACE_MS: '0',
     };
-    const finished = await run(process.execPath, ['dist/dev/start.js'], env, 60_000, { cwd: clone });
+    const finished = await runBuilt(clone, 'dev/start.js', [], env, 60_000);
     if (root) {
       expect(finished.code).toBe(1);
       expect(finished.stderr.split('\n').filter(Boolean)).toEqual([

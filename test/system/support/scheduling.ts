@@ -5,10 +5,8 @@ import { ROOT } from '../../support/built-service.js';
 import { pollUntil } from '../../support/poll.js';
 
 /**
- * The system suite's two workers (jest.system.config.js's `systemSpecs`; docs/testing.md, "The system suite"): the
- * exclusive specs run one at a time, under one lock. The measured ones run at normal priority; every other spec runs
- * at a low CPU priority, inherited by every process it starts, so that it takes only the CPU a measured spec leaves
- * idle. So do the promtool checks, exclusive as CPU-bound: at normal priority they starved a service started beside them.
+ * The scheduling jest.system.config.js describes: the exclusive specs take one lock in turn, and every spec but the
+ * measured ones runs at a low CPU priority, inherited by every process it starts, taking only the CPU they leave idle.
  */
 const { exclusive, measured } = (globalThis as unknown as { systemSpecs: Record<'exclusive' | 'measured', string[]> })
   .systemSpecs;
