@@ -2,7 +2,8 @@ import { expect } from '@jest/globals';
 import { parseApiKeys } from '../src/config/app-config.js';
 import type { Pet } from '../src/pets/dto/pet.dto.js';
 import { exchange, rawRequest } from './support/raw-http.js';
-import { jsonBody, request, startTestApp, TestApp, TEST_KEY } from './support/test-app.js';
+import { jsonBody, request, TEST_KEY } from './support/test-app.js';
+import { testAppPerBlock } from './support/test-app-per-block.js';
 
 const OTHER_KEY = 'other-key-0123456789abcdef';
 
@@ -12,11 +13,7 @@ const keyed = (idempotencyKey: string, body: unknown, key = TEST_KEY): RequestIn
 };
 
 describe('Idempotency-Key on POST /v1/pets', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ apiKeys: parseApiKeys(`${TEST_KEY},${OTHER_KEY}`) });
-  });
-  afterAll(() => t.close());
+  const t = testAppPerBlock({ apiKeys: parseApiKeys(`${TEST_KEY},${OTHER_KEY}`) });
 
   const post = (init: RequestInit) => request<Pet>(t.origin, '/v1/pets', init);
   const countByName = async (name: string) =>
