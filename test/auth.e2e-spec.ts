@@ -18,9 +18,7 @@ type Sent = { authorization?: string; query?: string; body?: string };
  * the answer on the wire, the query and body as parsed, the key checked before the schema.
  */
 const REFUSED: { what: string; route: keyof typeof ROUTES; sent: Sent; tokenError?: string; body?: object }[] = [
-  { what: 'no key', route: 'listPets', sent: {} },
-  { what: 'no key', route: 'createPet', sent: {} },
-  { what: 'no key', route: 'getPet', sent: {} },
+  ...(['listPets', 'createPet', 'getPet'] as const).map((route) => ({ what: 'no key', route, sent: {} })),
   {
     what: 'a wrong key',
     route: 'listPets',
