@@ -29,6 +29,8 @@ const rawGet = (origin: string, path: string, headers: [string, string][] = []) 
 const bearer: [string, string] = ['Authorization', `Bearer ${TEST_KEY}`];
 const repeatedAuthorization = (origin: string) => rawGet(origin, '/v1/pets', [bearer, bearer]);
 
+const WAITING_ON_THE_LOCK = `SELECT 1 FROM pg_stat_activity WHERE application_name = 'animal-store' AND wait_event_type = 'Lock'`;
+
 describe('the order of the request pipeline', () => {
   const t = testAppPerBlock({
     corsOrigins: [SHOP],
@@ -43,15 +45,11 @@ describe('the order of the request pipeline', () => {
       await holder.query('BEGIN');
       await holder.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
       const inFlight = request(t.origin, '/v1/pets', { headers: auth() });
-      await pollUntil(
-        async () =>
-          (
-            await t.sql.query(
-              `SELECT 1 FROM pg_stat_activity WHERE application_name = 'animal-store' AND wait_event_type = 'Lock'`,
-            )
-          ).rowCount === 1,
-        { timeoutMs: 3_000, intervalMs: 20, what: 'the list of pets to wait on the lock' },
-      );
+      await pollUntil(async () => (await t.sql.query(WAITING_ON_THE_LOCK)).rowCount === 1, {
+        timeoutMs: 3_000,
+        intervalMs: 20,
+        what: 'the list of pets to wait on the lock',
+      });
       await whileOverloaded();
       await holder.query('ROLLBACK');
       expect((await inFlight).status).toBe(200);
