@@ -39,10 +39,8 @@ describe('keys never appear in logs', () => {
       RATE_LIMIT_PER_MINUTE: '4',
       AUTH_FAILURE_LIMIT_PER_MINUTE: '1000',
     });
-    const issued = await apikey(database.url, 'create', 'logged client');
-    const revoked = await apikey(database.url, 'create', 'revoked client');
-    issuedKey = issued.stdout.trim();
-    revokedKey = revoked.stdout.trim();
+    issuedKey = (await apikey(database.url, 'create', 'logged client')).stdout.trim();
+    revokedKey = (await apikey(database.url, 'create', 'revoked client')).stdout.trim();
     expect(await apikey(database.url, 'revoke', revokedKey.slice(0, 12))).toMatchObject({ code: 0 });
 
     const statuses = [
