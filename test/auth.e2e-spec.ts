@@ -14,15 +14,11 @@ const ROUTES = {
 type Sent = { authorization?: string; query?: string; body?: string };
 
 /**
- * What the guard makes of each credential, and of access_token sent elsewhere: src/auth/api-key.guard.spec.ts. Here,
- * what only the real request shows: every route guarded, the challenge and Error body on the wire, the query string
- * and the body as the server parses them, and the key checked before the body's schema. A refusal without `tokenError`
- * is for a missing key.
+ * Each credential alone: src/auth/api-key.guard.spec.ts. Here, what only a real request shows: every route guarded,
+ * the answer on the wire, the query and body as parsed, the key checked before the schema.
  */
 const REFUSED: { what: string; route: keyof typeof ROUTES; sent: Sent; tokenError?: string; body?: object }[] = [
-  { what: 'no key', route: 'listPets', sent: {} },
-  { what: 'no key', route: 'createPet', sent: {} },
-  { what: 'no key', route: 'getPet', sent: {} },
+  ...(['listPets', 'createPet', 'getPet'] as const).map((route) => ({ what: 'no key', route, sent: {} })),
   {
     what: 'a wrong key',
     route: 'listPets',

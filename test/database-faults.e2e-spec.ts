@@ -39,7 +39,6 @@ describe('database faults', () => {
   const boundedRequest = <T = unknown>(path: string, init: RequestInit = {}) =>
     request<T>(t.origin, path, { ...init, signal: AbortSignal.timeout(ANSWER_WITHIN_MS) });
 
-  /** Polls until the list answers 200, for at most `withinMs`; returns whether it did. */
   async function servesAgain(withinMs: number): Promise<boolean> {
     const deadline = Date.now() + withinMs;
     while (Date.now() < deadline) {

@@ -6,11 +6,7 @@ import { createTestDatabase, TestDatabase } from './support/test-database.js';
 
 const digest = (key: string) => createHash('sha256').update(key).digest('hex');
 
-/**
- * The built service as a process, driven with valid, unknown, malformed and
- * revoked keys and with failing requests; whatever logger the service uses,
- * nothing it writes may contain a key or a key's digest.
- */
+/** Whatever logger the built service uses, nothing it writes may contain a key or a key's digest. */
 describe('keys never appear in logs', () => {
   let database: TestDatabase;
   let service: ServiceProcess;
@@ -28,6 +24,9 @@ describe('keys never appear in logs', () => {
   };
   const call = (path: string, init: RequestInit = {}) => fetch(`${service.origin}${path}`, init).then((r) => r.status);
   const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+  const list = (key: string) => call('/v1/pets', { headers: bearer(key) });
+  const create = (key: string, body: string) =>
+    call('/v1/pets', { method: 'POST', headers: { ...bearer(key), 'content-type': 'application/json' }, body });
 
   beforeAll(async () => {
     await ensureBuilt();
@@ -40,33 +39,23 @@ describe('keys never appear in logs', () => {
       RATE_LIMIT_PER_MINUTE: '4',
       AUTH_FAILURE_LIMIT_PER_MINUTE: '1000',
     });
-    const issued = await apikey(database.url, 'create', 'logged client');
-    const revoked = await apikey(database.url, 'create', 'revoked client');
-    issuedKey = issued.stdout.trim();
-    revokedKey = revoked.stdout.trim();
+    issuedKey = (await apikey(database.url, 'create', 'logged client')).stdout.trim();
+    revokedKey = (await apikey(database.url, 'create', 'revoked client')).stdout.trim();
     expect(await apikey(database.url, 'revoke', revokedKey.slice(0, 12))).toMatchObject({ code: 0 });
 
     const statuses = [
-      await call('/v1/pets', { headers: bearer(issuedKey) }),
-      await call('/v1/pets', { headers: bearer(envKey) }),
+      await list(issuedKey),
+      await list(envKey),
       await call('/v1/pets/1', { headers: bearer(envKey) }), // deprecated operation: logs the caller's key id
-      await call('/v1/pets', { headers: bearer(unknownKey) }),
-      await call('/v1/pets', { headers: bearer(malformedKey) }),
+      await list(unknownKey),
+      await list(malformedKey),
       await call('/v1/pets', { headers: { authorization: `Basic ${issuedKey}` } }),
-      await call('/v1/pets', { headers: bearer(revokedKey) }),
+      await list(revokedKey),
       await call(`/v1/pets?access_token=${issuedKey}`),
-      await call('/v1/pets', {
-        method: 'POST',
-        headers: { ...bearer(issuedKey), 'content-type': 'application/json' },
-        body: `{"name": "${issuedKey}", broken`,
-      }),
-      await call('/v1/pets', {
-        method: 'POST',
-        headers: { ...bearer(envKey), 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'x'.repeat(20_000) }),
-      }),
+      await create(issuedKey, `{"name": "${issuedKey}", broken`),
+      await create(envKey, JSON.stringify({ name: 'x'.repeat(20_000) })),
       await call(`/v1/${issuedKey}`, { headers: bearer(issuedKey) }),
-      ...(await Promise.all(Array.from({ length: 4 }, () => call('/v1/pets', { headers: bearer(issuedKey) })))),
+      ...(await Promise.all(Array.from({ length: 4 }, () => list(issuedKey)))),
     ];
     expect(statuses.slice(0, 11)).toEqual([200, 200, 404, 401, 401, 401, 401, 401, 400, 413, 404]);
     expect(statuses.slice(11)).toContain(429);
@@ -75,7 +64,7 @@ describe('keys never appear in logs', () => {
     const sql = new Client({ connectionString: database.url });
     await sql.connect();
     await sql.query('ALTER TABLE api_keys RENAME TO api_keys_elsewhere');
-    expect(await call('/v1/pets', { headers: bearer(failingKey) })).toBe(500);
+    expect(await list(failingKey)).toBe(500);
     await sql.query('ALTER TABLE api_keys_elsewhere RENAME TO api_keys');
     await sql.end();
     await stop(service);

@@ -33,10 +33,7 @@ function openSlowUpload(port: number): Promise<Socket> {
   });
 }
 
-/**
- * Clients without a key must not take the service away from those with one: the built service in production mode,
- * against a real database. Prints what it measured.
- */
+/** Clients without a key must not take the built service, in production mode, away from those with one. */
 describe('keyless traffic does not starve probes or keyed requests', () => {
   let production: ProductionService;
   let service: ServiceProcess;
@@ -99,17 +96,13 @@ describe('keyless traffic does not starve probes or keyed requests', () => {
     await Promise.all(Array.from({ length: KEYED_CLIENTS }, keyedClient));
     times.sort((a, b) => a - b);
     const result = await flood;
-    const counts = statuses.reduce<Record<number, number>>(
-      (byStatus, status) => ({ ...byStatus, [status]: (byStatus[status] ?? 0) + 1 }),
-      {},
-    );
     console.log(
       `/health/ready flood at ${FLOOD_CONNECTIONS} connections: ${result.requests.total} probes ` +
-        `(${result.non2xx} not 2xx, ${result.errors} errors); ${KEYED_CLIENTS} keyed clients' requests meanwhile by status: ${JSON.stringify(counts)}, ` +
+        `(${result.non2xx} not 2xx, ${result.errors} errors); ${KEYED_CLIENTS} keyed clients' ${statuses.length} requests meanwhile, ` +
         `median ${times[times.length >> 1]} ms, slowest ${times[times.length - 1]} ms`,
     );
     expect(statuses.length).toBeGreaterThan(0);
-    expect(statuses.every((status) => status === 200)).toBe(true);
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
     expect(result.non2xx).toBe(0);
   }, 60_000);
 });

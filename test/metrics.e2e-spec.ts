@@ -15,10 +15,8 @@ describe('/metrics', () => {
   const t = testAppPerBlock();
 
   it('exposes request counts and latency by route and status, the database pool and the process, outside /v1, without an API key', async () => {
-    const created = await request(t.origin, '/v1/pets', jsonBody({ name: 'Rex', categoryId: 1 }));
-    expect(created.status).toBe(201);
-    await request(t.origin, '/v1/pets', jsonBody({ name: '' }));
-    await request(t.origin, '/v1/pets', jsonBody({ name: '' }));
+    await request(t.origin, '/v1/pets', jsonBody({ name: 'Rex', categoryId: 1 }));
+    for (const invalid of [{ name: '' }, { name: '' }]) await request(t.origin, '/v1/pets', jsonBody(invalid));
     await request(t.origin, '/v1/no-such-thing', { headers: auth() });
 
     const metrics = await request(t.origin, '/metrics');

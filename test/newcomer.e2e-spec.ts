@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ROOT, run } from './support/built-service.js';
-import { jsonBody, request, startTestApp, TEST_KEY, TestApp } from './support/test-app.js';
+import { jsonBody, request, TEST_KEY } from './support/test-app.js';
+import { testAppPerBlock } from './support/test-app-per-block.js';
 
 /** What the README tells a newcomer around the two commands, and what a passing `npm test` shows them. */
 let readme: string;
@@ -22,14 +23,12 @@ function shellBlock(marker: string): string {
 }
 
 describe('README: the pagination loop', () => {
-  let t: TestApp;
+  const t = testAppPerBlock();
   beforeAll(async () => {
-    t = await startTestApp();
     for (let index = 0; index < 3; index += 1) {
       expect((await request(t.origin, '/v1/pets', jsonBody({ name: `Pet ${index}`, categoryId: 1 }))).status).toBe(201);
     }
   });
-  afterAll(() => t.close());
 
   it('reads every page and leaves no file behind in the directory it runs from', async () => {
     const directory = await mkdtemp(join(tmpdir(), 'animal-store-readme-'));

@@ -36,16 +36,13 @@ function lint<T>(cli: string, args: string[], cwd: string): Promise<T> {
   });
 }
 
-/** Spectral with the committed ruleset (spectral:oas + OWASP, the rules that do not apply turned off). */
 const spectral = (directory: string) =>
   lint<SpectralProblem[]>(SPECTRAL, ['--ruleset', join(ROOT, '.spectral.yaml'), '-f', 'json', '--quiet'], directory);
 
-/** Redocly's recommended rules, through the committed redocly.yaml. */
 const redocly = (directory: string) =>
   lint<RedoclyReport>(REDOCLY, ['--config', join(ROOT, 'redocly.yaml'), '--format=json'], directory);
 
-// The Spectral severities: 0 error, 1 warning, 2 information, 3 hint.
-const ERROR = 0;
+const ERROR = 0; // Spectral's severities: 0 error, 1 warning, 2 information, 3 hint.
 
 describe('openapi.json under the linters client developers use', () => {
   jest.setTimeout(120_000);

@@ -9,10 +9,7 @@ const KEY = 'operator-log-key-0123456789';
 const GRACE_MS = 5_000;
 const OUTAGE_TEST_MS = 2 * GRACE_MS + 90_000;
 
-/**
- * What the built service tells its operator on stdout: the routes it prints at start-up, and readiness as it
- * changes. Against a PostgreSQL of its own, which the last test stops and starts again.
- */
+/** What the built service tells its operator on stdout, against a PostgreSQL the last test stops and starts. */
 describe('the service log', () => {
   let server: EmbeddedServer;
   let service: ServiceProcess;
@@ -63,7 +60,6 @@ describe('the service log', () => {
   it(
     'logs one line when readiness is lost and one when it returns, not a stack per probe',
     async () => {
-      const readinessLines = () => service.lines.filter((line) => /Ready|Not ready/.test(line));
       const before = service.lines.length;
       await server.pause();
       try {
@@ -96,7 +92,7 @@ describe('the service log', () => {
       expect(during.join('\n')).not.toMatch(/ServiceUnavailableException|ERROR|\n\s+at /);
       // The outage's three lines, and at most one from the start.
       expect(during.filter((line) => /Ready|Not ready/.test(line))).toHaveLength(3);
-      expect(readinessLines().length).toBeLessThanOrEqual(4);
+      expect(service.lines.filter((line) => /Ready|Not ready/.test(line)).length).toBeLessThanOrEqual(4);
     },
     OUTAGE_TEST_MS,
   );

@@ -1,33 +1,19 @@
 import { expect } from '@jest/globals';
 import { Client } from 'pg';
 import { ShutdownState } from '../src/edge/shutdown-state.js';
+import { preflight, SHOP } from './preflight.js';
 import { exchange, rawRequest } from './support/raw-http.js';
 import { pollUntil } from './support/poll.js';
-import { auth, jsonBody, request, TEST_KEY } from './support/test-app.js';
+import { auth, request, TEST_KEY } from './support/test-app.js';
 import { testAppPerBlock } from './support/test-app-per-block.js';
 
-/**
- * Which step of the request pipeline answers first, seen from outside: the single-value header check, CORS, body
- * parsing, load shedding, the guard, draining. One request in flight takes the whole in-flight budget.
- */
-const SHOP = 'https://shop.example';
 const fromShop = (headers: Record<string, string> = {}) => ({ ...headers, origin: SHOP });
 
-async function preflight(origin: string): Promise<Response> {
-  const answer = await fetch(`${origin}/v1/pets`, {
-    method: 'OPTIONS',
-    headers: fromShop({ 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' }),
-  });
-  await answer.arrayBuffer();
-  return answer;
-}
-
-const malformed = (key?: string) => {
-  const init = jsonBody('{"name": ', key);
-  const headers: Record<string, string> = { ...(init.headers as Record<string, string>), origin: SHOP };
-  if (key === undefined) delete headers.authorization;
-  return { ...init, headers };
-};
+const malformed = (key?: string): RequestInit => ({
+  method: 'POST',
+  headers: fromShop({ 'content-type': 'application/json', ...(key === undefined ? {} : auth(key)) }),
+  body: '{"name": ',
+});
 
 const error = (status: number, code: string) => ({ status, code, message: expect.any(String) });
 
@@ -43,6 +29,8 @@ const rawGet = (origin: string, path: string, headers: [string, string][] = []) 
 const bearer: [string, string] = ['Authorization', `Bearer ${TEST_KEY}`];
 const repeatedAuthorization = (origin: string) => rawGet(origin, '/v1/pets', [bearer, bearer]);
 
+const WAITING_ON_THE_LOCK = `SELECT 1 FROM pg_stat_activity WHERE application_name = 'animal-store' AND wait_event_type = 'Lock'`;
+
 describe('the order of the request pipeline', () => {
   const t = testAppPerBlock({
     corsOrigins: [SHOP],
@@ -57,15 +45,11 @@ describe('the order of the request pipeline', () => {
       await holder.query('BEGIN');
       await holder.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
       const inFlight = request(t.origin, '/v1/pets', { headers: auth() });
-      await pollUntil(
-        async () =>
-          (
-            await t.sql.query(
-              `SELECT 1 FROM pg_stat_activity WHERE application_name = 'animal-store' AND wait_event_type = 'Lock'`,
-            )
-          ).rowCount === 1,
-        { timeoutMs: 3_000, intervalMs: 20, what: 'the list of pets to wait on the lock' },
-      );
+      await pollUntil(async () => (await t.sql.query(WAITING_ON_THE_LOCK)).rowCount === 1, {
+        timeoutMs: 3_000,
+        intervalMs: 20,
+        what: 'the list of pets to wait on the lock',
+      });
       await whileOverloaded();
       await holder.query('ROLLBACK');
       expect((await inFlight).status).toBe(200);

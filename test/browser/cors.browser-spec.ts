@@ -49,9 +49,7 @@ async function listTwoPages(page: Page, api: string, key: string): Promise<Seen[
 
 describe('a storefront page on another origin, in headless Chromium', () => {
   let shop: Awaited<ReturnType<typeof storefront>>;
-  /** The storefront's origin, the one CORS_ORIGINS allows. */
   let allowed: string;
-  /** The same page under another origin: `localhost` instead of `127.0.0.1`. */
   let notAllowed: string;
   let withCors: TestApp;
   let withoutCors: TestApp;

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Page } from 'playwright-core';
 import { launchChromium, type Chromium } from '../support/chromium.js';
-import { jsonBody, request, startTestApp, TestApp, TEST_KEY } from '../support/test-app.js';
+import { jsonBody, request, TEST_KEY } from '../support/test-app.js';
+import { testAppPerBlock } from '../support/test-app-per-block.js';
 import { listenLocally } from './local-server.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
@@ -33,7 +34,7 @@ const prefixingProxy = (target: string) =>
   });
 
 describe('Swagger UI at /docs in headless Chromium', () => {
-  let t: TestApp;
+  const t = testAppPerBlock();
   let proxy: Awaited<ReturnType<typeof prefixingProxy>>;
   let browser: Chromium;
   let page: Page;
@@ -42,7 +43,6 @@ describe('Swagger UI at /docs in headless Chromium', () => {
   const sent: string[] = [];
 
   beforeAll(async () => {
-    t = await startTestApp();
     proxy = await prefixingProxy(t.origin);
     const created = await request(t.origin, '/v1/pets', jsonBody({ name: 'Browser Rex', categoryId: 4 }));
     expect(created.status).toBe(201);
@@ -62,7 +62,6 @@ describe('Swagger UI at /docs in headless Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await proxy?.close();
-    await t?.close();
   });
 
   async function authorize(): Promise<void> {
