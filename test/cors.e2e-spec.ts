@@ -1,6 +1,6 @@
 import { expect } from '@jest/globals';
 import { PREFLIGHT_MAX_AGE_SECONDS } from '../src/edge/cors.js';
-import { preflight, SHOP } from './preflight.js';
+import { preflight, SHOP } from './support/preflight.js';
 import { auth, jsonBody, request } from './support/test-app.js';
 import { testAppPerBlock } from './support/test-app-per-block.js';
 

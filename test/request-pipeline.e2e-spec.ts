@@ -1,7 +1,7 @@
 import { expect } from '@jest/globals';
 import { Client } from 'pg';
 import { ShutdownState } from '../src/edge/shutdown-state.js';
-import { preflight, SHOP } from './preflight.js';
+import { preflight, SHOP } from './support/preflight.js';
 import { exchange, rawRequest } from './support/raw-http.js';
 import { pollUntil } from './support/poll.js';
 import { auth, request, TEST_KEY } from './support/test-app.js';
