@@ -24,7 +24,8 @@ function traceIds(): { trace_id?: string; span_id?: string } {
 
 /**
  * nestjs-pino's settings: JSON lines in production, pretty lines otherwise, at LOG_LEVEL. The one line per request
- * is `requestOutcome`'s (request-outcome.ts); the other lines written while serving a request name its `reqId` themselves.
+ * is `requestOutcome`'s (request-outcome.ts); the other lines written while serving a request name its `reqId`
+ * themselves.
  */
 export function loggerParams(config: Pick<AppConfig, 'logLevel' | 'production' | 'apiKeys' | 'metricsToken'>): Params {
   const options: Options = {
