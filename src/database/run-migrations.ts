@@ -35,11 +35,13 @@ async function underRunLock<T>(
 async function withBounds<T>(runner: QueryRunner, inTransaction: boolean, timeoutMs: number, step: () => Promise<T>) {
   const lockTimeout = `lock_timeout = ${Math.trunc(timeoutMs)}`;
   const settings = ['statement_timeout = 0', 'idle_in_transaction_session_timeout = 0', lockTimeout];
-  if (inTransaction)
+  if (inTransaction) {
+    // The runner's own manager: the transaction, and so SET LOCAL, is on the connection the migration runs on.
     return runner.manager.transaction(async () => {
       await runner.query(settings.map((setting) => `SET LOCAL ${setting}`).join('; '));
       return step();
     });
+  }
   await runner.query(settings.map((setting) => `SET ${setting}`).join('; '));
   try {
     return await step();

@@ -83,7 +83,7 @@ export class ApiKeysRepository {
       .transaction(async (tx): Promise<RotationOutcome> => {
         const [key]: ApiKeySummary[] = await tx.query(`${BY_ID} FOR UPDATE`, [id]);
         if (key.state !== 'active') {
-          const [successor]: ApiKeySummary[] = await tx.query(BY_ID, [key.replacedBy]);
+          const [successor]: ApiKeySummary[] = key.replacedBy === null ? [] : await tx.query(BY_ID, [key.replacedBy]);
           return { rotated: false, key, replacement: successor ?? null };
         }
         const [created]: ApiKeySummary[] = await tx.query(
