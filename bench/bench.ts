@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --floor] [-- --lean] [-- --baseline <dir>] [-- --rounds <n>] [-- --replica]`: the built service, on Node 24, beside
+ * `npm run bench [-- --quick] [-- --floor] [-- --lean] [-- --baseline <dir>] [-- --rounds <n>] [-- --replica] [-- --pin]`: the built service, on Node 24, beside
  * three yardsticks on one PostgreSQL: the same app with the same production features written the usual way
  * (bench/feature-equal-app.ts), the straightforward NestJS + TypeORM app (bench/straightforward-app.ts) and a bare
  * Fastify + pg server (bench/ceiling.ts), taking turns on every route in every round; plus the list latency at
@@ -7,8 +7,9 @@
  * takes its turn too; with `--lean`, the same build with the features configuration can turn off turned off
  * (LEAN_ENV); with `--baseline <dir>`, another built checkout of the service (bench/baseline.ts); with `--traced`,
  * the same build tracing every request to a local OTLP sink (TRACED_ENV); with `--replica`, the same build reading
- * from a streaming replica of the database (DATABASE_REPLICA_URL). Every server's CPU per request is given with
- * PostgreSQL's. See docs/performance.md.
+ * from a streaming replica of the database (DATABASE_REPLICA_URL); with `--pin`, the servers on a CPU of their own.
+ * Every server's CPU per request is given with PostgreSQL's, and with `--floor` the whole request's against the
+ * floor's (LIMITS.overFloor). See docs/performance.md.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -44,6 +45,7 @@ import {
   ServerProcess,
   serviceEnv,
   startServer,
+  pinTo,
   startService,
 } from './server-process.js';
 
@@ -53,6 +55,7 @@ const withLean = process.argv.includes('--lean');
 const baseline = await baselineOption(process.argv);
 const withTraced = process.argv.includes('--traced');
 const withReplica = process.argv.includes('--replica');
+const pinned = pinOption(process.argv);
 const settings = {
   mode: quick ? 'quick' : 'full',
   rounds: roundsOption(process.argv),
@@ -150,6 +153,8 @@ async function main(): Promise<number> {
   const node = await node24();
   console.log(`Benchmark (${settings.mode}); servers on Node ${node.version}; server logs in ${logDir}`);
   if (baseline) console.log(`baseline: ${baseline.dir} at ${baseline.revision}`);
+  // Before PostgreSQL starts, so that it and every backend it forks inherit the load generator's CPUs.
+  if (pinned) pinTo(process.pid, pinned.others);
   const database = await startBenchDatabase({ replica: withReplica });
   const key = await issueDatabaseKey(node, database.url);
   // Each server's key; the yardsticks hold the service's in their in-memory sets.
@@ -234,6 +239,7 @@ async function main(): Promise<number> {
       running.push(servers.replicated);
     }
     const names = Object.keys(servers) as ServerName[];
+    if (pinned) for (const name of names) pinTo(servers[name]!.pid, pinned.servers);
     const routes = benchRoutes(settings.seededAnimals);
     await checkAnswers(
       Object.fromEntries(names.map((name) => [name, { ...servers[name]!, key: keyOf(name) }])),
@@ -277,6 +283,7 @@ async function main(): Promise<number> {
     const headline = ratios(summaries, 'service', 'feature-equal');
     const againstStraightforward = ratios(summaries, 'service', 'straightforward');
     const againstBaseline = baseline ? ratios(summaries, 'service', 'baseline') : undefined;
+    const againstFloor = withFloor ? ratios(summaries, 'service', 'floor') : undefined;
     const againstCeiling = names
       .filter((name) => name !== 'ceiling')
       .map((name) => ({ name, rows: ratios(summaries, name, 'ceiling') }));
@@ -287,7 +294,7 @@ async function main(): Promise<number> {
     const coldNpmStartMs = quick ? null : await coldStart(node, 'npm', ['start'], logDir, 'cold-npm-start');
 
     console.log(
-      `\n${settings.rounds} rounds of ${settings.seconds} s per route and server (after ${settings.warmupSeconds} s warm-up), ${settings.connections} connections, ${settings.seededAnimals} animals, ${cpus().length} CPUs, servers on Node ${node.version} (load generator on ${process.version}), load average ${load1.map((l) => l.toFixed(1)).join(' then ')}\n`,
+      `\n${settings.rounds} rounds of ${settings.seconds} s per route and server (after ${settings.warmupSeconds} s warm-up), ${settings.connections} connections, ${settings.seededAnimals} animals, ${cpus().length} CPUs${pinned ? ` (servers on CPU ${pinned.servers}, PostgreSQL and the load generator on ${pinned.others})` : ''}, servers on Node ${node.version} (load generator on ${process.version}), load average ${load1.map((l) => l.toFixed(1)).join(' then ')}\n`,
     );
     const targetRows = targets(
       routes,
@@ -295,10 +302,12 @@ async function main(): Promise<number> {
         featureEqual: headline,
         straightforward: againstStraightforward,
         ceiling: againstCeiling.find(({ name }) => name === 'service')!.rows,
+        floor: againstFloor,
       },
       {
         peakRssMiB: rss.get('service')!,
         baselinePeakRssMiB: rss.get('baseline'),
+        straightforwardPeakRssMiB: rss.get('straightforward')!,
         listScaleRatio: scaleRatio,
         startupWarmMs,
       },
@@ -313,6 +322,9 @@ async function main(): Promise<number> {
       console.log(
         `The service against the baseline (${baseline.dir} at ${baseline.revision}):\n\n${ratioTable('service', 'baseline', againstBaseline!)}\n\n${rssRatio('service', 'baseline', rss)}\n`,
       );
+    }
+    if (againstFloor) {
+      console.log(`The whole request against the floor:\n\n${ratioTable('service', 'floor', againstFloor)}\n`);
     }
     console.log(`${targetTable(targetRows)}\n`);
     if (servers.lean) {
@@ -343,7 +355,7 @@ async function main(): Promise<number> {
     const resultsDir = fileURLToPath(new URL('../results/', import.meta.url));
     await mkdir(resultsDir, { recursive: true });
     const file = join(resultsDir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    const machine = { cpus: cpus().length, node: node.version, loadGeneratorNode: process.version, load1 };
+    const machine = { cpus: cpus().length, pinned, node: node.version, loadGeneratorNode: process.version, load1 };
     const startup = { warmMs: startupWarmMs, samples: startups, coldNodeMs, coldNpmStartMs };
     const results = {
       settings: { ...settings, servers: names, baseline },
@@ -384,4 +396,16 @@ function roundsOption(argv: readonly string[]): number {
   const rounds = Number(argv[at + 1]);
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds needs a whole number of rounds, 1 or more');
   return rounds;
+}
+
+/**
+ * `--pin`: the servers on the last CPU, PostgreSQL and the load generator on the others, so that a server's CPU per
+ * request is not its preemption by the database it waits on (docs/performance.md, "Profiling").
+ */
+function pinOption(argv: readonly string[]): { servers: string; others: string } | undefined {
+  if (!argv.includes('--pin')) return undefined;
+  const last = cpus().length - 1;
+  if (last < 1)
+    throw new Error('--pin needs 2 CPUs or more: one for the servers, the rest for PostgreSQL and the load');
+  return { servers: String(last), others: last === 1 ? '0' : `0-${last - 1}` };
 }

@@ -33,7 +33,11 @@ export interface RouteSummary {
 export interface RouteRatio {
   route: string;
   reqPerSec: number;
+  /** The server process's CPU per request. */
   cpuPerRequest: number;
+  /** PostgreSQL's (every cluster's) and the sum's, when the run measured PostgreSQL. */
+  databaseCpu?: number;
+  sumCpu?: number;
   p99: number;
 }
 
@@ -74,9 +78,19 @@ export function ratios(summaries: RouteSummary[], server: ServerName, against: S
       route,
       reqPerSec: measured.medianReqPerSec / base.medianReqPerSec,
       cpuPerRequest: measured.cpu.server.median / base.cpu.server.median,
+      ...(measured.cpu.sum && {
+        databaseCpu: databaseMedian(measured) / databaseMedian(base),
+        sumCpu: measured.cpu.sum.median / base.cpu.sum.median,
+      }),
       p99: measured.p99Ms / base.p99Ms,
     };
   });
+}
+
+/** PostgreSQL's CPU per request: the medians of every cluster measured (one, or a primary and its replica). */
+function databaseMedian(summary: RouteSummary): number {
+  const clusters = Object.keys(summary.cpu).filter((name) => name !== 'server' && name !== 'sum');
+  return clusters.reduce((total, name) => total + summary.cpu[name].median, 0);
 }
 
 /** The service's limits other than the per-route CPU ratios of bench/load.ts (docs/performance.md, "Targets"). */
@@ -88,6 +102,9 @@ export const LIMITS = {
   reqPerSecOverFeatureEqual: 1.5,
   /** CPU per request over the ceiling's, at most. */
   cpuOverCeiling: 1.6,
+  /** Over the floor's (with `--floor`), on every route: CPU per request of the server, of PostgreSQL and their sum at
+   * most, throughput at least, p99 at most; and the peak RSS at most the straightforward app's. */
+  overFloor: { serverCpu: 1.3, databaseCpu: 1.0, sumCpu: 1.15, reqPerSec: 0.9, p99: 1.2 },
 };
 
 export interface Target {
@@ -103,13 +120,19 @@ const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toF
  * requests a second for less CPU per request; against the straightforward app on every route, CPU per request at
  * most the route's `maxCpuRatio`, throughput at least 1.0x and p99 no worse; against the ceiling, CPU per request at
  * most LIMITS.cpuOverCeiling; then the service's peak RSS (and, with a baseline, no more than the baseline's), the
- * list cost from 10,000 to 1,000,000 rows and the start-up against a running PostgreSQL. A figure that is not a
- * number fails.
+ * list cost from 10,000 to 1,000,000 rows and the start-up against a running PostgreSQL; with the floor, LIMITS.overFloor.
+ * A figure that is not a number fails.
  */
 export function targets(
   routes: Route[],
-  against: { featureEqual: RouteRatio[]; straightforward: RouteRatio[]; ceiling: RouteRatio[] },
-  measured: { peakRssMiB: number; baselinePeakRssMiB?: number; listScaleRatio: number; startupWarmMs: number },
+  against: { featureEqual: RouteRatio[]; straightforward: RouteRatio[]; ceiling: RouteRatio[]; floor?: RouteRatio[] },
+  measured: {
+    peakRssMiB: number;
+    baselinePeakRssMiB?: number;
+    straightforwardPeakRssMiB: number;
+    listScaleRatio: number;
+    startupWarmMs: number;
+  },
 ): Target[] {
   const row = (route: Route, yardstick: string, target: string, value: number, met: boolean): Target => ({
     target: `${route.name}, against the ${yardstick} app: ${target}`,
@@ -148,6 +171,7 @@ export function targets(
         met: r.cpuPerRequest <= LIMITS.cpuOverCeiling,
       };
     }),
+    ...(against.floor ? floorTargets(routes, against.floor, measured) : []),
     {
       target: `service peak RSS < ${LIMITS.peakRssMiB} MiB`,
       measured: `${fixed(measured.peakRssMiB)} MiB`,
@@ -175,15 +199,56 @@ export function targets(
   ];
 }
 
+/** The whole request against the floor, per route (LIMITS.overFloor), and the peak RSS against the featureless app's. */
+function floorTargets(
+  routes: Route[],
+  floor: RouteRatio[],
+  measured: { peakRssMiB: number; straightforwardPeakRssMiB: number },
+): Target[] {
+  const limits = LIMITS.overFloor;
+  const rows = routes.flatMap((route) => {
+    const r = floor.find((ratio) => ratio.route === route.name)!;
+    const row = (target: string, value: number | undefined, limit: number, atLeast = false): Target => ({
+      target: `${route.name}, against the floor: ${target} ${atLeast ? '≥' : '≤'} ${limit.toFixed(2)}x`,
+      measured: `${fixed(value ?? NaN, 2)}x`,
+      met: value !== undefined && (atLeast ? value >= limit : value <= limit),
+    });
+    return [
+      row('CPU/req, server + PostgreSQL', r.sumCpu, limits.sumCpu),
+      row('CPU/req, PostgreSQL', r.databaseCpu, limits.databaseCpu),
+      row('CPU/req, server', r.cpuPerRequest, limits.serverCpu),
+      row('req/s', r.reqPerSec, limits.reqPerSec, true),
+      row('p99', r.p99, limits.p99),
+    ];
+  });
+  const rss = { peak: measured.peakRssMiB, featureless: measured.straightforwardPeakRssMiB };
+  return [
+    ...rows,
+    {
+      target: 'service peak RSS ≤ the straightforward app’s',
+      measured: `${fixed(rss.peak)} / ${fixed(rss.featureless)} MiB`,
+      met: rss.peak <= rss.featureless,
+    },
+  ];
+}
+
 function markdownTable(header: string[], rows: string[][]): string {
   return [header, header.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
 }
 
 /** `server`'s figures over `against`'s, per route. */
 export function ratioTable(server: ServerName, against: ServerName, rows: RouteRatio[]): string {
+  const ratio = `${server}/${against}`;
+  const database = rows.some((r) => r.sumCpu !== undefined);
+  const cpu = database ? [`CPU/req server ${ratio}`, `PostgreSQL ${ratio}`, `sum ${ratio}`] : [`CPU/req ${ratio}`];
   return markdownTable(
-    ['route', `CPU/req ${server}/${against}`, `req/s ${server}/${against}`, `p99 ${server}/${against}`],
-    rows.map((r) => [r.route, `${fixed(r.cpuPerRequest, 2)}x`, `${fixed(r.reqPerSec, 2)}x`, `${fixed(r.p99, 2)}x`]),
+    ['route', ...cpu, `req/s ${ratio}`, `p99 ${ratio}`],
+    rows.map((r) => [
+      r.route,
+      ...[r.cpuPerRequest, ...(database ? [r.databaseCpu, r.sumCpu] : [])].map((value) => `${fixed(value ?? NaN, 2)}x`),
+      `${fixed(r.reqPerSec, 2)}x`,
+      `${fixed(r.p99, 2)}x`,
+    ]),
   );
 }
 

@@ -1,4 +1,4 @@
-import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -83,6 +83,11 @@ export function cpuMicros(pid: number): number {
     (ticks.reduce((sum, tick) => sum + Number(tick), 0) * 1e6) / CLOCK_TICKS_PER_SECOND +
     children.reduce((sum, child) => sum + ofChild(child), 0)
   );
+}
+
+/** Pins a process's threads to `cpuList` (as taskset reads it: "1", "0-2"); what it starts from then on inherits it. */
+export function pinTo(pid: number, cpuList: string): void {
+  execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', cpuList, String(pid)], { stdio: 'ignore' });
 }
 
 /** The PID of the PostgreSQL running from `clusterDir`, from the first line of its postmaster.pid. */
