@@ -39,13 +39,13 @@ import {
   node24,
   NodeRuntime,
   peakRssMiB,
+  pinTo,
   postmasterPid,
   root,
   RunningService,
   ServerProcess,
   serviceEnv,
   startServer,
-  pinTo,
   startService,
 } from './server-process.js';
 
