@@ -29,7 +29,9 @@ const rawGet = (origin: string, path: string, headers: [string, string][] = []) 
 const bearer: [string, string] = ['Authorization', `Bearer ${TEST_KEY}`];
 const repeatedAuthorization = (origin: string) => rawGet(origin, '/v1/pets', [bearer, bearer]);
 
-const WAITING_ON_THE_LOCK = `SELECT 1 FROM pg_stat_activity WHERE application_name = 'animal-store' AND wait_event_type = 'Lock'`;
+// This database only: other specs' apps, on the same server, wait on locks of their own.
+const WAITING_ON_THE_LOCK = `SELECT 1 FROM pg_stat_activity
+  WHERE datname = current_database() AND application_name = 'animal-store' AND wait_event_type = 'Lock'`;
 
 describe('the order of the request pipeline', () => {
   const t = testAppPerBlock({
